@@ -1,0 +1,217 @@
+"""The compactor: a separate AgentScope 2.x ``Agent`` with no tools, plus the fallbacks.
+
+The LLM summary is accepted only when it has every required section and is not an
+echo of the prompt; after ``retries`` failed attempts (exception, timeout, empty,
+missing sections) a deterministic extractive summary is used instead. Either way the
+previous summary is merged in, never lost, and the user's constraints, exact error lines
+and file paths are carried verbatim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentscope.agent import Agent, InjectionConfig
+from agentscope.message import UserMsg
+from agentscope.middleware import MiddlewareBase
+from agentscope.model import ChatModelBase
+from agentscope.tool import Toolkit
+
+from copaw_context.core.extractive import carry_verbatim, extract_facts, extractive_summary
+from copaw_context.core.prompts import (
+    Language,
+    build_compactor_request,
+    compactor_system_prompt,
+    render_transcript,
+    validate_summary,
+)
+from copaw_context.core.tokens import TokenCounter
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+
+__all__ = ["CompactorResult", "SummaryCompactor"]
+
+logger = logging.getLogger("copaw_context")
+
+_INPUT_SHARE_OF_WINDOW = 0.6  # room left for the compactor's own prompt and its answer
+
+
+@dataclass(frozen=True)
+class CompactorResult:
+    """A merged summary and how it was made."""
+
+    summary: str
+    method: str  # "llm" | "extractive"
+    fallback_reason: str | None = None
+    stages: int = 1
+
+
+class _NoCompression(MiddlewareBase):
+    """Keeps the compactor agent's own built-in compression out of the way."""
+
+    async def on_compress_context(
+        self, agent: Any, input_kwargs: dict[str, Any], next_handler: Callable[..., Awaitable[None]]
+    ) -> None:
+        return None
+
+
+class SummaryCompactor:
+    """Summarises compacted messages into the structured summary."""
+
+    def __init__(
+        self,
+        *,
+        mode: str,
+        counter: TokenCounter,
+        language: Language = "en",
+        timeout_seconds: float = 120.0,
+        retries: int = 1,
+        include_thinking: bool = True,
+        max_summary_chars: int = 16000,
+    ) -> None:
+        self.mode = mode
+        self.counter = counter
+        self.language = language
+        self.timeout_seconds = timeout_seconds
+        self.retries = retries
+        self.include_thinking = include_thinking
+        self.max_summary_chars = max_summary_chars
+
+    async def summarise(
+        self,
+        messages: Sequence[TranscriptMessage],
+        *,
+        previous_summary: str,
+        model: ChatModelBase | None,
+        extra_instruction: str = "",
+    ) -> CompactorResult:
+        """Merge ``messages`` into ``previous_summary``; never raises for model failures."""
+        facts = extract_facts(messages)
+        if self.mode == "extractive" or model is None:
+            return CompactorResult(self._extractive(messages, previous_summary, extra_instruction), "extractive")
+        reason = "no attempt"
+        try:
+            summary, stages = await self._llm_in_stages(messages, previous_summary, model, extra_instruction)
+            return CompactorResult(
+                carry_verbatim(summary, facts, language=self.language), "llm", stages=stages
+            )
+        except _SummaryRejected as exc:
+            reason = exc.reason
+        except Exception as exc:  # any model/provider failure degrades to extractive
+            reason = f"{type(exc).__name__}: {exc}"
+        logger.warning("copaw-context: LLM compaction failed (%s); using the extractive summary", reason)
+        return CompactorResult(
+            self._extractive(messages, previous_summary, extra_instruction),
+            "extractive",
+            fallback_reason=reason,
+        )
+
+    # ----------------------------------------------------------------- internals
+    def _extractive(
+        self, messages: Sequence[TranscriptMessage], previous: str, extra_instruction: str
+    ) -> str:
+        return extractive_summary(
+            messages,
+            previous_summary=previous,
+            extra_instruction=extra_instruction,
+            language=self.language,
+            max_chars=self.max_summary_chars,
+        )
+
+    async def _llm_in_stages(
+        self,
+        messages: Sequence[TranscriptMessage],
+        previous: str,
+        model: ChatModelBase,
+        extra_instruction: str,
+    ) -> tuple[str, int]:
+        budget = max(512, int(model.context_size * _INPUT_SHARE_OF_WINDOW))
+        budget -= self.counter.count(compactor_system_prompt(self.language))
+        chunks = self._chunk(messages, budget - self.counter.count(previous) - 256)
+        summary = previous
+        for chunk in chunks:
+            transcript = render_transcript(chunk, include_thinking=self.include_thinking)
+            request = build_compactor_request(
+                transcript,
+                previous_summary=summary,
+                extra_instruction=extra_instruction,
+                language=self.language,
+            )
+            summary = await self._ask(model, request)
+        return summary, len(chunks)
+
+    def _chunk(
+        self, messages: Sequence[TranscriptMessage], budget: int
+    ) -> list[list[TranscriptMessage]]:
+        """Group whole messages into stages that each fit ``budget`` tokens."""
+        budget = max(256, budget)
+        chunks: list[list[TranscriptMessage]] = [[]]
+        used = 0
+        for msg in messages:
+            text = render_transcript([msg], include_thinking=self.include_thinking)
+            tokens = self.counter.count(text)
+            if tokens > budget:
+                msg = _shorten(msg, budget, self.counter)
+                tokens = budget
+            if used + tokens > budget and chunks[-1]:
+                chunks.append([])
+                used = 0
+            chunks[-1].append(msg)
+            used += tokens
+        return [c for c in chunks if c] or [[]]
+
+    async def _ask(self, model: ChatModelBase, request: str) -> str:
+        last_reason = "no attempt"
+        for _attempt in range(self.retries + 1):
+            agent = Agent(
+                name="copaw_compactor",
+                system_prompt=compactor_system_prompt(self.language),
+                model=model,
+                toolkit=Toolkit(),
+                middlewares=[_NoCompression()],
+                injection_config=InjectionConfig(inject_runtime_state=False),
+            )
+            try:
+                reply = await asyncio.wait_for(
+                    agent.reply(UserMsg(name="user", content=request)),
+                    timeout=self.timeout_seconds,
+                )
+            except TimeoutError:
+                last_reason = f"compactor timed out after {self.timeout_seconds:g} s"
+                continue
+            text = (reply.get_text_content() or "").strip()
+            problem = validate_summary(text, language=self.language)
+            if problem is None:
+                return text
+            last_reason = f"invalid summary: {problem}"
+        raise _SummaryRejected(last_reason)
+
+
+class _SummaryRejected(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _shorten(msg: TranscriptMessage, budget: int, counter: TokenCounter) -> TranscriptMessage:
+    """Cut the longest parts of one message so it fits a compactor stage.
+
+    Only the compactor's view is cut: the message itself is archived whole. The head and
+    the tail of each long part are kept, since errors are often printed last.
+    """
+    total = sum(max(1, counter.count(p.text)) for p in msg.parts) or 1
+    parts: list[TranscriptPart] = []
+    for part in msg.parts:
+        share = max(64, budget * max(1, counter.count(part.text)) // total)
+        chars = share * 3
+        text = part.text
+        if len(text) > chars:
+            half = chars // 2
+            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
+        parts.append(
+            TranscriptPart(part.kind, text, part.tool_name, part.tool_call_id, part.is_error)
+        )
+    return TranscriptMessage(msg.role, msg.name, tuple(parts), msg.timestamp)

@@ -1,0 +1,245 @@
+"""``MemoryCompactionHook``: the AgentScope 2.x middleware running the light pipeline.
+
+``on_acting``           stage-1 tool-result truncation + offload, before the result is stored
+``on_compress_context`` (AgentScope's pre-reasoning point) stage-2 pruning, token check,
+                        compaction, dialog archive, then ``state.summary``/``state.context``
+``on_reply``            chat commands: ``/compact [note]``, ``/context``, ``/clear``, ``/new``
+``on_model_call``       calibrates the token estimate with the provider's reported usage
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from agentscope.message import AssistantMsg, Msg, TextBlock, ToolResultBlock
+from agentscope.middleware import MiddlewareBase
+from agentscope.model import ChatModelBase, ChatResponse
+from agentscope.tool import ToolBase, ToolResponse
+
+from copaw_context.agentscope2 import _context_ops as ops
+from copaw_context.agentscope2._commands import parse_command
+from copaw_context.agentscope2._messages import AsMsgHandler, tool_result_texts
+from copaw_context.agentscope2._pruning import ToolResultPruner
+from copaw_context.agentscope2._tools import make_read_file_tool
+from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.events import ContextEvent, EventCallback, emit_event
+from copaw_context.core.offload import OffloadStore, referenced_offload_paths
+from copaw_context.core.tokens import TokenCounter, UsageCalibration, make_token_counter
+
+__all__ = ["MemoryCompactionHook"]
+
+logger = logging.getLogger("copaw_context")
+
+
+class MemoryCompactionHook(MiddlewareBase):
+    """Light context management for an AgentScope 2.x ``Agent``.
+
+    Example::
+
+        hook = MemoryCompactionHook.from_agent_json("agent.json", workspace_dir="ws")
+        agent = Agent(name="a", system_prompt="...", model=model,
+                      toolkit=Toolkit(tools=[*await hook.list_tools(), *my_tools]),
+                      middlewares=[hook])
+    """
+
+    def __init__(
+        self,
+        config: RunningConfig | None = None,
+        workspace_dir: str | os.PathLike[str] = ".",
+        compactor_model: ChatModelBase | None = None,
+        *,
+        on_event: EventCallback | None = None,
+    ) -> None:
+        self.config = config or RunningConfig()
+        self.workspace = Path(workspace_dir).expanduser().resolve()
+        self.compactor_model = compactor_model
+        self.on_event = on_event
+        light = self.config.light_context_config
+        pruning = light.tool_result_pruning_config
+        self.store = OffloadStore(self.workspace / pruning.tool_results_cache, pruning.offload_retention_days)
+        self.dialog_dir = self.workspace / light.dialog_path
+        self.pruner = ToolResultPruner(pruning, self.store)
+        self.calibration = UsageCalibration()
+        self.stats: dict[str, int] = {"truncated": 0, "offloaded": 0, "compactions": 0}
+        self.last_prompt_tokens = 0
+        self._counters: dict[str, TokenCounter] = {}
+        self._tools: list[ToolBase] | None = None
+
+    @classmethod
+    def from_agent_json(
+        cls,
+        path: str | os.PathLike[str],
+        workspace_dir: str | os.PathLike[str],
+        compactor_model: ChatModelBase | None = None,
+        *,
+        on_event: EventCallback | None = None,
+    ) -> MemoryCompactionHook:
+        """Build the hook from an agent.json (``running`` or ``agents.running``)."""
+        return cls(load_running_config(path), workspace_dir, compactor_model, on_event=on_event)
+
+    @property
+    def is_light(self) -> bool:
+        """Whether this hook replaces AgentScope's built-in compression."""
+        return self.config.context_manager_backend == "light"
+
+    async def list_tools(self) -> list[ToolBase]:
+        """``read_file`` bound to the workspace (add it to the agent's ``Toolkit``)."""
+        if self._tools is None:
+            light = self.config.light_context_config
+            pruning = light.tool_result_pruning_config
+            roots = [Path(r).expanduser() for r in light.extra_read_roots]
+            self._tools = [
+                make_read_file_tool(
+                    self.workspace,
+                    extra_roots=[r if r.is_absolute() else self.workspace / r for r in roots],
+                    max_bytes=pruning.pruning_recent_msg_max_bytes,
+                    exempt_extensions=pruning.exempt_file_extensions,
+                    exempt_max_bytes=pruning.exempt_recent_max_bytes,
+                )
+            ]
+        return list(self._tools)
+
+    def counter_for(self, model: ChatModelBase) -> TokenCounter:
+        """The token counter for ``model`` (per the ``token_counter`` setting)."""
+        light = self.config.light_context_config
+        key = f"{light.token_counter}:{model.model}"
+        if key not in self._counters:
+            self._counters[key] = make_token_counter(
+                light.token_counter,
+                model_name=str(model.model),
+                estimate_divisor=light.token_count_estimate_divisor,
+            )
+        return self._counters[key]
+
+    def handler_for(self, agent: Any) -> AsMsgHandler:
+        """An :class:`AsMsgHandler` counting with the agent's model's counter."""
+        include = self.config.light_context_config.context_compact_config.compact_with_thinking_block
+        return ops.cached_handler(self, self.counter_for(agent.model), include)
+
+    # ------------------------------------------------------------------- hooks
+    async def on_acting(
+        self,
+        agent: Any,
+        input_kwargs: dict[str, Any],
+        next_handler: Callable[..., AsyncGenerator[Any, None]],
+    ) -> AsyncGenerator[Any, None]:
+        """Stage 1: bound a fresh tool result before the agent stores it."""
+        tool_call = input_kwargs["tool_call"]
+        async for item in next_handler(**input_kwargs):
+            if isinstance(item, ToolResponse) and self.is_light:
+                try:
+                    stats = await self.pruner.prune_fresh(tool_call, item)
+                    self.stats["truncated"] += stats.truncated
+                    self.stats["offloaded"] += stats.offloaded
+                except Exception:
+                    logger.exception("copaw-context: stage-1 truncation failed; result kept as is")
+            yield item
+
+    async def on_compress_context(
+        self,
+        agent: Any,
+        input_kwargs: dict[str, Any],
+        next_handler: Callable[..., Awaitable[None]],
+    ) -> None:
+        """Stage-2 pruning, token check, compaction and archive (replaces the built-in)."""
+        if not self.is_light:
+            await next_handler(**input_kwargs)
+            return
+        try:
+            await self._cleanup_offloads(agent)
+            stats = await self.pruner.prune_old(agent.state.context)
+            self.stats["truncated"] += stats.truncated
+            self.stats["offloaded"] += stats.offloaded
+            if self.config.light_context_config.context_compact_config.enabled:
+                await ops.compact(self, agent, force=False, note="")
+        except Exception:
+            # The context manager must never kill the agent's reply.
+            logger.exception("copaw-context: context management failed this step; context kept")
+
+    async def on_reply(
+        self,
+        agent: Any,
+        input_kwargs: dict[str, Any],
+        next_handler: Callable[..., AsyncGenerator[Any, None]],
+    ) -> AsyncGenerator[Any, None]:
+        """Answer ``/compact``, ``/context``, ``/clear`` and ``/new`` without the model."""
+        command = parse_command(input_kwargs.get("inputs"))
+        if command is None:
+            async for item in next_handler(**input_kwargs):
+                yield item
+            return
+        try:
+            text = await ops.run_command(self, agent, command)
+        except Exception as exc:
+            logger.exception("copaw-context: /%s failed", command.name)
+            text = f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
+        yield AssistantMsg(name=agent.name, content=[TextBlock(text=text)])
+
+    async def on_model_call(
+        self,
+        agent: Any,
+        input_kwargs: dict[str, Any],
+        next_handler: Callable[..., Awaitable[Any]],
+    ) -> Any:
+        """Record what the model receives and calibrate against its reported usage."""
+        estimated = 0
+        try:
+            handler = self.handler_for(agent)
+            messages: list[Msg] = input_kwargs.get("messages") or []
+            estimated = sum(handler.count_message(m) for m in messages)
+            estimated += handler.count_tools(input_kwargs.get("tools") or [])
+            self.last_prompt_tokens = estimated
+        except Exception:
+            logger.exception("copaw-context: could not count the model input")
+        response = await next_handler(**input_kwargs)
+        if isinstance(response, ChatResponse):
+            self._observe_usage(estimated, response)
+            return response
+        return self._observe_stream(estimated, response)
+
+    async def _observe_stream(
+        self, estimated: int, stream: AsyncGenerator[ChatResponse, None]
+    ) -> AsyncGenerator[ChatResponse, None]:
+        last: ChatResponse | None = None
+        async for chunk in stream:
+            last = chunk
+            yield chunk
+        if last is not None:
+            self._observe_usage(estimated, last)
+
+    def _observe_usage(self, estimated: int, response: ChatResponse) -> None:
+        usage = response.usage
+        if usage is not None and usage.input_tokens and estimated:
+            self.calibration.observe(estimated, int(usage.input_tokens))
+
+    # ---------------------------------------------------------------- helpers
+    async def _cleanup_offloads(self, agent: Any) -> None:
+        def referenced() -> set[str]:
+            texts: list[str] = []
+            for msg in agent.state.context:
+                for block in msg.content:
+                    if isinstance(block, ToolResultBlock):
+                        texts.extend(tool_result_texts(block))
+                    elif isinstance(block, TextBlock):
+                        texts.append(block.text)
+            if isinstance(agent.state.summary, str):
+                texts.append(agent.state.summary)
+            return referenced_offload_paths(texts)
+
+        try:
+            await self.store.maybe_cleanup(referenced)
+        except Exception:
+            logger.exception("copaw-context: offload cleanup failed")
+
+    async def emit(self, event: ContextEvent) -> None:
+        """Send ``event`` to logging and the ``on_event`` callback."""
+        await emit_event(event, self.on_event)
+
+    def now(self) -> float:
+        """Monotonic clock (separate so tests can reason about durations)."""
+        return time.monotonic()

@@ -1,0 +1,202 @@
+"""Two-stage tool-result pruning on AgentScope 2.x tool results.
+
+Stage 1 runs when a result enters the context (``on_acting``): a text output over the
+recent limit is offloaded to ``tool_result/<uuid>.txt`` and replaced by an excerpt plus a
+``<<<TRUNCATED>>>`` notice. Stage 2 runs before each reasoning step: results outside the
+``pruning_recent_n`` most recent tool-result blocks are re-cut to the old limit, keeping
+the same file path. ``read_file`` results point at the real file and are never copied.
+Data blocks (images, audio, PDF) are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
+from agentscope.tool import ToolResponse
+
+from copaw_context.agentscope2._messages import METADATA_KEY
+from copaw_context.core.config import ToolResultPruningConfig
+from copaw_context.core.offload import OffloadStore
+from copaw_context.core.truncation import (
+    count_lines,
+    parse_truncation_notice,
+    truncate_text_output,
+)
+
+__all__ = ["PruneStats", "ToolResultPruner", "READ_FILE_TOOL_NAME"]
+
+logger = logging.getLogger("copaw_context")
+
+READ_FILE_TOOL_NAME = "read_file"
+_PATH_ARGUMENTS = ("file_path", "path", "filename", "file")
+
+
+@dataclass
+class PruneStats:
+    """Counters for one pruning pass."""
+
+    truncated: int = 0
+    offloaded: int = 0
+    offload_failures: int = 0
+    paths: list[str] = field(default_factory=list)
+
+
+def _call_path(tool_input: str | dict[str, Any] | None) -> str | None:
+    """The path-like argument of a tool call, if any."""
+    if isinstance(tool_input, str):
+        try:
+            tool_input = json.loads(tool_input)
+        except (ValueError, TypeError):
+            return None
+    if not isinstance(tool_input, dict):
+        return None
+    for key in _PATH_ARGUMENTS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+class ToolResultPruner:
+    """Applies the two pruning stages with one :class:`OffloadStore`."""
+
+    def __init__(self, config: ToolResultPruningConfig, store: OffloadStore) -> None:
+        self.config = config
+        self.store = store
+
+    # ---------------------------------------------------------------- limits
+    def is_exempt(self, tool_name: str, tool_input: str | dict[str, Any] | None) -> bool:
+        """Whether a result gets the larger (Markdown / exempt tool) limits."""
+        if tool_name in self.config.exempt_tool_names:
+            return True
+        path = _call_path(tool_input)
+        if path is None:
+            return False
+        suffix = PurePath(path).suffix.lower()
+        return bool(suffix) and suffix in self.config.exempt_file_extensions
+
+    def limit(self, *, recent: bool, exempt: bool) -> int:
+        """The byte limit for a result of the given age and kind."""
+        cfg = self.config
+        if exempt:
+            return cfg.exempt_recent_max_bytes if recent else cfg.exempt_old_max_bytes
+        return cfg.pruning_recent_msg_max_bytes if recent else cfg.pruning_old_msg_max_bytes
+
+    # ---------------------------------------------------------------- stage 1
+    async def prune_fresh(self, tool_call: ToolCallBlock, response: ToolResponse) -> PruneStats:
+        """Stage 1: bound a new tool response in place before the agent stores it."""
+        stats = PruneStats()
+        if not self.config.enabled or tool_call.name == READ_FILE_TOOL_NAME:
+            return stats  # read_file bounds itself at read time, with the real path
+        max_bytes = self.limit(recent=True, exempt=self.is_exempt(tool_call.name, tool_call.input))
+        for block in response.content:
+            if isinstance(block, TextBlock):
+                block.text = await self._bound(block.text, max_bytes, None, stats)
+        if stats.paths:
+            entry = dict(response.metadata.get(METADATA_KEY) or {})
+            entry["offloaded"] = [*entry.get("offloaded", []), *stats.paths]
+            response.metadata[METADATA_KEY] = entry
+        return stats
+
+    # ---------------------------------------------------------------- stage 2
+    async def prune_old(self, context: Sequence[Msg]) -> PruneStats:
+        """Stage 2: re-cut every tool result outside the ``pruning_recent_n`` newest."""
+        stats = PruneStats()
+        if not self.config.enabled:
+            return stats
+        calls: dict[str, ToolCallBlock] = {}
+        results: list[ToolResultBlock] = []
+        for msg in context:
+            for block in msg.content:
+                if isinstance(block, ToolCallBlock):
+                    calls[block.id] = block
+                elif isinstance(block, ToolResultBlock):
+                    results.append(block)
+        old = results[: max(0, len(results) - self.config.pruning_recent_n)]
+        for block in old:
+            call = calls.get(block.id)
+            exempt = self.is_exempt(block.name, call.input if call else None)
+            max_bytes = self.limit(recent=False, exempt=exempt)
+            entry = block.metadata.get(METADATA_KEY)
+            if isinstance(entry, dict) and entry.get("pruned_to") == max_bytes:
+                continue
+            read_info = entry.get("read_file") if isinstance(entry, dict) else None
+            if isinstance(block.output, str):
+                block.output = await self._bound(block.output, max_bytes, read_info, stats)
+            else:
+                for part in block.output:
+                    if isinstance(part, TextBlock):
+                        part.text = await self._bound(part.text, max_bytes, read_info, stats)
+            new_entry = dict(entry) if isinstance(entry, dict) else {}
+            new_entry["pruned_to"] = max_bytes
+            block.metadata[METADATA_KEY] = new_entry
+        return stats
+
+    async def prune_all(self, context: Sequence[Msg], max_bytes: int) -> PruneStats:
+        """Emergency pass: cut EVERY tool result (recent ones too) to ``max_bytes``."""
+        stats = PruneStats()
+        for msg in context:
+            for block in msg.content:
+                if not isinstance(block, ToolResultBlock):
+                    continue
+                entry = block.metadata.get(METADATA_KEY)
+                read_info = entry.get("read_file") if isinstance(entry, dict) else None
+                if isinstance(block.output, str):
+                    block.output = await self._bound(block.output, max_bytes, read_info, stats)
+                else:
+                    for part in block.output:
+                        if isinstance(part, TextBlock):
+                            part.text = await self._bound(part.text, max_bytes, read_info, stats)
+        return stats
+
+    # ---------------------------------------------------------------- helpers
+    async def _bound(
+        self,
+        text: str,
+        max_bytes: int,
+        read_info: dict[str, Any] | None,
+        stats: PruneStats,
+    ) -> str:
+        """Return ``text`` cut to ``max_bytes``; offload the original first if needed."""
+        if len(text.encode("utf-8")) <= max_bytes:
+            return text
+        if parse_truncation_notice(text) is not None:
+            out = truncate_text_output(text, max_bytes=max_bytes)
+        elif read_info is not None:
+            # A read_file excerpt: point at the real file, never copy it.
+            out = truncate_text_output(
+                text,
+                start_line=int(read_info["start_line"]),
+                total_lines=int(read_info["total_lines"]),
+                max_bytes=max_bytes,
+                file_path=str(read_info["path"]),
+                start_offset=int(read_info.get("line_offset", 0)),
+            )
+        else:
+            path: str | None
+            try:
+                path = str(await self.store.save(text))
+                stats.offloaded += 1
+                stats.paths.append(path)
+            except OSError as exc:
+                logger.error(
+                    "copaw-context: could not offload a %d-byte tool result to %s (%s); "
+                    "truncating without a saved copy",
+                    len(text.encode("utf-8")),
+                    self.store.directory,
+                    exc,
+                )
+                stats.offload_failures += 1
+                path = None
+            out = truncate_text_output(
+                text, start_line=1, total_lines=count_lines(text), max_bytes=max_bytes, file_path=path
+            )
+        if out != text:
+            stats.truncated += 1
+        return out

@@ -1,0 +1,91 @@
+"""The ``read_file`` tool as an AgentScope 2.x ``FunctionTool`` bound to a workspace."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentscope.message import TextBlock, ToolResultState
+from agentscope.permission import PermissionBehavior, PermissionDecision
+from agentscope.tool import FunctionTool, ToolChunk
+
+from copaw_context.agentscope2._messages import METADATA_KEY
+from copaw_context.core.file_reader import read_text_file
+
+__all__ = ["make_read_file_tool"]
+
+
+def make_read_file_tool(
+    workspace: Path,
+    *,
+    extra_roots: Sequence[Path] = (),
+    max_bytes: int = 50000,
+    exempt_extensions: Sequence[str] = (".md",),
+    exempt_max_bytes: int | None = None,
+) -> FunctionTool:
+    """Build the ``read_file`` tool (permission ALLOW) reading inside ``workspace``."""
+    roots = tuple(Path(r) for r in extra_roots)
+
+    async def read_file(
+        file_path: str,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        line_offset: int | None = None,
+    ) -> ToolChunk:
+        """Read a text file, or continue reading a saved tool output or dialog archive.
+
+        Lines are 1-based and inclusive. Long output is cut; the cut text then ends with a
+        <<<TRUNCATED>>> notice that gives the exact `file_path`, `start_line` (and
+        `line_offset` when the cut fell inside a very long line) to pass to the next call
+        to continue exactly where the excerpt stopped. Relative paths are resolved against
+        the workspace, which holds `tool_result/` (saved tool outputs) and `dialog/`
+        (archived conversation history, one JSON message per line; read it from the end).
+
+        Args:
+            file_path (`str`):
+                Path of the file to read, absolute or relative to the workspace.
+            start_line (`int | None`, optional):
+                First line to read (1-based). Defaults to 1.
+            end_line (`int | None`, optional):
+                Last line to read (inclusive). Defaults to the end of the file.
+            line_offset (`int | None`, optional):
+                Number of characters of `start_line` to skip, as given by a truncation
+                notice when a single line was longer than the output limit. Defaults to 0.
+        """
+        result = await read_text_file(
+            file_path,
+            start_line,
+            end_line,
+            line_offset,
+            workspace=workspace,
+            extra_roots=roots,
+            max_bytes=max_bytes,
+            exempt_extensions=exempt_extensions,
+            exempt_max_bytes=exempt_max_bytes,
+        )
+        metadata: dict[str, object] = {}
+        if result.ok and result.path is not None:
+            metadata[METADATA_KEY] = {
+                "read_file": {
+                    "path": str(result.path),
+                    "start_line": result.start_line,
+                    "line_offset": result.line_offset,
+                    "total_lines": result.total_lines,
+                }
+            }
+        return ToolChunk(
+            content=[TextBlock(text=result.text)],
+            state=ToolResultState.SUCCESS if result.ok else ToolResultState.ERROR,
+            is_last=True,
+            metadata=metadata,
+        )
+
+    return FunctionTool(
+        read_file,
+        name="read_file",
+        is_read_only=True,
+        permission=PermissionDecision(
+            behavior=PermissionBehavior.ALLOW,
+            message="read_file only reads inside the agent workspace.",
+        ),
+    )

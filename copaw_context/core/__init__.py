@@ -1,0 +1,4 @@
+"""Framework-neutral core: config, truncation, offload, tokens, split planning, prompts, archive.
+
+Nothing in this package imports AgentScope.
+"""

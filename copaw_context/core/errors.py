@@ -1,0 +1,44 @@
+"""Exception types raised by copaw-context.
+
+CopawContextError
+ ├── ConfigError (also a ValueError): a bad agent.json / config value
+ ├── ArchiveError: the dialog archive could not be written
+ └── CompactionError: the compactor produced no usable summary
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ArchiveError", "CompactionError", "ConfigError", "CopawContextError"]
+
+
+class CopawContextError(Exception):
+    """Base class of every error raised by copaw-context."""
+
+
+class ConfigError(CopawContextError, ValueError):
+    """A configuration value is invalid.
+
+    The message names the JSON path of the bad value, the value itself and what is allowed.
+    """
+
+    def __init__(self, path: str, value: Any, allowed: str, source: str | None = None) -> None:
+        self.path = path
+        self.value = value
+        self.allowed = allowed
+        self.source = source
+        where = f" in {source}" if source else ""
+        super().__init__(f"{path}{where}: got {value!r}; {allowed}")
+
+
+class ArchiveError(CopawContextError):
+    """The dialog archive could not be written; nothing was removed from the context."""
+
+
+class CompactionError(CopawContextError):
+    """The compactor failed to produce a valid summary."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)

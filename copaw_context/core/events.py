@@ -1,0 +1,62 @@
+"""Structured events emitted by the context manager (to logging and an optional callback)."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = ["ContextEvent", "EventCallback", "emit_event"]
+
+logger = logging.getLogger("copaw_context")
+
+EventKind = Literal[
+    "compaction",  # messages were summarised, archived and removed
+    "truncation",  # nothing could be compacted; tool results / the request were cut instead
+    "compaction_failed",  # nothing was removed (e.g. the archive could not be written)
+    "warning",  # e.g. the system prompt, summary and tools alone exceed the threshold
+]
+
+
+@dataclass(frozen=True)
+class ContextEvent:
+    """One thing the context manager did, with its token figures."""
+
+    kind: EventKind
+    agent_name: str
+    session_id: str
+    tokens_before: int = 0
+    tokens_after: int = 0
+    threshold_tokens: int = 0
+    window_tokens: int = 0
+    messages_compacted: int = 0
+    messages_kept: int = 0
+    duration_seconds: float = 0.0
+    method: str = ""  # "llm" | "extractive" | ""
+    fallback_reason: str | None = None
+    trigger: str = "auto"  # "auto" | "command"
+    message: str = ""
+    archive_files: tuple[str, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The event as a JSON-able dict."""
+        return asdict(self)
+
+
+EventCallback = Callable[[ContextEvent], Awaitable[None] | None]
+
+
+async def emit_event(event: ContextEvent, callback: EventCallback | None) -> None:
+    """Log ``event`` and hand it to ``callback``; a failing callback is logged, not raised."""
+    level = logging.WARNING if event.kind in ("warning", "compaction_failed") else logging.INFO
+    logger.log(level, "copaw-context %s: %s", event.kind, event.as_dict())
+    if callback is None:
+        return
+    try:
+        result = callback(event)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        logger.exception("copaw-context: the event callback failed")

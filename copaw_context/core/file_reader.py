@@ -1,0 +1,438 @@
+"""Streaming, byte-bounded, sandboxed text-file reader behind the ``read_file`` tool.
+
+The output is the exact slice of the file from ``(start_line, line_offset)`` to the end of
+``end_line`` (with its ``"\\n"``), so consecutive reads that follow the notices rebuild
+the file byte for byte. Only the requested slice plus the byte budget is ever held in
+memory; the line count is a chunked binary scan, cached per file version. Problems the
+agent can fix come back as an ``"Error: ..."`` text, never as an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import stat
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from .truncation import (
+    TruncationNotice,
+    cut_prefix_to_bytes,
+    file_path_fits_notice,
+    format_truncation_notice,
+)
+
+__all__ = ["ReadResult", "is_path_allowed", "read_text_file"]
+
+_SCAN_CHUNK_BYTES = 1 << 20
+_READ_CHUNK_BYTES = 1 << 16
+_BINARY_PROBE_BYTES = 8192
+_LINE_COUNT_CACHE_SIZE = 64
+
+_line_count_cache: OrderedDict[tuple[str, int, int, int], int] = OrderedDict()
+_line_count_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What one read produced; ``text`` is exactly what the agent sees."""
+
+    text: str
+    ok: bool
+    path: Path | None
+    start_line: int
+    line_offset: int
+    total_lines: int
+    truncated: bool
+    next_line: int | None
+    next_offset: int | None
+
+
+class _ReadFailure(Exception):
+    """An agent-facing error; ``str(self)`` is the text after ``"Error: "``."""
+
+
+def is_path_allowed(path: Path, workspace: Path, extra_roots: Sequence[Path]) -> bool:
+    """Whether ``path`` (symlinks resolved) lies inside ``workspace`` or one of ``extra_roots``."""
+    real = Path(path).resolve()
+    return any(real.is_relative_to(Path(root).resolve()) for root in (workspace, *extra_roots))
+
+
+async def read_text_file(
+    file_path: str,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    line_offset: int | None = None,
+    *,
+    workspace: Path,
+    extra_roots: Sequence[Path] = (),
+    max_bytes: int = 50000,
+    exempt_extensions: Sequence[str] = (".md",),
+    exempt_max_bytes: int | None = None,
+    encoding: str = "utf-8",
+) -> ReadResult:
+    """Read lines ``start_line..end_line`` (1-based, inclusive) of a text file, bounded.
+
+    Bad arguments from the agent and unreadable paths give ``ok=False`` and an error
+    text; bad configuration (``max_bytes``, ``exempt_max_bytes``, ``encoding``) raises
+    ValueError.
+    """
+    _check_limit("max_bytes", max_bytes)
+    if exempt_max_bytes is not None:
+        _check_limit("exempt_max_bytes", exempt_max_bytes)
+    _check_encoding(encoding)
+    exempt = {_normalise_suffix(ext) for ext in exempt_extensions}
+    request = _Request(
+        file_path=file_path,
+        start_line=start_line,
+        end_line=end_line,
+        line_offset=line_offset,
+        workspace=Path(workspace),
+        roots=(Path(workspace), *(Path(r) for r in extra_roots)),
+        max_bytes=max_bytes,
+        exempt=frozenset(exempt),
+        exempt_max_bytes=exempt_max_bytes,
+        encoding=encoding,
+    )
+    return await asyncio.to_thread(_read_sync, request)
+
+
+@dataclass(frozen=True)
+class _Request:
+    file_path: str
+    start_line: int | None
+    end_line: int | None
+    line_offset: int | None
+    workspace: Path
+    roots: tuple[Path, ...]
+    max_bytes: int
+    exempt: frozenset[str]
+    exempt_max_bytes: int | None
+    encoding: str
+
+
+def _check_limit(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 4:
+        raise ValueError(f"{name} must be an integer >= 4 (room for one character), got {value!r}")
+
+
+def _check_encoding(encoding: str) -> None:
+    try:
+        newline = "\n".encode(encoding)
+    except LookupError:
+        raise ValueError(f"encoding={encoding!r} is not a known text encoding") from None
+    if newline != b"\n":
+        raise ValueError(
+            f"encoding={encoding!r} is not ASCII-compatible; read_text_file needs an encoding "
+            "in which a newline is the single byte 0x0A (utf-8, latin-1, gbk, ...)"
+        )
+
+
+def _normalise_suffix(extension: str) -> str:
+    extension = extension.lower()
+    return extension if extension.startswith(".") else "." + extension
+
+
+def _read_sync(request: _Request) -> ReadResult:
+    start_line = request.start_line if request.start_line is not None else 1
+    line_offset = request.line_offset if request.line_offset is not None else 0
+    try:
+        _check_arguments(request)
+        real = _resolve(request)
+        notice_path = _notice_path(real, request.workspace)
+        limit = request.max_bytes
+        if real.suffix.lower() in request.exempt and request.exempt_max_bytes is not None:
+            limit = request.exempt_max_bytes
+        with _open_regular_file(real) as stream:
+            return _read_slice(
+                stream,
+                real,
+                notice_path,
+                start_line,
+                request.end_line,
+                line_offset,
+                limit,
+                request.encoding,
+            )
+    except _ReadFailure as failure:
+        return ReadResult(
+            text=f"Error: {failure}",
+            ok=False,
+            path=None,
+            start_line=start_line if isinstance(start_line, int) else 1,
+            line_offset=line_offset if isinstance(line_offset, int) else 0,
+            total_lines=0,
+            truncated=False,
+            next_line=None,
+            next_offset=None,
+        )
+
+
+def _check_arguments(request: _Request) -> None:
+    for name, value, minimum, meaning in (
+        ("start_line", request.start_line, 1, "lines are numbered from 1"),
+        ("end_line", request.end_line, 1, "lines are numbered from 1"),
+        ("line_offset", request.line_offset, 0, "it counts characters of start_line to skip"),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _ReadFailure(f"{name} must be a whole number, got {value!r}.")
+        if value < minimum:
+            raise _ReadFailure(f"{name}={value} is invalid; use {minimum} or more ({meaning}).")
+    start = request.start_line or 1
+    if request.end_line is not None and request.end_line < start:
+        raise _ReadFailure(
+            f"end_line={request.end_line} is before start_line={start}. Use end_line >= "
+            "start_line, or omit end_line to read to the end of the file."
+        )
+
+
+def _resolve(request: _Request) -> Path:
+    raw = request.file_path
+    if not isinstance(raw, str) or not raw.strip():
+        raise _ReadFailure(
+            f"file_path {raw!r} is empty or not text. Pass the path of a text file, absolute "
+            f"or relative to the workspace {request.workspace}."
+        )
+    roots = ", ".join(str(root) for root in request.roots)
+    try:
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            candidate = request.workspace / candidate
+        try:
+            real = candidate.resolve(strict=True)
+        except FileNotFoundError:
+            if not is_path_allowed(candidate, request.roots[0], request.roots[1:]):
+                raise _outside(candidate, roots) from None
+            raise _ReadFailure(
+                f"{candidate} does not exist. Check the spelling; relative paths are resolved "
+                f"against the workspace {request.workspace}."
+            ) from None
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise _ReadFailure(f"cannot resolve the path {raw!r} ({exc}). Pass a valid file path.")
+    if not is_path_allowed(real, request.roots[0], request.roots[1:]):
+        raise _outside(candidate, roots)
+    return real
+
+
+def _outside(path: Path, roots: str) -> _ReadFailure:
+    return _ReadFailure(
+        f"{path} is outside the directories read_file may read ({roots}), after resolving "
+        "symlinks. Use a path inside one of them."
+    )
+
+
+def _notice_path(real: Path, workspace: Path) -> str:
+    if file_path_fits_notice(str(real)):
+        return str(real)
+    try:
+        relative = str(real.relative_to(workspace.resolve()))
+    except ValueError:
+        relative = ""
+    if relative and file_path_fits_notice(relative):
+        return relative  # read_file resolves it against the workspace
+    raise _ReadFailure(
+        f"the path {real} is too long to be paged through (over 400 bytes). Copy the file to "
+        "a shorter path inside the workspace and read that."
+    )
+
+
+def _open_regular_file(real: Path) -> BinaryIO:
+    try:
+        mode = os.stat(real).st_mode
+        if stat.S_ISDIR(mode):
+            raise _ReadFailure(
+                f"{real} is a directory, not a file. Pass the path of a file inside it."
+            )
+        if not stat.S_ISREG(mode):
+            raise _ReadFailure(
+                f"{real} is not a regular file (a device, socket or pipe); read_file only "
+                "reads regular text files."
+            )
+        return open(real, "rb")  # noqa: SIM115 - closed by the caller's with-block
+    except OSError as exc:
+        raise _ReadFailure(f"cannot open {real}: {exc.strerror or exc}.") from None
+
+
+def _read_slice(
+    stream: BinaryIO,
+    real: Path,
+    notice_path: str,
+    start_line: int,
+    end_line: int | None,
+    line_offset: int,
+    limit: int,
+    encoding: str,
+) -> ReadResult:
+    try:
+        if b"\x00" in stream.read(_BINARY_PROBE_BYTES):
+            raise _ReadFailure(
+                f"{real} looks like a binary file (NUL byte in its first 8 KB); read_file only "
+                "reads text files."
+            )
+        info = os.fstat(stream.fileno())
+        key = (str(real), info.st_size, info.st_mtime_ns, info.st_ino)
+        with _line_count_lock:
+            known_total = _line_count_cache.get(key)
+        start_pos, total = _locate_line(stream, start_line, known_total)
+        if known_total is None:
+            with _line_count_lock:
+                _line_count_cache[key] = total
+                while len(_line_count_cache) > _LINE_COUNT_CACHE_SIZE:
+                    _line_count_cache.popitem(last=False)
+        if start_pos is None:
+            raise _ReadFailure(
+                f"start_line={start_line} is past the end of {real} ({total} lines). Use "
+                f"start_line between 1 and {total}."
+            )
+        last_line = total if end_line is None else min(end_line, total)
+        # Newlines the slice must include; the file's last line has none, so read to EOF.
+        newlines_wanted = last_line - start_line + 1 if last_line < total else None
+        text, complete = _decode_slice(
+            stream, real, start_pos, start_line, line_offset, newlines_wanted, limit, encoding
+        )
+        more_after = (
+            complete
+            and last_line < total
+            and not _only_empty_line_left(stream, last_line, total, info.st_size)
+        )
+    except OSError as exc:
+        raise _ReadFailure(f"cannot read {real}: {exc.strerror or exc}.") from None
+
+    body = text if complete else cut_prefix_to_bytes(text, limit, encoding)
+    next_line: int | None = None
+    next_offset: int | None = None
+    output = body
+    if not complete or more_after:
+        newlines = body.count("\n")
+        if newlines:
+            next_line, next_offset = start_line + newlines, len(body) - body.rfind("\n") - 1
+        else:
+            next_line, next_offset = start_line, line_offset + len(body)
+        notice = TruncationNotice(
+            file_path=notice_path,
+            total_lines=total,
+            start_line=start_line,
+            start_offset=line_offset,
+            excerpt_bytes=len(body.encode(encoding)),
+            next_line=next_line,
+            next_offset=next_offset,
+        )
+        output = body + "\n" + format_truncation_notice(notice)
+    return ReadResult(
+        text=output,
+        ok=True,
+        path=real,
+        start_line=start_line,
+        line_offset=line_offset,
+        total_lines=total,
+        truncated=not complete,
+        next_line=next_line,
+        next_offset=next_offset,
+    )
+
+
+def _locate_line(
+    stream: BinaryIO, start_line: int, known_total: int | None
+) -> tuple[int | None, int]:
+    """Byte offset where ``start_line`` begins (None: past the end) and the line count."""
+    if known_total is not None and start_line > known_total:
+        return None, known_total
+    if known_total is not None and start_line == 1:
+        return 0, known_total
+    stream.seek(0)
+    newlines_to_skip = start_line - 1
+    start_pos: int | None = 0 if start_line == 1 else None
+    newlines = 0
+    position = 0
+    while chunk := stream.read(_SCAN_CHUNK_BYTES):
+        in_chunk = chunk.count(b"\n")
+        if start_pos is None and newlines + in_chunk >= newlines_to_skip:
+            index = -1
+            for _ in range(newlines_to_skip - newlines):
+                index = chunk.index(b"\n", index + 1)
+            start_pos = position + index + 1
+            if known_total is not None:
+                return start_pos, known_total
+        newlines += in_chunk
+        position += len(chunk)
+    return start_pos, newlines + 1
+
+
+def _decode_slice(
+    stream: BinaryIO,
+    real: Path,
+    start_pos: int,
+    start_line: int,
+    line_offset: int,
+    newlines_wanted: int | None,
+    limit: int,
+    encoding: str,
+) -> tuple[str, bool]:
+    """Decode from ``start_pos``; return ``(text, complete)``.
+
+    ``complete`` is False when reading stopped because the text already exceeds ``limit``
+    bytes; the text is then a prefix of the slice, longer than any excerpt of it.
+    """
+    decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
+    stream.seek(start_pos)
+    position = start_pos
+    to_skip = line_offset
+    skipped = 0
+    pieces: list[str] = []
+    size = 0
+    while True:
+        chunk = stream.read(_READ_CHUNK_BYTES)
+        final = not chunk
+        try:
+            text = decoder.decode(chunk, final)
+        except UnicodeDecodeError as exc:
+            raise _ReadFailure(
+                f"{real} is not valid {encoding} text (undecodable byte near offset "
+                f"{position + exc.start}); read_file only reads text files."
+            ) from None
+        position += len(chunk)
+        if to_skip:
+            head = text[:to_skip]
+            newline = head.find("\n")
+            if newline >= 0 or (final and len(head) < to_skip):
+                length = skipped + (newline if newline >= 0 else len(head))
+                raise _ReadFailure(
+                    f"line_offset={line_offset} is past the end of line {start_line} of {real} "
+                    f"({length} characters). Use line_offset between 0 and {length}."
+                )
+            skipped += len(head)
+            to_skip -= len(head)
+            text = text[len(head) :]
+        done = False
+        if text and newlines_wanted is not None:
+            in_text = text.count("\n")
+            if in_text >= newlines_wanted:
+                index = -1
+                for _ in range(newlines_wanted):
+                    index = text.index("\n", index + 1)
+                text = text[: index + 1]
+                done = True
+            else:
+                newlines_wanted -= in_text
+        if text:
+            pieces.append(text)
+            size += len(text.encode(encoding))
+        if done or final:
+            return "".join(pieces), True
+        if size > limit:
+            return "".join(pieces), False
+
+
+def _only_empty_line_left(stream: BinaryIO, last_line: int, total: int, file_size: int) -> bool:
+    """Whether all that follows ``last_line`` is the empty final line after a trailing newline."""
+    if last_line != total - 1 or file_size == 0:
+        return False
+    stream.seek(file_size - 1)
+    return stream.read(1) == b"\n"

@@ -1,0 +1,230 @@
+"""Offload store: full copies of truncated tool results, with a time-to-live.
+
+Every oversized tool result is saved whole as ``<directory>/<uuid4 hex>.txt`` before its
+in-context copy is cut; the truncation notice names that file. Unlike the reference
+(TTL only at ``close()``, deleting any ``*.txt``), :meth:`OffloadStore.cleanup` runs
+periodically, deletes only files this store could have written, never follows symlinks
+and never deletes a file that a notice still in the context points to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import os
+import re
+import stat
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .errors import ConfigError
+
+__all__ = ["OffloadStore", "referenced_offload_paths"]
+
+logger = logging.getLogger("copaw_context")
+
+_OWN_FILE = re.compile(r"[0-9a-f]{32}\.txt")
+_TEMP_FILE = re.compile(r"\.[0-9a-f]{32}\.tmp")
+_NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
+_TEMP_MAX_AGE_SECONDS = 3600.0
+_SECONDS_PER_DAY = 86400.0
+
+
+def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
+    """Return every ``file_path="..."`` named by a truncation notice in ``texts``.
+
+    The quoted value is JSON text, so escapes (``\\"``, ``\\\\``, ``\\u4e2d``) are decoded.
+    Values that are not valid JSON strings are ignored.
+    """
+    found: set[str] = set()
+    for text in texts:
+        for match in _NOTICE_PATH.finditer(text):
+            try:
+                value = json.loads(match.group(1))
+            except ValueError:
+                continue
+            if isinstance(value, str) and value:
+                found.add(value)
+    return found
+
+
+def _check_non_negative(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(name, value, "expected a finite number >= 0")
+    if value < 0:
+        raise ConfigError(name, value, "expected a finite number >= 0")
+    return float(value)
+
+
+class OffloadStore:
+    """Saves full tool outputs to one directory and expires them after ``retention_days``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        retention_days: float,
+        *,
+        cleanup_interval_seconds: float = 3600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._directory = Path(directory).expanduser().absolute()
+        self._retention_seconds = (
+            _check_non_negative("retention_days", retention_days) * _SECONDS_PER_DAY
+        )
+        self._cleanup_interval = _check_non_negative(
+            "cleanup_interval_seconds", cleanup_interval_seconds
+        )
+        self._clock = clock
+        self._last_cleanup: float | None = None
+
+    @property
+    def directory(self) -> Path:
+        """The absolute directory holding the offloaded files."""
+        return self._directory
+
+    async def save(self, text: str, encoding: str = "utf-8") -> Path:
+        """Write ``text`` atomically to a new file and return its absolute path.
+
+        Raises ``OSError`` if the file cannot be written (no temp file is left behind) and
+        ``LookupError`` for an unknown ``encoding``. Characters the encoding cannot represent
+        are written as backslash escapes rather than failing the save.
+        """
+        data = _encode(text, encoding)
+        return await asyncio.to_thread(self._write_atomically, data)
+
+    def owns(self, path: str | Path) -> bool:
+        """True only for ``<32 lowercase hex>.txt`` directly inside this store's directory."""
+        candidate = Path(path).expanduser()
+        if not _OWN_FILE.fullmatch(candidate.name):
+            return False
+        try:
+            return candidate.absolute().parent.resolve() == self._directory.resolve()
+        except (OSError, ValueError, RuntimeError):
+            return False
+
+    async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
+        """Delete expired files of this store that no notice references; return them.
+
+        Also deletes this store's temp files older than one hour (left by a crash). Never
+        raises for a single file: failures are logged and that file is skipped.
+        """
+        referenced_items = list(referenced)
+        return await asyncio.to_thread(self._cleanup_sync, referenced_items)
+
+    async def maybe_cleanup(self, referenced: Callable[[], Iterable[str | Path]]) -> list[Path]:
+        """Run :meth:`cleanup` if it never ran or ``cleanup_interval_seconds`` have passed.
+
+        ``referenced`` is called only when a cleanup actually runs. Returns the removed paths
+        (``[]`` when throttled).
+        """
+        now = self._clock()
+        previous = self._last_cleanup
+        # A clock that went backwards counts as "interval elapsed" rather than stalling.
+        if previous is not None and 0 <= now - previous < self._cleanup_interval:
+            return []
+        self._last_cleanup = now  # set before awaiting so concurrent callers do not also run
+        try:
+            referenced_items = list(referenced())
+        except BaseException:
+            self._last_cleanup = previous
+            raise
+        return await self.cleanup(referenced_items)
+
+    def _write_atomically(self, data: bytes) -> Path:
+        self._directory.mkdir(parents=True, exist_ok=True)
+        final_path = self._directory / f"{uuid.uuid4().hex}.txt"
+        temp_path = self._directory / f".{uuid.uuid4().hex}.tmp"
+        try:
+            with open(temp_path, "xb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp_path, final_path)
+        except BaseException:
+            try:
+                temp_path.unlink(missing_ok=True)
+            except OSError as error:
+                logger.warning("could not remove offload temp file %s: %s", temp_path, error)
+            raise
+        _fsync_directory(self._directory)
+        return final_path
+
+    def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
+        try:
+            entries = list(os.scandir(self._directory))
+            directory = self._directory.resolve()
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            logger.warning("offload cleanup: cannot list %s: %s", self._directory, error)
+            return []
+        keep = _resolve_all(referenced)
+        now = self._clock()
+        removed: list[Path] = []
+        for entry in entries:
+            name = entry.name
+            is_own = _OWN_FILE.fullmatch(name) is not None
+            if not is_own and _TEMP_FILE.fullmatch(name) is None:
+                continue
+            path = self._directory / name
+            try:
+                info = os.lstat(path)
+                if not stat.S_ISREG(info.st_mode):
+                    continue  # symlinks, directories, fifos: never ours, never followed
+                max_age = self._retention_seconds if is_own else _TEMP_MAX_AGE_SECONDS
+                if now - info.st_mtime <= max_age:
+                    continue
+                if is_own and str(directory / name) in keep:
+                    continue
+                os.unlink(path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                logger.warning("offload cleanup: cannot remove %s: %s", path, error)
+                continue
+            removed.append(path)
+        if removed:
+            logger.info(
+                "offload cleanup: removed %d expired file(s) from %s", len(removed), self._directory
+            )
+        return removed
+
+
+def _encode(text: str, encoding: str) -> bytes:
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError as error:
+        logger.warning(
+            "offload: text is not fully encodable as %s (%s); writing backslash escapes",
+            encoding,
+            error.reason,
+        )
+        return text.encode(encoding, errors="backslashreplace")
+
+
+def _resolve_all(paths: list[str | Path]) -> set[str]:
+    resolved: set[str] = set()
+    for item in paths:
+        try:
+            resolved.add(str(Path(item).expanduser().resolve()))
+        except (OSError, ValueError, RuntimeError) as error:
+            logger.debug("offload cleanup: ignoring unusable reference %r: %s", item, error)
+    return resolved
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Persist the rename itself; best effort (not supported on every platform)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,68 @@
+"""Small helpers shared by the agent-level tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentscope.agent import Agent, InjectionConfig
+from agentscope.message import Msg, ToolResultBlock
+from agentscope.permission import PermissionBehavior, PermissionDecision
+from agentscope.tool import FunctionTool, Toolkit
+
+from copaw_context import MemoryCompactionHook
+from copaw_context.agentscope2._messages import tool_result_texts
+from copaw_context.testing import ScriptedChatModel
+
+
+def allow(func: Callable[..., Any], name: str | None = None) -> FunctionTool:
+    """A FunctionTool that never asks for permission."""
+    return FunctionTool(
+        func,
+        name=name,
+        permission=PermissionDecision(behavior=PermissionBehavior.ALLOW, message="test"),
+    )
+
+
+async def make_agent(
+    hook: MemoryCompactionHook,
+    model: ScriptedChatModel,
+    tools: Sequence[FunctionTool] = (),
+    *,
+    system_prompt: str = "You are a careful assistant.",
+    name: str = "assistant",
+) -> Agent:
+    """A real AgentScope 2.x Agent with the hook and its read_file tool."""
+    return Agent(
+        name=name,
+        system_prompt=system_prompt,
+        model=model,
+        toolkit=Toolkit(tools=[*await hook.list_tools(), *tools]),
+        middlewares=[hook],
+        injection_config=InjectionConfig(inject_runtime_state=False),
+    )
+
+
+def tool_results(messages: Sequence[Msg]) -> list[ToolResultBlock]:
+    """Every tool result block in ``messages``, in order."""
+    return [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
+
+
+def last_result_text(messages: Sequence[Msg]) -> str:
+    """The text of the newest tool result the model received."""
+    results = tool_results(messages)
+    return "\n".join(tool_result_texts(results[-1])) if results else ""
+
+
+def lines_text(n_lines: int, width: int = 60, seed: str = "line") -> str:
+    """A deterministic multi-line text of about ``n_lines * width`` bytes."""
+    return "".join(f"{seed} {i:06d} " + "x" * (width - 13) + "\n" for i in range(n_lines))
+
+
+def workspace_file(workspace: Path, name: str, text: str) -> Path:
+    """Write ``text`` to ``workspace/name`` and return the path."""
+    path = workspace / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,51 @@
+"""Pins the private AgentScope 2.x details the adapter relies on.
+
+If one of these fails after an AgentScope upgrade, the adapter in
+copaw_context/agentscope2/ must be updated for that version.
+"""
+
+from __future__ import annotations
+
+import inspect
+from importlib.metadata import version
+
+from agentscope.agent import Agent
+from agentscope.message import UserMsg
+
+from copaw_context import MemoryCompactionHook, RunningConfig
+from copaw_context.agentscope2._attach import _HOOK_LISTS
+from copaw_context.testing import ScriptedChatModel
+from tests.helpers import make_agent
+
+AGENTSCOPE = version("agentscope")
+
+
+def test_agentscope_major_is_2() -> None:
+    assert AGENTSCOPE.startswith("2."), f"copaw-context's 2.x adapter runs on agentscope {AGENTSCOPE}"
+
+
+async def test_prepare_model_input_shape(tmp_path) -> None:
+    hook = MemoryCompactionHook(RunningConfig(), tmp_path)
+    agent = await make_agent(hook, ScriptedChatModel(), system_prompt="SYSTEM-PROMPT")
+    agent.state.summary = "SUMMARY"
+    agent.state.context = [UserMsg("user", "hello")]
+    assert hasattr(Agent, "_prepare_model_input"), (
+        f"agentscope {AGENTSCOPE}: Agent._prepare_model_input is gone; "
+        "update copaw_context/agentscope2/_context_ops.token_report"
+    )
+    model_input = await agent._prepare_model_input()
+    messages = model_input["messages"]
+    assert messages[0].role == "system" and "SYSTEM-PROMPT" in messages[0].get_text_content()
+    assert messages[1].get_text_content() == "SUMMARY", (
+        f"agentscope {AGENTSCOPE}: the summary is no longer the second model message"
+    )
+    assert messages[2].get_text_content() == "hello"
+    assert [t["function"]["name"] for t in model_input["tools"]] == ["read_file"]
+
+
+def test_middleware_lists_exist() -> None:
+    source = inspect.getsource(Agent.__init__)
+    for attribute in _HOOK_LISTS.values():
+        assert f"self.{attribute}" in source, (
+            f"agentscope {AGENTSCOPE}: Agent.{attribute} is gone; update copaw_context.agentscope2.attach"
+        )

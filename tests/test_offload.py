@@ -1,0 +1,320 @@
+"""Tests for the offload store (copaw_context.core.offload)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from copaw_context.core.errors import ConfigError
+from copaw_context.core.offload import OffloadStore, referenced_offload_paths
+
+NOW = 1_900_000_000.0
+DAY = 86400.0
+OWN_NAME = re.compile(r"[0-9a-f]{32}\.txt")
+
+
+class FakeClock:
+    def __init__(self, now: float = NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def notice_for(path: Path | str) -> str:
+    return (
+        "<<<TRUNCATED>>>\nThe output above was truncated.\n"
+        f"If the current content is not enough, call `read_file` with "
+        f"file_path={json.dumps(str(path), ensure_ascii=False)} start_line=12 to read more."
+    )
+
+
+def age(path: Path, seconds: float) -> None:
+    os.utime(path, (NOW - seconds, NOW - seconds), follow_symlinks=False)
+
+
+def make_store(tmp_path: Path, retention_days: float = 7.0, **kwargs: object) -> OffloadStore:
+    return OffloadStore(tmp_path / "tool_result", retention_days, clock=FakeClock(), **kwargs)  # type: ignore[arg-type]
+
+
+# --- save ---------------------------------------------------------------------------------
+
+
+async def test_save_writes_exact_content_with_own_name(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    text = "第一行 中文 🐾\nline two\r\nno trailing newline"
+    path = await store.save(text)
+    assert path.is_absolute()
+    assert path.parent == store.directory
+    assert OWN_NAME.fullmatch(path.name)
+    assert path.read_bytes() == text.encode("utf-8")
+    assert store.owns(path)
+    assert sorted(os.listdir(store.directory)) == [path.name]  # no temp file left
+
+
+async def test_save_other_encoding_and_unencodable_chars(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    gbk = await store.save("中文内容", encoding="gbk")
+    assert gbk.read_bytes().decode("gbk") == "中文内容"
+    # A lone surrogate is not UTF-8: it is kept as a visible escape instead of failing.
+    odd = await store.save("a\udc80b")
+    assert odd.read_text("utf-8") == "a\\udc80b"
+    with pytest.raises(LookupError):
+        await store.save("x", encoding="no-such-codec")
+
+
+async def test_save_names_are_unique(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    paths = {await store.save(str(i)) for i in range(20)}
+    assert len(paths) == 20
+    assert {p.read_text() for p in paths} == {str(i) for i in range(20)}
+
+
+async def test_save_failure_raises_oserror_and_leaves_nothing(tmp_path: Path) -> None:
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("file in the way")
+    store = OffloadStore(blocker / "tool_result", 7)
+    with pytest.raises(OSError):
+        await store.save("data")
+    assert blocker.read_text() == "file in the way"
+
+
+async def test_save_failure_during_replace_removes_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = make_store(tmp_path)
+
+    def failing_replace(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="No space left"):
+        await store.save("payload")
+    assert os.listdir(store.directory) == []
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=300))
+async def test_save_round_trips_any_text(tmp_path: Path, text: str) -> None:
+    store = make_store(tmp_path)
+    path = await store.save(text)
+    assert path.read_bytes() == text.encode("utf-8")
+
+
+# --- owns ---------------------------------------------------------------------------------
+
+
+def test_owns_accepts_only_own_pattern_in_own_directory(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    name = "0123456789abcdef0123456789abcdef.txt"
+    assert store.owns(store.directory / name)
+    assert store.owns(str(store.directory / name))
+    assert store.owns(store.directory / "sub" / ".." / name)
+    rejected = [
+        store.directory / "0123456789ABCDEF0123456789ABCDEF.txt",  # upper case
+        store.directory / "0123456789abcdef0123456789abcde.txt",  # 31 hex
+        store.directory / "0123456789abcdef0123456789abcdef.md",
+        store.directory / "notes.txt",
+        store.directory / f".{name[:-4]}.tmp",
+        store.directory / "sub" / name,  # nested
+        tmp_path / name,  # another directory
+        tmp_path / "tool_result_other" / name,
+    ]
+    for path in rejected:
+        assert not store.owns(path), path
+
+
+def test_invalid_settings_raise_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="retention_days"):
+        OffloadStore(tmp_path, -1)
+    with pytest.raises(ConfigError, match="retention_days"):
+        OffloadStore(tmp_path, float("nan"))
+    with pytest.raises(ConfigError, match="cleanup_interval_seconds"):
+        OffloadStore(tmp_path, 1, cleanup_interval_seconds=-5)
+
+
+# --- cleanup ------------------------------------------------------------------------------
+
+
+async def test_cleanup_removes_only_expired_unreferenced_own_files(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=7)
+    fresh = await store.save("fresh")
+    expired = await store.save("expired")
+    referenced = await store.save("still referenced by a notice")
+    age(fresh, 6 * DAY)
+    age(expired, 8 * DAY)
+    age(referenced, 30 * DAY)
+    foreign = store.directory / "notes.txt"
+    foreign.write_text("user file")
+    age(foreign, 365 * DAY)
+    foreign_upper = store.directory / "0123456789ABCDEF0123456789ABCDEF.txt"
+    foreign_upper.write_text("not ours")
+    age(foreign_upper, 365 * DAY)
+    nested = store.directory / "sub"
+    nested.mkdir()
+    nested_file = nested / "0123456789abcdef0123456789abcdef.txt"
+    nested_file.write_text("nested")
+    age(nested_file, 365 * DAY)
+
+    paths = referenced_offload_paths(["tool said:\n" + notice_for(referenced)])
+    removed = await store.cleanup(paths)
+
+    assert removed == [expired]
+    assert not expired.exists()
+    for survivor in (fresh, referenced, foreign, foreign_upper, nested_file):
+        assert survivor.exists(), survivor
+
+
+async def test_cleanup_reference_matches_resolved_paths(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    kept = await store.save("kept")
+    age(kept, 2 * DAY)
+    indirect = store.directory / ".." / "tool_result" / kept.name
+    assert await store.cleanup([str(indirect)]) == []
+    assert kept.exists()
+    assert await store.cleanup([Path("relative/elsewhere.txt"), "bad\0path"]) == [kept]
+
+
+async def test_cleanup_never_follows_or_deletes_symlinks(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    store.directory.mkdir(parents=True)
+    outside = tmp_path / "precious.txt"
+    outside.write_text("do not delete")
+    age(outside, 100 * DAY)
+    link = store.directory / "fedcba9876543210fedcba9876543210.txt"
+    link.symlink_to(outside)
+    age(link, 100 * DAY)  # the link itself is old too
+    dangling = store.directory / "00000000000000000000000000000000.txt"
+    dangling.symlink_to(tmp_path / "missing.txt")
+    temp_link = store.directory / ".11111111111111111111111111111111.tmp"
+    temp_link.symlink_to(outside)
+
+    assert await store.cleanup() == []
+    assert outside.read_text() == "do not delete"
+    assert link.is_symlink() and dangling.is_symlink() and temp_link.is_symlink()
+
+
+async def test_cleanup_removes_old_temp_leftovers_only(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=30)
+    store.directory.mkdir(parents=True)
+    old_temp = store.directory / ".aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.tmp"
+    new_temp = store.directory / ".bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb.tmp"
+    other_tmp = store.directory / "editor.tmp"
+    for path in (old_temp, new_temp, other_tmp):
+        path.write_text("partial")
+    age(old_temp, 2 * 3600)
+    age(new_temp, 600)
+    age(other_tmp, 30 * DAY)
+    assert await store.cleanup() == [old_temp]
+    assert new_temp.exists() and other_tmp.exists()
+
+
+async def test_cleanup_missing_directory_and_non_regular_entries(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=0)
+    assert await store.cleanup() == []
+    store.directory.mkdir(parents=True)
+    own_named_dir = store.directory / "22222222222222222222222222222222.txt"
+    own_named_dir.mkdir()
+    age(own_named_dir, 10 * DAY)
+    assert await store.cleanup() == []
+    assert own_named_dir.is_dir()
+
+
+async def test_cleanup_logs_and_skips_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    first = await store.save("one")
+    second = await store.save("two")
+    age(first, 2 * DAY)
+    age(second, 2 * DAY)
+    real_unlink = os.unlink
+
+    def flaky_unlink(path: os.PathLike[str] | str, *args: object, **kwargs: object) -> None:
+        if Path(path) == first:
+            raise PermissionError(13, "Permission denied")
+        real_unlink(path)
+
+    monkeypatch.setattr(os, "unlink", flaky_unlink)
+    with caplog.at_level("WARNING", logger="copaw_context"):
+        removed = await store.cleanup()
+    assert removed == [second]
+    assert first.exists()
+    assert any(str(first) in record.getMessage() for record in caplog.records)
+
+
+# --- maybe_cleanup ------------------------------------------------------------------------
+
+
+async def test_maybe_cleanup_throttles_by_interval(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = OffloadStore(tmp_path / "tool_result", 1, cleanup_interval_seconds=3600, clock=clock)
+    calls: list[int] = []
+
+    def referenced() -> list[str]:
+        calls.append(1)
+        return []
+
+    first = await store.save("a")
+    age(first, 2 * DAY)
+    assert await store.maybe_cleanup(referenced) == [first]  # never ran before
+    second = await store.save("b")
+    age(second, 2 * DAY)
+    clock.now += 3599
+    assert await store.maybe_cleanup(referenced) == []  # throttled
+    assert second.exists() and len(calls) == 1
+    clock.now += 1
+    assert await store.maybe_cleanup(referenced) == [second]
+    assert len(calls) == 2
+    clock.now -= 10 * DAY  # clock went backwards: do not stall
+    assert await store.maybe_cleanup(referenced) == []
+    assert len(calls) == 3
+
+
+async def test_maybe_cleanup_failure_in_referenced_does_not_count_as_run(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    old = await store.save("x")
+    age(old, 2 * DAY)
+
+    def broken() -> list[str]:
+        raise RuntimeError("memory unavailable")
+
+    with pytest.raises(RuntimeError):
+        await store.maybe_cleanup(broken)
+    assert old.exists()
+    assert await store.maybe_cleanup(lambda: [str(old)]) == []
+    assert old.exists()
+
+
+# --- referenced_offload_paths -------------------------------------------------------------
+
+
+def test_referenced_paths_parse_escapes_and_multiple_notices() -> None:
+    tricky = 'C:\\work dir\\tool "result"\\中文.txt'
+    texts = [
+        notice_for("/abs/path/tool_result/0a1b.txt") + "\n" + notice_for(tricky),
+        'call `read_file` with file_path="/x/\\u4e2d.txt" start_line=3 to read more.',
+        "no notice here",
+        'file_path="\\q invalid escape" start_line=1',
+        "legacy form file_path= start_line=5",
+    ]
+    assert referenced_offload_paths(texts) == {
+        "/abs/path/tool_result/0a1b.txt",
+        tricky,
+        "/x/中.txt",
+    }
+
+
+@settings(max_examples=100, deadline=None)
+@given(paths=st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=4))
+def test_referenced_paths_round_trip_any_string(paths: list[str]) -> None:
+    text = "\n".join(notice_for(p) for p in paths)
+    assert referenced_offload_paths([text]) == set(paths)
