@@ -16,8 +16,7 @@ import json
 import random
 import re
 from dataclasses import dataclass
-from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
 from agentscope.permission import PermissionBehavior, PermissionDecision
@@ -44,58 +43,36 @@ BUILD_ERROR_LINE = "src/parser.c:412:17: error: 'tok' undeclared (first use in t
 MAKE_ERROR_LINE = "make: *** [Makefile:23: parser.o] Error 1"
 _MAX_TURN_STEPS = 40  # stays below the agent's default max_iters (50)
 
+# fmt: off
 _WORDS = (
-    "context window token budget compaction summary archive offload parser lexer build "
-    "cache request response latency retry timeout worker queue shard replica index schema "
-    "vendor module config release pipeline deploy metric trace span handler session"
-).split()
+    "context", "window", "token", "budget", "compaction", "summary", "archive", "offload",
+    "parser", "lexer", "build", "cache", "request", "response", "latency", "retry", "timeout",
+    "worker", "queue", "shard", "replica", "index", "schema", "vendor", "module", "config",
+    "release", "pipeline", "deploy", "metric", "trace", "span", "handler", "session",
+)
+_BUILD_SOURCES = ("src/lexer", "src/util", "src/ast", "src/eval", "src/io", "vendor/zlib/inflate")
 _ZH_OPENERS = (
-    "在高负载时",
-    "每次推理之前",
-    "默认情况下",
-    "发生故障后",
-    "上线之前",
-    "根据团队约定",
+    "在高负载时", "每次推理之前", "默认情况下", "发生故障后", "上线之前", "根据团队约定",
     "在多轮对话中",
 )
 _ZH_SUBJECTS = (
-    "上下文管理模块",
-    "压缩器",
-    "工具调用结果",
-    "运维团队",
-    "构建脚本",
-    "日志服务",
-    "智能体",
+    "上下文管理模块", "压缩器", "工具调用结果", "运维团队", "构建脚本", "日志服务", "智能体",
     "归档文件",
 )
+_CONSTRAINT_WORDS = ("never", "always", "must", "do not", "don't", "only", "不要", "必须", "禁止")
+_INSTRUCTION_MARKERS = ("structured summary", "continuation summary", "summary from the conv")
 _ZH_VERBS = ("需要", "应该", "可以", "必须", "会", "通常会")
 _ZH_ACTIONS = (
-    "保留最近的对话",
-    "把超长输出写入文件",
-    "在触发阈值之前完成压缩",
-    "记录每一次工具调用",
-    "检查配置是否合法",
-    "生成结构化摘要",
-    "按行号分段读取文件",
-    "拒绝修改第三方目录",
+    "保留最近的对话", "把超长输出写入文件", "在触发阈值之前完成压缩", "记录每一次工具调用",
+    "检查配置是否合法", "生成结构化摘要", "按行号分段读取文件", "拒绝修改第三方目录",
 )
 _ZH_ENDINGS = (
-    "，以免丢失关键信息",
-    "，从而减少令牌消耗",
-    "，并通知相关人员",
-    "",
-    "，确保结果可以复现",
+    "，以免丢失关键信息", "，从而减少令牌消耗", "，并通知相关人员", "", "，确保结果可以复现",
 )
 _ZH_TOPICS = (
-    "背景",
-    "设计目标",
-    "压缩流程",
-    "文件归档",
-    "故障处理",
-    "配置说明",
-    "测试方法",
-    "发布计划",
+    "背景", "设计目标", "压缩流程", "文件归档", "故障处理", "配置说明", "测试方法", "发布计划",
 )
+# fmt: on
 
 
 def _allow() -> PermissionDecision:
@@ -115,8 +92,12 @@ class DemoTools:
     def tools(self) -> list[FunctionTool]:
         """The tools as `FunctionTool`s with ALLOW permission."""
         read_only = (self.fetch_page, self.read_doc, self.list_dir, self.search_logs)
-        tools = [FunctionTool(func, is_read_only=True, permission=_allow()) for func in read_only]
-        return [*tools, FunctionTool(self.run_build, permission=_allow())]
+        # cast: FunctionTool accepts plain str-returning functions, its annotation does not.
+        tools = [
+            FunctionTool(cast(Any, func), is_read_only=True, permission=_allow())
+            for func in read_only
+        ]
+        return [*tools, FunctionTool(cast(Any, self.run_build), permission=_allow())]
 
     def fetch_page(self, url: str) -> str:
         """Fetch a web page and return its raw HTML.
@@ -165,12 +146,13 @@ class DemoTools:
         lines = [f"make -C build {target}", "make[1]: Entering directory '/work/app/build'"]
         used = sum(len(line) + 1 for line in lines) + len(tail)
         while True:
-            module = rng.choice(("lexer", "util", "ast", "eval", "io", "vendor/zlib/inflate"))
-            line = f"gcc -O2 -Wall -Iinclude -Ivendor/include -c src/{module}.c -o {module}.o"
+            source = rng.choice(_BUILD_SOURCES)
+            obj = source.rsplit("/", 1)[-1]
+            line = f"gcc -O2 -Wall -Iinclude -Ivendor/include -c {source}.c -o {obj}.o"
             if rng.random() < 0.3:
                 var = rng.choice(_WORDS)
                 line += (
-                    f"\nsrc/{module}.c:{rng.randint(10, 900)}:{rng.randint(1, 40)}: warning: "
+                    f"\n{source}.c:{rng.randint(10, 900)}:{rng.randint(1, 40)}: warning: "
                     f"unused variable '{var}' [-Wunused-variable]"
                 )
             if used + len(line) + 1 > size:
@@ -247,7 +229,8 @@ def _html_section(rng: random.Random, n: int) -> str:
     )
     data = json.dumps({"id": n, "tags": rng.sample(_WORDS, 3)})
     return (
-        f'<div class="section" id="s{n}">\n  <div class="inner">\n    <h2>{rng.choice(_WORDS)} {n}</h2>\n'
+        f'<div class="section" id="s{n}">\n  <div class="inner">\n'
+        f"    <h2>{rng.choice(_WORDS)} {n}</h2>\n"
         f"    <p>{words}</p>\n    <table>\n{rows}    </table>\n"
         f"    <script>window.__data_{n} = {data};</script>\n  </div>\n</div>\n"
     )
@@ -265,51 +248,40 @@ def make_demo_tools(seed: int = 0) -> list[FunctionTool]:
     return DemoTools(seed).tools
 
 
-_USER_TURNS = (
-    "Our CI is red. Run the build for target `all` and tell me exactly which line fails. "
-    "Never modify vendor/ files.",
-    f"Fetch {BIG_PAGE_URL} and the guide pages, then tell me which config keys control the cache.",
-    "请阅读《部署指南》和《上下文压缩设计》，用中文总结关键步骤，不要遗漏注意事项。",
-    "Search the logs for `timeout` and `retry`; group the errors by service.",
-    "List src/ and vendor/ so we know what is ours. Keep answers short, bullet points only.",
-    "Rebuild `parser` and compare the error with the first build. Do not touch Makefile.",
-    "Fetch the release notes page and check whether the parser change is mentioned.",
-    "请搜索日志中的 `archiver` 错误，并说明是否与压缩有关。回答请使用中文。",
-    "Read the doc `运维手册` and list every step that needs manual approval.",
-    "Search the logs for `shard` failures in the worker service since the 20th.",
-    "Run the `test` target and report only failures; never paste whole logs into the answer.",
-    "Wrap up: summarise everything we found today and propose the fix for src/parser.c.",
+# Each user turn with the tool calls it cycles through: (tool, argument, values); round i
+# uses values[i % len(values)] with "{i}" filled in.
+_Agenda = tuple[tuple[str, str, tuple[str, ...]], ...]
+_DOCS = "https://docs.example.com"
+# fmt: off
+_TURNS: tuple[tuple[str, _Agenda], ...] = (
+    ("Our CI is red. Run the build for target `all` and tell me exactly which line fails. "
+     "Never modify vendor/ files.",
+     (("run_build", "target", ("all",)), ("list_dir", "path", ("src",)))),
+    (f"Fetch {BIG_PAGE_URL} and the guide pages, then tell me which config keys control the cache.",
+     (("fetch_page", "url", (BIG_PAGE_URL, _DOCS + "/guide/p{i}.html", _DOCS + "/faq/{i}.html")),)),
+    ("请阅读《部署指南》和《上下文压缩设计》，用中文总结关键步骤，不要遗漏注意事项。",
+     (("read_doc", "name", ("部署指南", "上下文压缩设计", "配置说明")),)),
+    ("Search the logs for `timeout` and `retry`; group the errors by service.",
+     (("search_logs", "query", ("timeout", "retry")),)),
+    ("List src/ and vendor/ so we know what is ours. Keep answers short, bullet points only.",
+     (("list_dir", "path", ("src", "vendor", "docs")),)),
+    ("Rebuild `parser` and compare the error with the first build. Do not touch Makefile.",
+     (("run_build", "target", ("parser",)), ("read_doc", "name", ("构建说明",)))),
+    ("Fetch the release notes page and check whether the parser change is mentioned.",
+     (("fetch_page", "url", (_DOCS + "/releases/v{i}.html",)),)),
+    ("请搜索日志中的 `archiver` 错误，并说明是否与压缩有关。回答请使用中文。",
+     (("search_logs", "query", ("archiver",)), ("read_doc", "name", ("归档设计",)))),
+    ("Read the doc `运维手册` and list every step that needs manual approval.",
+     (("read_doc", "name", ("运维手册",)),)),
+    ("Search the logs for `shard` failures in the worker service since the 20th.",
+     (("search_logs", "query", ("shard-{i}",)),)),
+    ("Run the `test` target and report only failures; never paste whole logs into the answer.",
+     (("run_build", "target", ("test",)), ("search_logs", "query", ("test",)))),
+    ("Wrap up: summarise everything we found today and propose the fix for src/parser.c.",
+     (("run_build", "target", ("all",)), ("fetch_page", "url", (_DOCS + "/fix/{i}.html",)))),
 )
-
-# Per user turn: the tool calls it cycles through (tool name, arguments for round i).
-_Agenda = tuple[tuple[str, Callable[[int], dict[str, Any]]], ...]
-_AGENDAS: tuple[_Agenda, ...] = (
-    (("run_build", lambda i: {"target": "all"}), ("list_dir", lambda i: {"path": "src"})),
-    (
-        (
-            "fetch_page",
-            lambda i: {
-                "url": BIG_PAGE_URL if i == 0 else f"https://docs.example.com/guide/p{i}.html"
-            },
-        ),
-    ),
-    (("read_doc", lambda i: {"name": ("部署指南", "上下文压缩设计", "配置说明")[i % 3]}),),
-    (("search_logs", lambda i: {"query": ("timeout", "retry")[i % 2]}),),
-    (("list_dir", lambda i: {"path": ("src", "vendor", "docs")[i % 3]}),),
-    (("run_build", lambda i: {"target": "parser"}), ("read_doc", lambda i: {"name": "构建说明"})),
-    (("fetch_page", lambda i: {"url": f"https://docs.example.com/releases/v{i}.html"}),),
-    (
-        ("search_logs", lambda i: {"query": "archiver"}),
-        ("read_doc", lambda i: {"name": "归档设计"}),
-    ),
-    (("read_doc", lambda i: {"name": "运维手册"}),),
-    (("search_logs", lambda i: {"query": f"shard-{i}"}),),
-    (("run_build", lambda i: {"target": "test"}), ("search_logs", lambda i: {"query": "test"})),
-    (
-        ("run_build", lambda i: {"target": "all"}),
-        ("fetch_page", lambda i: {"url": f"https://docs.example.com/fix/{i}.html"}),
-    ),
-)
+# fmt: on
+_USER_TURNS = tuple(text for text, _ in _TURNS)
 
 
 def demo_user_turns() -> list[str]:
@@ -323,54 +295,71 @@ def _text_of(output: str | list[Any]) -> str:
     return "\n".join(block.text for block in output if isinstance(block, TextBlock))
 
 
-def _last_user_text(messages: list[Msg]) -> str:
-    for msg in reversed(messages):
-        if msg.role == "user" and msg.get_text_content():
-            return msg.get_text_content() or ""
-    return ""
-
-
-_CONSTRAINT_RE = re.compile(
-    r"[^.!?\n。！？]*(?:never|always|must|do not|don't|only|不要|必须|禁止|请使用)[^.!?\n。！？]*",
-    re.I,
+_SENTENCE_END_RE = re.compile(r"[.!?\n。！？；;]")
+# Bounded repetitions keep matching linear even on huge, space-free tool output.
+_ERROR_RE = re.compile(
+    r"(?<![^\s\]])[^\s:\]]{1,200}:\d{1,9}:\d{1,9}: error: [^\n]{1,300}|make: \*\*\* [^\n]{1,300}"
 )
-_ERROR_RE = re.compile(r"^\S+:\d+:\d+: error: .*$|^make: \*\*\* .*$", re.M)
-_PATH_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]+\.\w+")
+_PATH_RE = re.compile(r"(?<![\w/])(?:[\w.-]{1,100}/){1,20}[\w.-]{1,100}\.\w{1,10}")
+_MINED_TAIL = 4096  # errors sit at the end of logs; bounded input keeps mining cheap
+
+
+def _is_instruction(text: str) -> bool:
+    """Compaction prompts and injected hints, which are not the user's request."""
+    head = text.lstrip()[:400].lower()
+    return head.startswith("<system") or any(marker in head for marker in _INSTRUCTION_MARKERS)
+
+
+def _summary_inputs(messages: list[Msg]) -> tuple[list[str], str]:
+    """The user's requests and all conversation text to mine for errors and paths."""
+    requests: list[str] = []
+    mined: list[str] = []
+    for msg in messages:
+        if msg.role == "system":
+            continue
+        for block in msg.content:
+            if isinstance(block, ToolResultBlock):
+                mined.append(_text_of(block.output)[-_MINED_TAIL:])
+            elif isinstance(block, TextBlock) and not _is_instruction(block.text):
+                mined.append(block.text)
+                if msg.role == "user":
+                    requests.append(block.text)
+    if not requests:  # e.g. the whole transcript arrives inside the instruction message
+        last_user = next((m for m in reversed(messages) if m.role == "user"), None)
+        requests = [(last_user.get_text_content() or "") if last_user else ""]
+    return requests, "\n".join([*mined, requests[-1]])
 
 
 def _bullets(items: list[str], empty: str) -> str:
     return "\n".join(f"- {item}" for item in items) or f"- {empty}"
 
 
-def _summary_sections(text: str) -> dict[str, str]:
-    """A six-section summary built from `text` by simple extraction."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    goal = lines[0][:200] if lines else "Continue the user's current request."
-    constraints = list(dict.fromkeys(m.strip() for m in _CONSTRAINT_RE.findall(text) if m.strip()))[
-        :5
-    ]
-    errors = list(dict.fromkeys(_ERROR_RE.findall(text)))[:5]
-    paths = list(dict.fromkeys(_PATH_RE.findall(text)))[:8]
-    return {
-        "goal": goal,
-        "constraints": _bullets(constraints, "None stated."),
-        "done": f"- [x] Reviewed {len(lines)} lines of conversation",
-        "in_progress": f"- [ ] {goal}",
-        "blocked": _bullets(errors, "Nothing blocked."),
-        "decisions": "- Read long tool outputs from their saved files instead of re-running tools",
-        "next": "1. Continue the current request\n2. Report findings to the user",
-        "critical": _bullets([*errors, *paths], "No paths or errors recorded."),
-    }
-
-
-def _summary_markdown(text: str) -> str:
-    s = _summary_sections(text)
+def _summary_markdown(messages: list[Msg]) -> str:
+    """A six-section summary built by simple extraction, linear in the input size."""
+    requests, text = _summary_inputs(messages)
+    goal = next((line.strip() for line in requests[-1].splitlines() if line.strip()), "")
+    goal = goal[:300] or "Continue the user's current request."
+    sentences = (part.strip() for part in _SENTENCE_END_RE.split("\n".join(requests)))
+    constraints = [p for p in sentences if any(w in p.lower() for w in _CONSTRAINT_WORDS)]
+    constraints = list(dict.fromkeys(c[:200] for c in constraints))[-5:]
+    errors = list(dict.fromkeys(_ERROR_RE.findall(text)))[-5:]
+    paths = list(dict.fromkeys(_PATH_RE.findall(text)))[-8:]
     return (
-        f"## Goal\n{s['goal']}\n\n## Constraints & Preferences\n{s['constraints']}\n\n"
-        f"## Progress\n### Done\n{s['done']}\n### In Progress\n{s['in_progress']}\n"
-        f"### Blocked\n{s['blocked']}\n\n## Key Decisions\n{s['decisions']}\n\n"
-        f"## Next Steps\n{s['next']}\n\n## Critical Context\n{s['critical']}\n"
+        f"## Goal\n{goal}\n\n"
+        f"## Constraints & Preferences\n{_bullets(constraints, 'None stated.')}\n\n"
+        f"## Progress\n### Done\n- [x] Reviewed {len(messages)} messages of the conversation\n"
+        f"### In Progress\n- [ ] {goal}\n"
+        f"### Blocked\n{_bullets(errors, 'Nothing blocked.')}\n\n"
+        "## Key Decisions\n- Read long tool outputs from their saved files instead of "
+        "re-running tools\n\n"
+        "## Next Steps\n1. Continue the current request\n2. Report findings to the user\n\n"
+        f"## Critical Context\n{_bullets([*errors, *paths], 'No paths or errors recorded.')}\n"
     )
+
+
+def _check_int(name: str, value: object, minimum: int, meaning: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum} ({meaning}), got {value!r}")
 
 
 class DemoPolicy:
@@ -382,16 +371,8 @@ class DemoPolicy:
     """
 
     def __init__(self, total_steps: int = 40, *, seed: int = 0, parallel_every: int = 5) -> None:
-        if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps < 2:
-            raise ValueError(
-                f"total_steps must be an int >= 2 (one tool step and one answer), got {total_steps!r}"
-            )
-        if (
-            isinstance(parallel_every, bool)
-            or not isinstance(parallel_every, int)
-            or parallel_every < 1
-        ):
-            raise ValueError(f"parallel_every must be an int >= 1, got {parallel_every!r}")
+        _check_int("total_steps", total_steps, 2, "one tool step and one answer")
+        _check_int("parallel_every", parallel_every, 1, "a step number")
         self.total_steps = total_steps
         self.seed = seed
         self.parallel_every = parallel_every
@@ -427,7 +408,7 @@ class DemoPolicy:
         names = call.tool_names
         if not names:
             self.summaries_written += 1
-            return [TextBlock(text=_summary_markdown(_last_user_text(call.messages)))]
+            return [TextBlock(text=_summary_markdown(call.messages))]
         if names == ["generate_structured_output"]:
             self.summaries_written += 1
             return [self._structured_output(call)]
@@ -493,25 +474,23 @@ class DemoPolicy:
         return []
 
     def _agenda_calls(self, names: list[str]) -> list[ToolCallBlock]:
-        agenda = [
-            (tool, make) for tool, make in _AGENDAS[self._turn % len(_AGENDAS)] if tool in names
-        ]
-        if not agenda:
-            agenda = [(tool, make) for tool, make in itertools.chain(*_AGENDAS) if tool in names]
+        agenda = [entry for entry in _TURNS[self._turn % len(_TURNS)][1] if entry[0] in names]
+        if not agenda:  # the turn's tools are missing: use any demo tool that is offered
+            agenda = [entry for _, entries in _TURNS for entry in entries if entry[0] in names]
         if not agenda:
             return []
         count = 1
         if self.steps_taken % self.parallel_every == 0:
             count = self._rng.choice((2, 3))
             self.parallel_steps += 1
-        round_ = self._turn_step - 1
-        return [
-            self._call(
-                agenda[(round_ + k) % len(agenda)][0],
-                agenda[(round_ + k) % len(agenda)][1](round_ * 3 + k),
+        calls = []
+        for k in range(count):
+            round_ = (self._turn_step - 1) * 3 + k
+            tool, argument, values = agenda[round_ % len(agenda)]
+            calls.append(
+                self._call(tool, {argument: values[round_ % len(values)].format(i=round_)})
             )
-            for k in range(count)
-        ]
+        return calls
 
     def _answer(self) -> str:
         request = _USER_TURNS[self._turn % len(_USER_TURNS)]
@@ -524,7 +503,7 @@ class DemoPolicy:
 
     def _structured_output(self, call: ModelCall) -> ToolCallBlock:
         schema = call.tools[0].get("function", {}).get("parameters", {})
-        text = _summary_markdown(_last_user_text(call.messages))
+        text = _summary_markdown(call.messages)
         values: dict[str, Any] = {}
         for key, spec in schema.get("properties", {}).items():
             kind = spec.get("type") if isinstance(spec, dict) else None

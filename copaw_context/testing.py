@@ -20,7 +20,14 @@ from typing import Any, TypeAlias
 
 from agentscope.credential import CredentialBase
 from agentscope.formatter import OpenAIChatFormatter
-from agentscope.message import DataBlock, Msg, TextBlock, ThinkingBlock, ToolCallBlock
+from agentscope.message import (
+    DataBlock,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
@@ -135,7 +142,7 @@ def _check_step(step: object, index: int) -> Step:
             f"script step {index}: pass an exception instance, e.g. {step.__name__}('...')"
         )
     if isinstance(step, BaseException) or callable(step):
-        return step  # type: ignore[return-value]
+        return step
     return _check_blocks(step, f"script step {index}")
 
 
@@ -144,8 +151,8 @@ def _preview(msg: Msg, limit: int = 160) -> str:
     for block in msg.content:
         if isinstance(block, TextBlock):
             parts.append(block.text)
-        elif isinstance(block, ToolCallBlock):
-            parts.append(f"<tool_call {block.name} id={block.id}>")
+        elif isinstance(block, ToolCallBlock | ToolResultBlock):
+            parts.append(f"<{block.type} {block.name} id={block.id}>")
         else:
             parts.append(f"<{block.type}>")
     text = " ".join(parts).replace("\n", " ")
@@ -277,8 +284,8 @@ async def _stream_deltas(
                 yield ChatResponse(content=[TextBlock(id=block.id, text=piece)], is_last=False)
         elif isinstance(block, ThinkingBlock):
             for piece in _split(block.thinking):
-                delta = block.model_copy(update={"thinking": piece})
-                yield ChatResponse(content=[delta], is_last=False)
+                thinking = block.model_copy(update={"thinking": piece})
+                yield ChatResponse(content=[thinking], is_last=False)
         elif isinstance(block, ToolCallBlock):
             for piece in _split(block.input, 2):
                 delta = ToolCallBlock(id=block.id, name=block.name, input=piece)

@@ -55,7 +55,8 @@ async def test_agent_sees_excerpt_and_recovers_whole_original(tmp_path: Path) ->
     hook = MemoryCompactionHook(RunningConfig(), tmp_path)
     model = ScriptedChatModel(
         [tool_calls_step(("fetch_page", {"url": "https://example.test/big"})), first]
-        + [follow] * 40
+        + [follow] * 40,
+        context_size=400_000,
     )
     agent = await make_agent(hook, model, [allow(fetch_page)])
     reply = await agent.reply(UserMsg("user", "Read the page."))

@@ -258,13 +258,15 @@ def test_realistic_plans_are_valid_and_keep_the_longest_tail(
     units = group_units(items)
     forced = forced_units(items, units)
     kept = [u.start in set(plan.keep) for u in units]
-    for unit, is_forced, is_kept in zip(units, forced, kept):
+    for unit, is_forced, is_kept in zip(units, forced, kept, strict=True):
         if unit.orphan_result:
             assert not is_kept
         elif is_forced:  # latest request, pins, unfinished calls and what follows them
             assert is_kept
     if budget["force"]:
-        assert all(is_kept == (f and u.keepable) for u, f, is_kept in zip(units, forced, kept))
+        assert all(
+            is_kept == (f and u.keepable) for u, f, is_kept in zip(units, forced, kept, strict=True)
+        )
         return
     free = [n for n, f in enumerate(forced) if not f]
     tail_tokens = sum(units[n].tokens for n in free if kept[n])

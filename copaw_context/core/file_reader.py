@@ -14,6 +14,7 @@ import codecs
 import os
 import stat
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ _SCAN_CHUNK_BYTES = 1 << 20
 _READ_CHUNK_BYTES = 1 << 16
 _BINARY_PROBE_BYTES = 8192
 _LINE_COUNT_CACHE_SIZE = 64
+_SETTLED_SECONDS = 2.0
 
 _line_count_cache: OrderedDict[tuple[str, int, int, int], int] = OrderedDict()
 _line_count_lock = threading.Lock()
@@ -86,6 +88,8 @@ async def read_text_file(
     if exempt_max_bytes is not None:
         _check_limit("exempt_max_bytes", exempt_max_bytes)
     _check_encoding(encoding)
+    if isinstance(exempt_extensions, str):
+        exempt_extensions = (exempt_extensions,)
     exempt = {_normalise_suffix(ext) for ext in exempt_extensions}
     request = _Request(
         file_path=file_path,
@@ -139,33 +143,20 @@ def _normalise_suffix(extension: str) -> str:
 
 
 def _read_sync(request: _Request) -> ReadResult:
-    start_line = request.start_line if request.start_line is not None else 1
-    line_offset = request.line_offset if request.line_offset is not None else 0
     try:
         _check_arguments(request)
         real = _resolve(request)
         notice_path = _notice_path(real, request.workspace)
-        limit = request.max_bytes
-        if real.suffix.lower() in request.exempt and request.exempt_max_bytes is not None:
-            limit = request.exempt_max_bytes
         with _open_regular_file(real) as stream:
-            return _read_slice(
-                stream,
-                real,
-                notice_path,
-                start_line,
-                request.end_line,
-                line_offset,
-                limit,
-                request.encoding,
-            )
+            return _read_slice(stream, request, real, notice_path)
     except _ReadFailure as failure:
+        start, offset = request.start_line, request.line_offset
         return ReadResult(
             text=f"Error: {failure}",
             ok=False,
             path=None,
-            start_line=start_line if isinstance(start_line, int) else 1,
-            line_offset=line_offset if isinstance(line_offset, int) else 0,
+            start_line=start if isinstance(start, int) and start > 0 else 1,
+            line_offset=offset if isinstance(offset, int) and offset > 0 else 0,
             total_lines=0,
             truncated=False,
             next_line=None,
@@ -215,7 +206,9 @@ def _resolve(request: _Request) -> Path:
                 f"against the workspace {request.workspace}."
             ) from None
     except (OSError, RuntimeError, ValueError) as exc:
-        raise _ReadFailure(f"cannot resolve the path {raw!r} ({exc}). Pass a valid file path.")
+        raise _ReadFailure(
+            f"cannot resolve the path {raw!r} ({exc}). Pass a valid file path."
+        ) from None
     if not is_path_allowed(real, request.roots[0], request.roots[1:]):
         raise _outside(candidate, roots)
     return real
@@ -260,16 +253,13 @@ def _open_regular_file(real: Path) -> BinaryIO:
         raise _ReadFailure(f"cannot open {real}: {exc.strerror or exc}.") from None
 
 
-def _read_slice(
-    stream: BinaryIO,
-    real: Path,
-    notice_path: str,
-    start_line: int,
-    end_line: int | None,
-    line_offset: int,
-    limit: int,
-    encoding: str,
-) -> ReadResult:
+def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: str) -> ReadResult:
+    start_line = request.start_line or 1
+    line_offset = request.line_offset or 0
+    limit = request.max_bytes
+    if real.suffix.lower() in request.exempt and request.exempt_max_bytes is not None:
+        limit = request.exempt_max_bytes
+    encoding = request.encoding
     try:
         if b"\x00" in stream.read(_BINARY_PROBE_BYTES):
             raise _ReadFailure(
@@ -278,10 +268,13 @@ def _read_slice(
             )
         info = os.fstat(stream.fileno())
         key = (str(real), info.st_size, info.st_mtime_ns, info.st_ino)
+        # File timestamps are coarse: a file changed in the last moments could change
+        # again without a new mtime, so only settled files use the line-count cache.
+        cacheable = time.time() - info.st_mtime > _SETTLED_SECONDS
         with _line_count_lock:
-            known_total = _line_count_cache.get(key)
+            known_total = _line_count_cache.get(key) if cacheable else None
         start_pos, total = _locate_line(stream, start_line, known_total)
-        if known_total is None:
+        if known_total is None and cacheable:
             with _line_count_lock:
                 _line_count_cache[key] = total
                 while len(_line_count_cache) > _LINE_COUNT_CACHE_SIZE:
@@ -291,7 +284,7 @@ def _read_slice(
                 f"start_line={start_line} is past the end of {real} ({total} lines). Use "
                 f"start_line between 1 and {total}."
             )
-        last_line = total if end_line is None else min(end_line, total)
+        last_line = total if request.end_line is None else min(request.end_line, total)
         # Newlines the slice must include; the file's last line has none, so read to EOF.
         newlines_wanted = last_line - start_line + 1 if last_line < total else None
         text, complete = _decode_slice(
@@ -305,11 +298,12 @@ def _read_slice(
     except OSError as exc:
         raise _ReadFailure(f"cannot read {real}: {exc.strerror or exc}.") from None
 
-    body = text if complete else cut_prefix_to_bytes(text, limit, encoding)
+    body = cut_prefix_to_bytes(text, limit, encoding)
+    truncated = body != text  # always so when reading stopped early (text > limit)
     next_line: int | None = None
     next_offset: int | None = None
     output = body
-    if not complete or more_after:
+    if truncated or more_after:
         newlines = body.count("\n")
         if newlines:
             next_line, next_offset = start_line + newlines, len(body) - body.rfind("\n") - 1
@@ -332,7 +326,7 @@ def _read_slice(
         start_line=start_line,
         line_offset=line_offset,
         total_lines=total,
-        truncated=not complete,
+        truncated=truncated,
         next_line=next_line,
         next_offset=next_offset,
     )

@@ -24,6 +24,7 @@ __all__ = [
     "build_compactor_request",
     "check_language",
     "compactor_system_prompt",
+    "find_headings",
     "parse_sections",
     "render_summary_message",
     "render_transcript",
@@ -152,7 +153,10 @@ _INITIAL_LEAD: dict[Language, str] = {
         "sections, with these headings and in this order, and write nothing before or "
         "after them:"
     ),
-    "zh": "请为上面的对话撰写检查点摘要。严格使用以下六个部分，标题和顺序保持不变，前后不要添加任何内容：",
+    "zh": (
+        "请为上面的对话撰写检查点摘要。"
+        "严格使用以下六个部分，标题和顺序保持不变，前后不要添加任何内容："
+    ),
 }
 
 _UPDATE_LEAD: dict[Language, str] = {
@@ -193,7 +197,9 @@ _LABELS: dict[Language, dict[str, str]] = {
         "conversation": "# 需要总结的对话",
         "previous": "# 之前的摘要",
         "rules": "规则：",
-        "note": "# 用户要求额外关注的内容\n在遵守上述规则的前提下额外照顾这一点；它不取代上述规则。",
+        "note": (
+            "# 用户要求额外关注的内容\n在遵守上述规则的前提下额外照顾这一点；它不取代上述规则。"
+        ),
     },
 }
 
@@ -340,7 +346,9 @@ _SECTION_KEYS = _keys(
     list(SECTION_TITLES.values()),
     [
         ("Objective", "Constraints", "Status", "Decisions", "Next Step", "Context"),
-        ("目标", "约束和偏好", "进度", "决策", "后续步骤", "重要上下文"),
+        ("Task", "Preferences", "Progress & Status", "Key Decision", "Todo", "Key Context"),
+        ("任务", "约束", "进度", "决策", "后续步骤", "重要上下文"),
+        ("任务目标", "约束和偏好", "当前进展", "关键决定", "下一步计划", "上下文"),
     ],
 )
 _SUBSECTION_KEYS = _keys(
@@ -368,17 +376,29 @@ def unwrap_code_fence(text: str) -> str:
     return text
 
 
-def parse_sections(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """Split text into (preamble lines, [(``## `` title, body lines)]), ignoring code fences."""
-    preamble: list[str] = []
-    sections: list[tuple[str, list[str]]] = []
+def find_headings(lines: Sequence[str], *, level: int = 2) -> dict[int, str]:
+    """Row index -> title of each ``## `` (or ``### `` for level 3) heading outside code fences."""
+    pattern = _HEADING_RE if level == 2 else _SUBHEADING_RE
+    found: dict[int, str] = {}
     in_fence = False
-    for line in unwrap_code_fence(text).split("\n"):
+    for row, line in enumerate(lines):
         if _FENCE_RE.match(line):
             in_fence = not in_fence
-        match = None if in_fence else _HEADING_RE.match(line)
+        match = None if in_fence else pattern.match(line)
         if match:
-            sections.append((match.group(1), []))
+            found[row] = match.group(1)
+    return found
+
+
+def parse_sections(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """Split text into (preamble lines, [(``## `` title, body lines)]), ignoring code fences."""
+    lines = unwrap_code_fence(text).split("\n")
+    headings = find_headings(lines)
+    preamble: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    for row, line in enumerate(lines):
+        if row in headings:
+            sections.append((headings[row], []))
         elif sections:
             sections[-1][1].append(line)
         else:
@@ -463,12 +483,13 @@ def _archive_guide(archive_files: Sequence[tuple[str, int]], language: Language)
         return (
             "被这份摘要替换的原始消息没有归档，摘要是它们唯一的记录。"
             if zh
-            else "The raw messages this summary replaces were not archived; the summary is their only record."
+            else "The raw messages this summary replaces were not archived; "
+            "the summary is their only record."
         )
     head = (
-        "被这份摘要替换的原始消息已逐字归档在工作区中（JSON Lines，每行一条消息，按时间顺序）："
+        "被这份摘要替换的原始消息已归档在工作区中（JSON Lines，每行一条消息，按时间顺序）："
         if zh
-        else "The raw messages this summary replaces are archived word for word in the workspace "
+        else "The raw messages this summary replaces are archived in the workspace "
         "(JSON Lines, one message per line, oldest first):"
     )
     listing = [f"- {p}（{n} 行）" if zh else f"- {p} ({n} lines)" for p, n in files]
@@ -476,8 +497,9 @@ def _archive_guide(archive_files: Sequence[tuple[str, int]], language: Language)
     start = max(1, total - _TAIL_LINES + 1)
     if zh:
         how = (
-            "需要确切细节（命令、报错、用户原话）时，用 `read_file` 阅读这些文件，从末尾开始往前读："
-            f'最新文件的最后 {_TAIL_LINES} 行可以这样读取：read_file(file_path="{newest}", start_line={start})，'
+            "需要确切细节（命令、报错、用户原话）时，用 `read_file` 阅读这些文件，"
+            f"从末尾开始往前读：最新文件的最后 {_TAIL_LINES} 行可以这样读取："
+            f'read_file(file_path="{newest}", start_line={start})，'
             "然后按需往前读更早的行和更早的文件。"
         )
     else:

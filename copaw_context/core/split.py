@@ -208,7 +208,9 @@ def plan_split(
 
     units = group_units(items)
     forced = _forced_units(items, units, latest_request)
-    kept_units = [is_forced and unit.keepable for unit, is_forced in zip(units, forced)]
+    kept_units = [
+        is_forced and unit.keepable for unit, is_forced in zip(units, forced, strict=True)
+    ]
     if not force:
         budget = reserve_tokens
         for position in range(len(units) - 1, -1, -1):
@@ -225,18 +227,16 @@ def plan_split(
     compact: list[int] = []
     keep: list[int] = []
     kept_tokens = fixed_tokens
-    for unit, kept in zip(units, kept_units):
+    for unit, kept in zip(units, kept_units, strict=True):
         if kept:
             keep.extend(range(unit.start, unit.end))
             kept_tokens += unit.tokens
         else:
             compact.extend(range(unit.start, unit.end))
 
-    reason: SplitReason
+    reason: SplitReason = "forced" if force else "compacted"
     if not compact:
         reason = "nothing-safe-to-compact"
-    else:
-        reason = "forced" if force else "compacted"
     over_reserve = latest_request is not None and items[latest_request].tokens > reserve_tokens
     return SplitPlan(tuple(compact), tuple(keep), total, kept_tokens, reason, over_reserve)
 

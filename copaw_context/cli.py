@@ -1,0 +1,162 @@
+"""The ``copaw-context`` command line.
+
+Each subcommand is one ``_add_<name>(subcommands)`` function that registers its parser and sets
+``handler`` to a ``_run_<name>(args) -> int`` function; list the adder in ``_SUBCOMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from copaw_context import __version__
+from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.errors import ConfigError
+
+__all__ = ["main"]
+
+if TYPE_CHECKING:  # argparse has no public name for this type
+    _Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def _add_check_config(subcommands: _Subcommands) -> None:
+    parser = subcommands.add_parser(
+        "check-config",
+        help="validate an agent.json and show the effective context settings",
+        description="Validate an agent.json (QwenPaw's per-agent file with a top-level "
+        '"running", or {"agents": {"running": ...}}) and print the settings copaw-context '
+        "will use. Exits 2 when the file is invalid.",
+    )
+    parser.add_argument("path", metavar="PATH", help="the agent.json file to check")
+    parser.set_defaults(handler=_run_check_config)
+
+
+def _run_check_config(args: argparse.Namespace) -> int:
+    config = load_running_config(args.path)
+    print(f"{args.path}: valid")
+    for label, text in _summary(config):
+        print(f"  {label:<15} {text}")
+    return 0
+
+
+def _summary(config: RunningConfig) -> list[tuple[str, str]]:
+    """The effective settings as (label, text) rows."""
+    light = config.light_context_config
+    compact = light.context_compact_config
+    pruning = light.tool_result_pruning_config
+    window = config.max_input_length
+    if config.max_input_length_is_set:
+        window_text = f"{window} tokens (max_input_length, set in the file)"
+    else:
+        window_text = (
+            f"the model's context size; {window} tokens (the default) if it gives none "
+            "(max_input_length is not set); figures below use it"
+        )
+    if config.context_manager_backend == "light":
+        backend_text = "light: copaw-context replaces AgentScope's built-in compression"
+    else:
+        backend_text = "native: AgentScope's built-in compression stays in charge"
+    if compact.enabled:
+        compaction_text = (
+            f"compact at {config.compact_threshold_tokens()} tokens "
+            f"({compact.compact_threshold_ratio:g} x {window}); keep newest "
+            f"{config.reserve_tokens()} tokens ({compact.reserve_threshold_ratio:g} x {window}); "
+            f"thinking blocks {'included' if compact.compact_with_thinking_block else 'left out'}"
+        )
+    else:
+        compaction_text = "off"
+    retries = f"{light.compactor_retries} retr{'y' if light.compactor_retries == 1 else 'ies'}"
+    compactor_text = (
+        f"{light.compactor}, timeout {light.compactor_timeout_seconds:g} s, {retries}; "
+        f"after a compaction that frees too little, wait for "
+        f"{int(window * light.recompact_growth_ratio)} tokens of growth "
+        f"({light.recompact_growth_ratio:g} x {window})"
+    )
+    if pruning.enabled:
+        pruning_text = (
+            f"newest {pruning.pruning_recent_n} tool results keep "
+            f"{pruning.pruning_recent_msg_max_bytes} bytes, older ones "
+            f"{pruning.pruning_old_msg_max_bytes} bytes"
+        )
+    else:
+        pruning_text = "off"
+    exempt = [f"{extension} files" for extension in pruning.exempt_file_extensions]
+    exempt += [f"tool {name}" for name in pruning.exempt_tool_names]
+    exempt_text = (
+        f"{', '.join(exempt) or 'nothing'}: {pruning.exempt_recent_max_bytes} bytes recent, "
+        f"{pruning.exempt_old_max_bytes} bytes old"
+    )
+    divisor = f"{light.token_count_estimate_divisor:g}"
+    counter_text = {
+        "auto": f"auto: chosen from the model name (fallback estimate: UTF-8 bytes / {divisor})",
+        "estimate": f"estimate: UTF-8 bytes / {divisor}",
+    }.get(light.token_counter, f"{light.token_counter} tokenizer")
+    return [
+        ("backend", backend_text),
+        ("window", window_text),
+        ("compaction", compaction_text),
+        ("compactor", compactor_text),
+        ("tool results", pruning_text),
+        ("exempt", exempt_text),
+        (
+            "offload cache",
+            f"{pruning.tool_results_cache}/ (files kept {pruning.offload_retention_days:g} days)",
+        ),
+        ("dialog archive", f"{light.dialog_path}/"),
+        ("token counter", counter_text),
+        ("language", light.language),
+        ("read roots", ", ".join(["workspace", *light.extra_read_roots])),
+    ]
+
+
+_SUBCOMMANDS: tuple[Callable[[_Subcommands], None], ...] = (_add_check_config,)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="copaw-context",
+        description="QwenPaw-style light context management for AgentScope agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subcommands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for add_subcommand in _SUBCOMMANDS:
+        add_subcommand(subcommands)
+    return parser
+
+
+@contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    """Show the package's logged warnings (e.g. unknown config keys) on stderr while running."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("copaw-context: %(levelname)s: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    package_logger = logging.getLogger("copaw_context")
+    package_logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        package_logger.removeHandler(handler)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (2 for a bad config or bad usage)."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version and usage errors
+        return exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 2
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    with _warnings_to_stderr():
+        try:
+            return handler(args)
+        except ConfigError as error:
+            print(f"copaw-context: error: {error}", file=sys.stderr)
+            return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,182 @@
+"""Building blocks of the config models: strict JSON field types, rules and their wording.
+
+Private to :mod:`copaw_context.core.config`. Every rule that fails raises a pydantic error of
+type ``copaw_rule`` whose ``rule`` context is the user-facing text of what is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args, get_origin
+
+import annotated_types
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "CUSTOM_ERROR",
+    "ITEM_RULES",
+    "Bool",
+    "Extension",
+    "Float",
+    "Int",
+    "NonEmptyStr",
+    "Relation",
+    "Section",
+    "WorkspaceDir",
+    "dir_parts",
+    "field_rule",
+    "rule_error",
+]
+
+CUSTOM_ERROR = "copaw_rule"
+_SEPARATORS = re.compile(r"[/\\]")
+_WORKSPACE_DIR_RULE = 'must be a directory relative to the workspace, such as "dialog"'
+_WORKSPACE_DIR_FIELDS = frozenset({"dialog_path", "tool_results_cache"})
+_EXTENSION_RULE = 'each item must be a file extension starting with ".", such as ".md"'
+ITEM_RULES = {"exempt_file_extensions": _EXTENSION_RULE}
+# JSON Schema twin of _check_workspace_dir; each piece mirrors one of its checks.
+_WORKSPACE_DIR_PATTERN = "".join(
+    (
+        r"^(?![/\\])(?![A-Za-z]:)",  # not absolute
+        r"(?!.*[\x00-\x1f])",  # no control characters
+        r"(?!(?:.*[/\\])?\.\.(?:[/\\]|$))",  # no ".." segment
+        r"(?!(?:\.(?=[/\\]|$)|[/\\])*$)",  # not the workspace itself
+        r".*\S.*$",  # not blank
+    )
+)
+
+
+def _whole_float_to_int(value: object) -> object:
+    """Accept ``2.0`` where a whole number is expected, as JSON Schema does."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def rule_error(rule: str, **context: Any) -> PydanticCustomError:
+    return PydanticCustomError(CUSTOM_ERROR, "{rule}", {"rule": rule, **context})
+
+
+def _check_workspace_dir(value: str) -> str:
+    parts = _SEPARATORS.split(value)
+    if not value.strip():
+        raise rule_error(f"{_WORKSPACE_DIR_RULE}; it is empty")
+    if any(ord(char) < 32 for char in value):
+        raise rule_error(f"{_WORKSPACE_DIR_RULE}; control characters are not allowed")
+    if value[0] in "/\\" or re.match(r"[A-Za-z]:", value):
+        raise rule_error(f"{_WORKSPACE_DIR_RULE}; absolute paths are not allowed")
+    if ".." in parts:
+        raise rule_error(f'{_WORKSPACE_DIR_RULE}; ".." would leave the workspace')
+    if all(part in ("", ".") for part in parts):
+        raise rule_error(f"{_WORKSPACE_DIR_RULE}; it names the workspace itself")
+    return value
+
+
+def _check_extension(value: str) -> str:
+    if len(value) < 2 or not value.startswith(".") or _SEPARATORS.search(value):
+        raise rule_error(_EXTENSION_RULE)
+    return value.lower()
+
+
+def _check_non_empty(value: str) -> str:
+    if not value.strip():
+        raise rule_error("each item must be a non-empty string")
+    return value
+
+
+Int = Annotated[int, Field(strict=True), BeforeValidator(_whole_float_to_int)]
+Float = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Bool = Annotated[bool, Field(strict=True)]
+WorkspaceDir = Annotated[
+    str,
+    Field(strict=True, json_schema_extra={"pattern": _WORKSPACE_DIR_PATTERN}),
+    AfterValidator(_check_workspace_dir),
+]
+Extension = Annotated[
+    str,
+    Field(strict=True, json_schema_extra={"pattern": r"^\.[^/\\]+$"}),
+    AfterValidator(_check_extension),
+]
+NonEmptyStr = Annotated[str, Field(strict=True, min_length=1), AfterValidator(_check_non_empty)]
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """A rule between two fields of one section: ``field <op> other``."""
+
+    field: str
+    op: Literal["<", ">=", "<="]
+    other: str
+
+    def holds(self, value: float, other: float) -> bool:
+        if self.op == "<":
+            return value < other
+        return value >= other if self.op == ">=" else value <= other
+
+    def describe(self, other_value: object) -> str:
+        word = {"<": "below", ">=": ">=", "<=": "<="}[self.op]
+        return f"{word} {self.other} ({_show(other_value)})"
+
+
+class Section(BaseModel):
+    """Base of the config models: frozen, unknown keys ignored, cross-field rules checked."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    _relations: ClassVar[tuple[Relation, ...]] = ()
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> Self:
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        for relation in self._relations:
+            if not relation.holds(values[relation.field], values[relation.other]):
+                rule = field_rule(type(self), relation.field, values)
+                raise rule_error(rule, field=relation.field, value=values[relation.field])
+        return self
+
+
+def dir_parts(path: str) -> list[str]:
+    return [part.casefold() for part in _SEPARATORS.split(path) if part not in ("", ".")]
+
+
+def _show(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def _bounds(metadata: list[Any]) -> list[str]:
+    found: dict[str, Any] = {}
+    for item in metadata:
+        for kind in ("ge", "gt", "le", "lt"):
+            if isinstance(item, getattr(annotated_types, kind.capitalize())):
+                found[kind] = getattr(item, kind)
+    if "ge" in found and "le" in found:
+        return [f"between {_show(found['ge'])} and {_show(found['le'])}"]
+    symbols = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    return [f"{symbols[kind]} {_show(bound)}" for kind, bound in found.items()]
+
+
+def field_rule(model: type[Section], name: str, section: Mapping[str, Any]) -> str:
+    """What a field allows, in words, e.g. "must be a number between 0 and 0.3 and below ..."."""
+    info = model.model_fields[name]
+    annotation = info.annotation
+    if get_origin(annotation) is Literal:
+        choices = [json.dumps(choice) for choice in get_args(annotation)]
+        listed = " or ".join(choices) if len(choices) == 2 else f"one of {', '.join(choices)}"
+        return f"must be {listed} (case-sensitive). {info.description}"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "must be a JSON object, {...}"
+    if get_origin(annotation) is list:
+        return "must be a list of strings, [...]"
+    if name in _WORKSPACE_DIR_FIELDS:
+        return _WORKSPACE_DIR_RULE
+    kinds: dict[object, str] = {bool: "true or false", int: "a whole number", float: "a number"}
+    clauses = _bounds(info.metadata)
+    for relation in model._relations:
+        if relation.field == name:
+            other = section.get(relation.other, model.model_fields[relation.other].get_default())
+            clauses.append(relation.describe(other))
+    rule = f"must be {kinds.get(annotation, 'a string')}"
+    return f"{rule} {' and '.join(clauses)}" if clauses else rule

@@ -1,0 +1,238 @@
+"""``copaw-context demo``: a long agent session that overflows a small window, offline.
+
+A real AgentScope 2.x ``Agent`` with ``MemoryCompactionHook`` works through a scripted
+session (HTML pages, build logs, a Chinese document, minified JSON, parallel tool calls)
+driven by :class:`copaw_context.testing.ScriptedChatModel`. With ``--model`` (and
+``--base-url``) it talks to a real OpenAI-compatible model instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentscope.agent import Agent, InjectionConfig
+from agentscope.message import UserMsg
+from agentscope.middleware import MiddlewareBase
+from agentscope.model import ChatModelBase
+from agentscope.tool import Toolkit
+
+from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.events import ContextEvent
+from copaw_context.demo_session import demo_policy, make_demo_tools
+from copaw_context.testing import ScriptedChatModel
+
+__all__ = ["DemoResult", "StepRecord", "demo_config", "run_demo"]
+
+DEMO_WINDOW = 16000
+
+
+def demo_config(window: int = DEMO_WINDOW, compactor: str = "extractive") -> RunningConfig:
+    """The demo's settings: a small window so several compactions happen."""
+    return parse_running_config(
+        {
+            "running": {
+                "max_input_length": window,
+                "context_manager_backend": "light",
+                "light_context_config": {
+                    "compactor": compactor,
+                    "token_counter": "o200k_base",
+                    "context_compact_config": {
+                        "compact_threshold_ratio": 0.75,
+                        "reserve_threshold_ratio": 0.25,
+                    },
+                    "tool_result_pruning_config": {
+                        "pruning_recent_msg_max_bytes": 12000,
+                        "pruning_old_msg_max_bytes": 1500,
+                        "exempt_recent_max_bytes": 16000,
+                        "exempt_old_max_bytes": 3000,
+                    },
+                },
+            }
+        },
+        source="demo settings",
+    )
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One model call of the session."""
+
+    step: int
+    context_tokens: int
+    truncated: int
+    offloaded: int
+    compactions: int
+
+
+@dataclass
+class DemoResult:
+    """What the demo did."""
+
+    steps: list[StepRecord] = field(default_factory=list)
+    events: list[ContextEvent] = field(default_factory=list)
+    threshold: int = 0
+    window: int = 0
+    summary: str = ""
+    files: list[Path] = field(default_factory=list)
+    pairing_problems: list[str] = field(default_factory=list)
+
+
+class _StepRecorder(MiddlewareBase):
+    """Records the context size the model receives at every call."""
+
+    def __init__(self, hook: MemoryCompactionHook, result: DemoResult, out: TextIO | None) -> None:
+        self.hook = hook
+        self.result = result
+        self.out = out
+
+    async def on_model_call(
+        self, agent: Any, input_kwargs: dict[str, Any], next_handler: Callable[..., Awaitable[Any]]
+    ) -> Any:
+        stats = self.hook.stats
+        record = StepRecord(
+            step=len(self.result.steps) + 1,
+            context_tokens=round(self.hook.last_prompt_tokens),
+            truncated=stats["truncated"],
+            offloaded=stats["offloaded"],
+            compactions=stats["compactions"],
+        )
+        self.result.steps.append(record)
+        if self.out is not None:
+            print(
+                f"step {record.step:3d} | context {record.context_tokens:6d} tokens "
+                f"| truncations {record.truncated:3d} | offloads {record.offloaded:3d} "
+                f"| compactions {record.compactions:2d}",
+                file=self.out,
+            )
+        return await next_handler(**input_kwargs)
+
+
+async def run_demo(
+    workspace: Path,
+    *,
+    steps: int = 60,
+    model: ChatModelBase | None = None,
+    config: RunningConfig | None = None,
+    out: TextIO | None = sys.stdout,
+    fresh: bool = True,
+) -> DemoResult:
+    """Run the session in ``workspace`` and return what happened."""
+    from copaw_context.testing import openai_pairing_problems
+
+    if fresh and workspace.exists():
+        shutil.rmtree(workspace)
+    workspace.mkdir(parents=True, exist_ok=True)
+    config = config or demo_config()
+    result = DemoResult(window=config.max_input_length, threshold=config.compact_threshold_tokens())
+    hook = MemoryCompactionHook(config, workspace, on_event=result.events.append)
+    policy = demo_policy(steps)
+    scripted = model is None
+    chat_model = model or ScriptedChatModel([policy] * (steps * 4), context_size=config.max_input_length)
+    agent = Agent(
+        name="assistant",
+        system_prompt=(
+            "You are a build engineer's assistant. Use the tools to inspect pages, logs and "
+            "documents; continue truncated outputs with read_file when you need more."
+        ),
+        model=chat_model,
+        toolkit=Toolkit(tools=[*await hook.list_tools(), *make_demo_tools()]),
+        middlewares=[hook, _StepRecorder(hook, result, out)],
+        injection_config=InjectionConfig(inject_runtime_state=False),
+    )
+    turns = policy.user_turns() if scripted else policy.user_turns()[:3]
+    for turn in turns:
+        if out is not None:
+            print(f"\nuser> {turn[:100]}", file=out)
+        reply = await agent.reply(UserMsg("user", turn))
+        if out is not None:
+            print(f"assistant> {(reply.get_text_content() or '')[:160]}", file=out)
+    if isinstance(chat_model, ScriptedChatModel):
+        for call in chat_model.calls:
+            if call.tools:
+                result.pairing_problems.extend(openai_pairing_problems(call.formatted))
+    summary = agent.state.summary
+    result.summary = summary if isinstance(summary, str) else str(summary)
+    result.files = sorted(p for p in workspace.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
+    return result
+
+
+def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) -> None:
+    """The closing report: compactions, the summary and the files written."""
+    compactions = [e for e in result.events if e.kind == "compaction"]
+    print("\n=== compactions ===", file=out)
+    for e in compactions:
+        print(
+            f"- {e.tokens_before} -> {e.tokens_after} tokens, {e.messages_compacted} message(s) "
+            f"archived, {e.messages_kept} kept, {e.method}, {e.duration_seconds * 1000:.0f} ms",
+            file=out,
+        )
+    print(f"threshold {result.threshold} tokens of a {result.window}-token window", file=out)
+    print(f"pairing problems seen by the model: {len(result.pairing_problems)}", file=out)
+    print("\n=== summary in the context ===", file=out)
+    print(result.summary, file=out)
+    print("\n=== files written ===", file=out)
+    for path in result.files:
+        print(f"- {path.relative_to(workspace)} ({path.stat().st_size} bytes)", file=out)
+
+
+def plot_steps(result: DemoResult, path: Path) -> None:
+    """Draw context tokens per step, the threshold and the compactions to ``path`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r.step for r in result.steps]
+    tokens = [r.context_tokens for r in result.steps]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    ax.plot(steps, tokens, marker=".", label="context tokens sent to the model")
+    ax.axhline(result.threshold, color="tab:red", linestyle="--", label="compaction threshold")
+    ax.axhline(result.window, color="black", linestyle=":", label="window")
+    previous = 0
+    for record in result.steps:
+        if record.compactions > previous:
+            ax.axvline(record.step - 0.5, color="tab:green", alpha=0.5)
+        previous = record.compactions
+    ax.plot([], [], color="tab:green", alpha=0.5, label="compaction")
+    ax.set_xlabel("model call")
+    ax.set_ylabel("tokens")
+    ax.set_title("copaw-context demo: context size per step")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def openai_model(model_name: str, base_url: str | None, api_key_env: str) -> ChatModelBase:
+    """An OpenAI-compatible chat model for ``--model``."""
+    from agentscope.credential import OpenAICredential
+    from agentscope.model import OpenAIChatModel
+
+    api_key = os.environ.get(api_key_env, "")
+    if not api_key and base_url is None:
+        raise SystemExit(f"--model needs an API key in ${api_key_env} (or a --base-url)")
+    credential = OpenAICredential(api_key=api_key or "none", base_url=base_url)
+    return OpenAIChatModel(credential=credential, model=model_name, stream=False)
+
+
+def demo_main(argv: Sequence[str], *, workspace: str, steps: int, plot: str | None,
+              model: str | None, base_url: str | None, api_key_env: str) -> int:
+    """Entry point used by the CLI."""
+    import asyncio
+
+    del argv
+    root = Path(workspace).resolve()
+    chat_model = openai_model(model, base_url, api_key_env) if model else None
+    result = asyncio.run(run_demo(root, steps=steps, model=chat_model))
+    print_report(result, root)
+    if plot:
+        plot_steps(result, Path(plot))
+        print(f"\nplot written to {plot}")
+    return 1 if result.pairing_problems else 0

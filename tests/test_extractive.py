@@ -1,0 +1,539 @@
+"""Deterministic fact extraction, verbatim carry-over, merging and the extractive summary."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from copaw_context.core.extractive import (
+    ExtractedFacts,
+    carry_verbatim,
+    extract_facts,
+    extractive_summary,
+    merge_sections,
+)
+from copaw_context.core.prompts import (
+    SECTION_TITLES,
+    parse_sections,
+    render_summary_message,
+    section_index,
+    validate_summary,
+)
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from copaw_context.core.truncation import truncate_text_output
+
+ASSERTION = "E   AssertionError: expected 3, got 4"
+
+
+def _msg(role: str, *parts: TranscriptPart, ts: str = "") -> TranscriptMessage:
+    name = {"user": "alice", "assistant": "bot"}.get(role, role)
+    return TranscriptMessage(role=role, name=name, parts=tuple(parts), timestamp=ts)  # type: ignore[arg-type]
+
+
+def _text(text: str) -> TranscriptPart:
+    return TranscriptPart("text", text)
+
+
+def _call(name: str, raw: str, call_id: str) -> TranscriptPart:
+    return TranscriptPart("tool_call", raw, name, call_id)
+
+
+def _result(name: str, output: str, call_id: str, is_error: bool = False) -> TranscriptPart:
+    return TranscriptPart("tool_result", output, name, call_id, is_error)
+
+
+def _pytest_log() -> str:
+    passed = [f"tests/test_mod_{i:03d}.py::test_case PASSED" for i in range(300)]
+    tail = [
+        "=================================== FAILURES ===================================",
+        "_________________________________ test_count _________________________________",
+        "    def test_count():",
+        ">       assert count_items([1, 2, 3]) == 3",
+        ASSERTION,
+        "tests/test_main.py:12: AssertionError",
+        "FAILED tests/test_main.py::test_count - AssertionError: expected 3, got 4",
+        "========================= 1 failed, 300 passed in 4.21s =========================",
+    ]
+    return "\n".join([*passed, *tail])
+
+
+def realistic_session() -> list[TranscriptMessage]:
+    return [
+        _msg(
+            "user",
+            _text(
+                "The counter in our app is off by one, please fix it. "
+                "Run the tests before you finish. Please never touch prod.yaml, it is live."
+            ),
+            ts="2025-01-15T10:00:00",
+        ),
+        _msg(
+            "assistant",
+            _text("I will read main.py first."),
+            _call("read_file", '{"file_path": "/repo/src/app/main.py"}', "c1"),
+            ts="2025-01-15T10:00:04",
+        ),
+        _msg("user", _result("read_file", "def count_items(xs):\n    return len(xs) + 1\n", "c1")),
+        _msg(
+            "assistant",
+            _call("execute_shell_command", '{"command": "cd /repo && pytest -q"}', "c2"),
+        ),
+        _msg("user", _result("execute_shell_command", _pytest_log() + "\nExit code: 1", "c2")),
+        _msg(
+            "assistant",
+            _text("The bug is the `+ 1`; I decided to keep the signature and note it."),
+            _call("write_file", '{"path": "./docs/notes.md", "content": "count fix"}', "c3"),
+        ),
+        _msg("user", _result("write_file", "Wrote 9 bytes to ./docs/notes.md", "c3")),
+        _msg(
+            "user", _text("Also add a regression test for an empty list."), ts="2025-01-15T10:05:00"
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- extract_facts
+
+
+def test_extract_facts_realistic_session_is_verbatim() -> None:
+    facts = extract_facts(realistic_session())
+    assert facts.user_requests[0].startswith("The counter in our app is off by one")
+    assert facts.user_requests[-1] == "Also add a regression test for an empty list."
+    assert "Please never touch prod.yaml, it is live." in facts.constraints
+    assert ASSERTION in facts.error_lines  # late in a 300-line log
+    assert "FAILED tests/test_main.py::test_count - AssertionError: expected 3, got 4" in (
+        facts.error_lines
+    )
+    assert "Exit code: 1" in facts.error_lines
+    assert facts.file_paths[:2] == ("/repo/src/app/main.py", "./docs/notes.md")
+    assert facts.tool_outcomes == (
+        "read_file(/repo/src/app/main.py): ok — def count_items(xs):",
+        "execute_shell_command: error — FAILED tests/test_main.py::test_count - AssertionError: "
+        "expected 3, got 4",
+        "write_file(./docs/notes.md): ok — Wrote 9 bytes to ./docs/notes.md",
+    )
+    assert facts.decisions == (
+        "I will read main.py first.",
+        "The bug is the `+ 1`; I decided to keep the signature and note it.",
+    )
+
+
+def test_all_facts_survive_into_both_kinds_of_summary() -> None:
+    messages = realistic_session()
+    facts = extract_facts(messages)
+    vague = GOOD_LLM.replace("never touch prod.yaml", "be careful with config")
+    carried = carry_verbatim(vague, facts)
+    summary = extractive_summary(messages)
+    for text in (carried, summary):
+        for item in (*facts.constraints, *facts.error_lines, *facts.file_paths):
+            assert item in text
+        assert "never touch prod.yaml" in text
+        assert ASSERTION in text
+        assert validate_summary(text) is None
+
+
+def test_constraints_in_both_languages() -> None:
+    text = (
+        "先看一下日志。不要修改 prod.yaml！必须使用 Python 3.11；只改 src 目录。\n"
+        "- Always run ruff.\nI prefer short answers. This is just context."
+    )
+    facts = extract_facts([_msg("user", _text(text))])
+    assert facts.constraints == (
+        "不要修改 prod.yaml！",
+        "必须使用 Python 3.11；",
+        "只改 src 目录。",
+        "Always run ruff.",
+        "I prefer short answers.",
+    )
+
+
+def test_assistant_text_is_not_a_user_constraint_and_summary_messages_are_skipped() -> None:
+    injected = render_summary_message(GOOD_LLM, [("dialog/2025-01-15.jsonl", 3)])
+    messages = [
+        _msg("user", _text(injected)),
+        _msg("assistant", _text("You must never do X.")),
+        _msg("user", _text("ok go")),
+    ]
+    facts = extract_facts(messages)
+    assert facts.user_requests == ("ok go",)
+    assert facts.constraints == ()
+
+
+def test_long_user_request_is_cut_with_a_note() -> None:
+    facts = extract_facts([_msg("user", _text("x" * 5000))])
+    (request,) = facts.user_requests
+    assert request.startswith("x" * 2000) and request.endswith("[3000 more characters omitted]")
+
+
+def test_error_lines_are_deduplicated_capped_and_keep_the_latest() -> None:
+    log = "\n".join(f"ERROR step {i}" for i in range(60)) + "\nERROR step 59\nerror: final"
+    facts = extract_facts([_msg("user", _result("shell", log, "c"))])
+    assert len(facts.error_lines) == 40
+    assert facts.error_lines[-1] == "error: final"
+    assert facts.error_lines[0] == "ERROR step 21"
+    clean = extract_facts([_msg("user", _result("shell", "0 errors, exit code 0\nall good", "c"))])
+    assert clean.error_lines == ()
+    assert clean.tool_outcomes == ("shell: ok — 0 errors, exit code 0",)
+
+
+def test_failed_tool_without_error_words_still_counts() -> None:
+    facts = extract_facts([_msg("user", _result("fetch", "\n  timed out after 30 s\n", "c", True))])
+    assert facts.error_lines == ("timed out after 30 s",)
+    assert facts.tool_outcomes == ("fetch: error — timed out after 30 s",)
+
+
+def test_offload_paths_from_truncation_notices() -> None:
+    big = "\n".join(f"row {i}" for i in range(5000))
+    ours = truncate_text_output(
+        big, total_lines=5000, max_bytes=200, file_path="/w/tool_results/7f3a.txt"
+    )
+    reference = (
+        "head\n<<<TRUNCATED>>>\nThe output above was truncated.\n"
+        "If the current content is not enough, call `read_file` with "
+        "file_path=/w/tool_result/abc.txt start_line=31 to read more."
+    )
+    no_path = "x\n<<<TRUNCATED>>>\ncall `read_file` with file_path= start_line=3 to read more."
+    messages = [
+        _msg("user", _result("browser_use", ours, "a")),
+        _msg("user", _result("shell", reference, "b")),
+        _msg("user", _result("shell", no_path, "c")),
+    ]
+    assert extract_facts(messages).file_paths == (
+        "/w/tool_results/7f3a.txt",
+        "/w/tool_result/abc.txt",
+    )
+
+
+def test_paths_from_tool_inputs() -> None:
+    raw = (
+        '{"paths": ["src/a.py", "src/b.py"], "options": {"output_path": "out/r.json"}, '
+        '"command": "cat /etc/hosts.txt ../up/x.cfg https://example.com/page.html", "path": "."}'
+    )
+    facts = extract_facts([_msg("assistant", _call("multi", raw, "c"))])
+    assert facts.file_paths == (
+        "src/a.py",
+        "src/b.py",
+        "out/r.json",
+        "/etc/hosts.txt",
+        "../up/x.cfg",
+    )
+    broken = extract_facts([_msg("assistant", _call("edit", "not json ./notes/todo.md", "c"))])
+    assert broken.file_paths == ("./notes/todo.md",)
+
+
+# --------------------------------------------------------------------------- carry_verbatim
+
+GOOD_LLM = """## Goal
+Fix the off-by-one counter in /repo/src/app/main.py.
+
+## Constraints & Preferences
+- never touch prod.yaml
+
+## Progress
+### Done
+- [x] Found the bug
+### In Progress
+- [ ] Add a regression test
+### Blocked
+- (none)
+
+## Key Decisions
+- Keep the signature of `count_items()`
+
+## Next Steps
+1. Add the empty-list test
+
+## Critical Context
+- Tests run with `cd /repo && pytest -q`
+
+## Extra Notes
+- keep me
+"""
+
+
+def test_carry_inserts_into_critical_context_before_the_next_section() -> None:
+    facts = ExtractedFacts(
+        constraints=("never touch prod.yaml", "Use tabs."),
+        error_lines=(ASSERTION,),
+        file_paths=("/repo/src/app/main.py", "./docs/notes.md"),
+    )
+    out = carry_verbatim(GOOD_LLM, facts)
+    _, sections = parse_sections(out)
+    critical = "\n".join(next(body for title, body in sections if section_index(title) == 5))
+    assert critical.strip() == (
+        "- Tests run with `cd /repo && pytest -q`\n"
+        "- Constraints (verbatim):\n  - Use tabs.\n"
+        "- Errors (verbatim):\n  - " + ASSERTION + "\n"
+        "- Files:\n  - ./docs/notes.md"
+    )
+    assert out.endswith("## Extra Notes\n- keep me\n")
+    assert carry_verbatim(out, facts) == out
+
+
+def test_carry_creates_the_section_in_chinese_and_leaves_complete_text_alone() -> None:
+    facts = ExtractedFacts(constraints=("不要修改 prod.yaml",), file_paths=("/a/b.py",))
+    out = carry_verbatim("## 目标\n修复计数", facts, language="zh")
+    assert out == (
+        "## 目标\n修复计数\n\n## 关键上下文\n"
+        "- 约束（原文）：\n  - 不要修改 prod.yaml\n- 文件：\n  - /a/b.py\n"
+    )
+    assert carry_verbatim(out, facts, language="zh") == out
+    assert carry_verbatim("", ExtractedFacts()) == ""
+
+
+_tricky = st.lists(
+    st.sampled_from(
+        [*"ab #-*`<>[]()\\/.:：。中文\t\n\r$%{}", "## Goal", "```", "\u200b", "é", "- [x] "]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    summary=st.one_of(st.just(GOOD_LLM), st.just(""), _tricky),
+    constraints=st.lists(_tricky, max_size=5),
+    errors=st.lists(_tricky, max_size=5),
+    paths=st.lists(_tricky, max_size=5),
+    language=st.sampled_from(["en", "zh"]),
+)
+def test_carry_verbatim_is_complete_idempotent_and_loses_nothing(
+    summary: str, constraints: list[str], errors: list[str], paths: list[str], language: str
+) -> None:
+    facts = ExtractedFacts(
+        constraints=tuple(constraints), error_lines=tuple(errors), file_paths=tuple(paths)
+    )
+    once = carry_verbatim(summary, facts, language=language)  # type: ignore[arg-type]
+    for item in (*constraints, *errors, *paths):
+        assert item in once
+    assert carry_verbatim(once, facts, language=language) == once  # type: ignore[arg-type]
+    if all(item in summary for item in (*constraints, *errors, *paths)):
+        assert once == summary
+    for line in summary.split("\n"):
+        if not line.strip().startswith("```"):  # only a fence wrapping everything is removed
+            assert line.strip() in once
+
+
+def test_carry_never_adds_an_item_twice() -> None:
+    facts = ExtractedFacts(
+        constraints=("keep /x/y.py intact", "keep /x/y.py intact"),
+        file_paths=("/x/y.py",),
+    )
+    out = carry_verbatim("## Goal\ng", facts)
+    assert out.count("/x/y.py") == 1
+
+
+# --------------------------------------------------------------------------- merge_sections
+
+
+def _section_items(text: str, index: int) -> list[str]:
+    _, sections = parse_sections(text)
+    body = next(body for title, body in sections if section_index(title) == index)
+    return [line for line in body if line.strip()]
+
+
+def test_merge_unions_in_order_and_keeps_unknown_sections() -> None:
+    new = """## Goal
+Fix the off-by-one counter in /repo/src/app/main.py.
+
+## Constraints & Preferences
+- Use tabs.
+
+## Progress
+### Done
+- [x] Add a regression test
+### In Progress
+- [ ] Update the changelog
+### Blocked
+- (none)
+
+## Key Decisions
+- (none)
+
+## Next Steps
+1. Update the changelog
+2. Add the empty-list test
+
+## Critical Context
+- none
+
+## Open Questions
+- Which Python versions?
+"""
+    merged = merge_sections(GOOD_LLM, new)
+    assert validate_summary(merged) is None
+    assert merged.count("Fix the off-by-one counter") == 1
+    assert _section_items(merged, 1) == ["- never touch prod.yaml", "- Use tabs."]
+    progress = _section_items(merged, 2)
+    assert progress == [
+        "### Done",
+        "- [x] Found the bug",
+        "- [x] Add a regression test",
+        "### In Progress",
+        "- [ ] Update the changelog",  # the finished item moved to Done
+        "### Blocked",
+        "- (none)",
+    ]
+    assert _section_items(merged, 4) == ["1. Add the empty-list test", "2. Update the changelog"]
+    assert _section_items(merged, 5) == ["- Tests run with `cd /repo && pytest -q`"]
+    assert merged.index("## Extra Notes") < merged.index("## Open Questions")
+    assert merged.rstrip().endswith("## Open Questions\n- Which Python versions?")
+
+
+def test_merge_reads_either_language_and_renders_the_requested_one() -> None:
+    zh = "## 目标\n修复计数\n\n## 约束\n- 不要修改 prod.yaml\n\n## 进展\n"
+    zh += "### 已完成\n- [x] 读取文件\n"
+    merged = merge_sections(zh, GOOD_LLM, language="zh")
+    titles = [title for title, _ in parse_sections(merged)[1]]
+    assert titles == [*SECTION_TITLES["zh"], "Extra Notes"]
+    assert _section_items(merged, 0) == [
+        "修复计数",
+        "Fix the off-by-one counter in /repo/src/app/main.py.",
+    ]
+    assert "- [x] 读取文件" in merged and "- [x] Found the bug" in merged
+    assert validate_summary(merged, language="zh") is None
+
+
+def test_merge_keeps_multiline_items_and_code_blocks_whole() -> None:
+    previous = (
+        "## Goal\nBuild it.\n\n## Critical Context\n- Command:\n  ```bash\n  make all\n\n"
+        "  make test\n  ```\n- Second\n"
+    )
+    merged = merge_sections(previous, previous)
+    assert merged.count("make all") == 1 and merged.count("- Second") == 1
+    assert "- Command:\n  ```bash\n  make all\n\n  make test\n  ```\n- Second" in merged
+
+
+# --------------------------------------------------------------------------- extractive_summary
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_extractive_summary_is_valid_and_complete(language: str) -> None:
+    messages = realistic_session()
+    summary = extractive_summary(messages, language=language)  # type: ignore[arg-type]
+    assert validate_summary(summary, language=language) is None  # type: ignore[arg-type]
+    titles = [title for title, _ in parse_sections(summary)[1]]
+    assert titles == list(SECTION_TITLES[language])  # type: ignore[index]
+    goal = "\n".join(_section_items(summary, 0))
+    assert "The counter in our app is off by one, please fix it." in goal  # first request
+    assert "Also add a regression test for an empty list." in goal  # latest request
+    assert "- [x] read_file(/repo/src/app/main.py): ok" in summary
+    assert "- execute_shell_command: error — FAILED tests/test_main.py::test_count" in summary
+    assert "I decided to keep the signature" in summary
+    next_steps = _section_items(summary, 4)
+    assert next_steps[0].startswith("1. ") and "regression test for an empty list" in next_steps[0]
+
+
+def test_extractive_summary_marks_an_answered_request() -> None:
+    messages = [
+        _msg("user", _text("What is 2+2?")),
+        _msg("assistant", _text("4.")),
+    ]
+    summary = extractive_summary(messages)
+    assert "### In Progress\n- (none)" in summary
+    assert "1. Check that this user request was fully answered: What is 2+2?" in summary
+
+
+def test_extractive_summary_records_the_compact_note() -> None:
+    summary = extractive_summary(realistic_session(), extra_instruction="keep  only\nthe decisions")
+    assert "- Compaction note from the user: keep only the decisions" in summary
+
+
+def _item_lines(text: str) -> list[str]:
+    return [
+        line
+        for line in text.split("\n")
+        if line.strip() and not line.startswith("#") and not _is_none_line(line)
+    ]
+
+
+def _is_none_line(line: str) -> bool:
+    return line.strip() in ("- (none)", "- （无）")
+
+
+def test_merging_keeps_every_previous_item() -> None:
+    summary = extractive_summary(realistic_session(), previous_summary=GOOD_LLM)
+    assert validate_summary(summary) is None
+    for line in _item_lines(GOOD_LLM):
+        assert line.lstrip("0123456789. ") in summary
+    rendered = render_summary_message(GOOD_LLM, [("dialog/2025-01-15.jsonl", 8)])
+    from_message = extractive_summary(realistic_session(), previous_summary=rendered)
+    assert from_message == summary  # the guide is stripped, never nested
+
+
+def test_repeated_merging_neither_nests_nor_duplicates() -> None:
+    messages = realistic_session()
+    summary = extractive_summary(messages, previous_summary=GOOD_LLM)
+    first = summary
+    for _ in range(10):
+        rendered = render_summary_message(summary, [("dialog/2025-01-15.jsonl", 40)])
+        summary = extractive_summary(messages, previous_summary=rendered)
+    assert summary == first
+    assert summary.count("## Goal") == 1
+    assert len(re.findall(r"^## ", summary, flags=re.MULTILINE)) == 7
+    for line in _item_lines(GOOD_LLM):
+        assert summary.count(line.lstrip("0123456789. ")) == 1
+
+
+def test_successive_compactions_accumulate_without_loss() -> None:
+    summary = ""
+    for step in range(10):
+        messages = [
+            _msg("user", _text(f"Step {step}: never delete table t{step}.")),
+            _msg("assistant", _call("read_file", f'{{"file_path": "/repo/f{step}.py"}}', "c")),
+            _msg("user", _result("read_file", f"content {step}", "c")),
+        ]
+        summary = extractive_summary(messages, previous_summary=summary)
+        assert validate_summary(summary) is None
+    goal, constraints = _section_items(summary, 0), _section_items(summary, 1)
+    for step in range(10):
+        assert constraints.count(f"- Step {step}: never delete table t{step}.") == 1
+        assert goal.count(f"- User request: Step {step}: never delete table t{step}.") == 1
+        assert f"- File: /repo/f{step}.py" in summary
+    assert summary.count("## Goal") == 1
+    assert "Step 0: never delete table t0." in "\n".join(_section_items(summary, 0))
+
+
+def test_max_chars_trims_oldest_but_never_constraints_goal_or_latest_request() -> None:
+    previous = GOOD_LLM.replace(
+        "## Key Decisions\n",
+        "## Key Decisions\n" + "".join(f"- old decision {i}\n" for i in range(80)),
+    )
+    messages: list[TranscriptMessage] = [_msg("user", _text("Please only use stdlib. Start now."))]
+    for i in range(150):
+        messages.append(
+            _msg("assistant", _call("read_file", f'{{"path": "/repo/m{i}.py"}}', f"c{i}"))
+        )
+        messages.append(_msg("user", _result("read_file", f"module {i} body", f"c{i}")))
+    messages.append(_msg("user", _text("Latest: summarise module 149 for me.")))
+    summary = extractive_summary(messages, previous_summary=previous, max_chars=4000)
+    assert len(summary) <= 4000
+    assert validate_summary(summary) is None
+    assert "Please only use stdlib." in summary and "never touch prod.yaml" in summary
+    assert "Fix the off-by-one counter in /repo/src/app/main.py." in summary
+    assert "Latest: summarise module 149 for me." in summary
+    assert "Older items were left out to fit the summary size limit" in summary
+    assert "old decision 79" in summary and "old decision 0" not in summary  # oldest go first
+    assert "/repo/m149.py" in summary and "- File: /repo/m0.py\n" not in summary
+
+
+def test_max_chars_cannot_drop_protected_items() -> None:
+    constraints = " ".join(f"You must keep rule {i}." for i in range(60))
+    summary = extractive_summary([_msg("user", _text(constraints))], max_chars=1000)
+    for i in range(60):
+        assert f"You must keep rule {i}." in summary
+    assert len(summary) > 1000  # over budget rather than losing a constraint
+
+
+@pytest.mark.parametrize("bad", [999, 0, -5, True, 1.5e4])
+def test_max_chars_must_be_a_sensible_int(bad: object) -> None:
+    with pytest.raises(ValueError, match="max_chars"):
+        extractive_summary([], max_chars=bad)  # type: ignore[arg-type]
+
+
+def test_empty_input_still_yields_a_valid_summary() -> None:
+    summary = extractive_summary([], language="zh")
+    assert validate_summary(summary, language="zh") is None
+    assert summary.startswith("## 目标\n- （无）\n")
