@@ -53,8 +53,8 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
         window_text = f"{window} tokens (max_input_length, set in the file)"
     else:
         window_text = (
-            f"the model's context size; {window} tokens (the default) if it gives none "
-            "(max_input_length is not set); figures below use it"
+            f"{window} tokens by default; max_input_length is not set, so the model's "
+            "context size is used when known"
         )
     if config.context_manager_backend == "light":
         backend_text = "light: copaw-context replaces AgentScope's built-in compression"
@@ -65,7 +65,7 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
             f"compact at {config.compact_threshold_tokens()} tokens "
             f"({compact.compact_threshold_ratio:g} x {window}); keep newest "
             f"{config.reserve_tokens()} tokens ({compact.reserve_threshold_ratio:g} x {window}); "
-            f"thinking blocks {'included' if compact.compact_with_thinking_block else 'left out'}"
+            f"thinking blocks {'' if compact.compact_with_thinking_block else 'not '}summarised"
         )
     else:
         compaction_text = "off"
@@ -104,9 +104,9 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
         ("exempt", exempt_text),
         (
             "offload cache",
-            f"{pruning.tool_results_cache}/ (files kept {pruning.offload_retention_days:g} days)",
+            f"{pruning.tool_results_cache.rstrip('/')}/ (files kept {pruning.offload_retention_days:g} days)",
         ),
-        ("dialog archive", f"{light.dialog_path}/"),
+        ("dialog archive", f"{light.dialog_path.rstrip('/')}/"),
         ("token counter", counter_text),
         ("language", light.language),
         ("read roots", ", ".join(["workspace", *light.extra_read_roots])),

@@ -8,6 +8,7 @@ driven by :class:`copaw_context.testing.ScriptedChatModel`. With ``--model`` (an
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -126,15 +127,15 @@ async def run_demo(
     """Run the session in ``workspace`` and return what happened."""
     from copaw_context.testing import openai_pairing_problems
 
-    if fresh and workspace.exists():
-        shutil.rmtree(workspace)
-    workspace.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(_prepare_workspace, workspace, fresh)
     config = config or demo_config()
     result = DemoResult(window=config.max_input_length, threshold=config.compact_threshold_tokens())
     hook = MemoryCompactionHook(config, workspace, on_event=result.events.append)
     policy = demo_policy(steps)
     scripted = model is None
-    chat_model = model or ScriptedChatModel([policy] * (steps * 4), context_size=config.max_input_length)
+    chat_model = model or ScriptedChatModel(
+        [policy] * (steps * 4), context_size=config.max_input_length
+    )
     agent = Agent(
         name="assistant",
         system_prompt=(
@@ -159,8 +160,18 @@ async def run_demo(
                 result.pairing_problems.extend(openai_pairing_problems(call.formatted))
     summary = agent.state.summary
     result.summary = summary if isinstance(summary, str) else str(summary)
-    result.files = sorted(p for p in workspace.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
+    result.files = await asyncio.to_thread(_written_files, workspace)
     return result
+
+
+def _prepare_workspace(workspace: Path, fresh: bool) -> None:
+    if fresh and workspace.exists():
+        shutil.rmtree(workspace)
+    workspace.mkdir(parents=True, exist_ok=True)
+
+
+def _written_files(workspace: Path) -> list[Path]:
+    return sorted(p for p in workspace.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
 
 
 def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) -> None:
@@ -222,11 +233,17 @@ def openai_model(model_name: str, base_url: str | None, api_key_env: str) -> Cha
     return OpenAIChatModel(credential=credential, model=model_name, stream=False)
 
 
-def demo_main(argv: Sequence[str], *, workspace: str, steps: int, plot: str | None,
-              model: str | None, base_url: str | None, api_key_env: str) -> int:
+def demo_main(
+    argv: Sequence[str],
+    *,
+    workspace: str,
+    steps: int,
+    plot: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str,
+) -> int:
     """Entry point used by the CLI."""
-    import asyncio
-
     del argv
     root = Path(workspace).resolve()
     chat_model = openai_model(model, base_url, api_key_env) if model else None

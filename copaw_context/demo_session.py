@@ -42,6 +42,7 @@ BIG_PAGE_BYTES = 300 * 1024
 BUILD_ERROR_LINE = "src/parser.c:412:17: error: 'tok' undeclared (first use in this function)"
 MAKE_ERROR_LINE = "make: *** [Makefile:23: parser.o] Error 1"
 _MAX_TURN_STEPS = 40  # stays below the agent's default max_iters (50)
+_MAX_READS_IN_A_ROW = 2
 
 # fmt: off
 _WORDS = (
@@ -366,8 +367,10 @@ class DemoPolicy:
     """A scripted assistant for `ScriptedChatModel`; use it as every step.
 
     `total_steps` tool-enabled model calls are spread over `turn_count` user turns
-    (see `user_turns()`); each turn makes tool calls and ends with a text answer.
-    Calls after the plan get short extra turns instead of failing.
+    (send `user_turns()`); each turn makes tool calls and ends with a text answer.
+    Calls after the plan get short extra turns instead of failing. Usage:
+    `ScriptedChatModel([policy] * (total_steps + headroom))`; summary calls (no tools,
+    or only `generate_structured_output`) do not count as steps.
     """
 
     def __init__(self, total_steps: int = 40, *, seed: int = 0, parallel_every: int = 5) -> None:
@@ -388,6 +391,7 @@ class DemoPolicy:
         self._turn_step = 0
         self._ids = itertools.count(1)
         self._pending_ids: list[str] = []
+        self._reads_in_a_row = 0
         self._findings: list[str] = []
 
     @property
@@ -419,7 +423,10 @@ class DemoPolicy:
         if self._turn_step >= length - 1:
             return [TextBlock(text=self._answer())]
         self._turn_step += 1
-        calls = self._read_more(latest, names) or self._agenda_calls(names)
+        parallel = self.steps_taken % self.parallel_every == 0
+        calls = (not parallel and self._read_more(latest, names)) or self._agenda_calls(
+            names, parallel
+        )
         if not calls:
             return [TextBlock(text=self._answer())]
         self._pending_ids = [block.id for block in calls]
@@ -456,11 +463,11 @@ class DemoPolicy:
         del self._findings[:-6]
 
     def _read_more(self, latest: list[tuple[str, str]], names: list[str]) -> list[ToolCallBlock]:
-        if "read_file" not in names:
+        if "read_file" not in names or self._reads_in_a_row >= _MAX_READS_IN_A_ROW:
             return []
         for _, text in latest:
             parsed = parse_truncation_notice(text)
-            if parsed is None or not parsed[1].file_path or self._rng.random() < 0.4:
+            if parsed is None or not parsed[1].file_path or self._rng.random() < 0.5:
                 continue
             notice = parsed[1]
             arguments: dict[str, Any] = {
@@ -470,19 +477,21 @@ class DemoPolicy:
             if notice.next_offset > 0:
                 arguments["line_offset"] = notice.next_offset
             self.reads_issued += 1
+            self._reads_in_a_row += 1
             return [self._call("read_file", arguments)]
         return []
 
-    def _agenda_calls(self, names: list[str]) -> list[ToolCallBlock]:
+    def _agenda_calls(self, names: list[str], parallel: bool) -> list[ToolCallBlock]:
         agenda = [entry for entry in _TURNS[self._turn % len(_TURNS)][1] if entry[0] in names]
         if not agenda:  # the turn's tools are missing: use any demo tool that is offered
             agenda = [entry for _, entries in _TURNS for entry in entries if entry[0] in names]
         if not agenda:
             return []
         count = 1
-        if self.steps_taken % self.parallel_every == 0:
+        if parallel:
             count = self._rng.choice((2, 3))
             self.parallel_steps += 1
+        self._reads_in_a_row = 0
         calls = []
         for k in range(count):
             round_ = (self._turn_step - 1) * 3 + k

@@ -21,7 +21,9 @@ AGENTSCOPE = version("agentscope")
 
 
 def test_agentscope_major_is_2() -> None:
-    assert AGENTSCOPE.startswith("2."), f"copaw-context's 2.x adapter runs on agentscope {AGENTSCOPE}"
+    assert AGENTSCOPE.startswith("2."), (
+        f"copaw-context's 2.x adapter runs on agentscope {AGENTSCOPE}"
+    )
 
 
 async def test_prepare_model_input_shape(tmp_path) -> None:
@@ -47,5 +49,6 @@ def test_middleware_lists_exist() -> None:
     source = inspect.getsource(Agent.__init__)
     for attribute in _HOOK_LISTS.values():
         assert f"self.{attribute}" in source, (
-            f"agentscope {AGENTSCOPE}: Agent.{attribute} is gone; update copaw_context.agentscope2.attach"
+            f"agentscope {AGENTSCOPE}: Agent.{attribute} is gone; "
+            "update copaw_context.agentscope2.attach"
         )

@@ -150,7 +150,9 @@ def test_constraints_in_both_languages() -> None:
 
 
 def test_assistant_text_is_not_a_user_constraint_and_summary_messages_are_skipped() -> None:
-    injected = render_summary_message(GOOD_LLM, [("dialog/2025-01-15.jsonl", 3)])
+    injected = render_summary_message(
+        GOOD_LLM + "- E   AssertionError: old\n", [("dialog/2025-01-15.jsonl", 3)]
+    )
     messages = [
         _msg("user", _text(injected)),
         _msg("assistant", _text("You must never do X.")),
@@ -159,6 +161,7 @@ def test_assistant_text_is_not_a_user_constraint_and_summary_messages_are_skippe
     facts = extract_facts(messages)
     assert facts.user_requests == ("ok go",)
     assert facts.constraints == ()
+    assert facts.error_lines == ()  # the summary's own lines are not mined again
 
 
 def test_long_user_request_is_cut_with_a_note() -> None:
@@ -176,6 +179,41 @@ def test_error_lines_are_deduplicated_capped_and_keep_the_latest() -> None:
     clean = extract_facts([_msg("user", _result("shell", "0 errors, exit code 0\nall good", "c"))])
     assert clean.error_lines == ()
     assert clean.tool_outcomes == ("shell: ok — 0 errors, exit code 0",)
+
+
+def test_source_code_is_not_mistaken_for_errors() -> None:
+    code = (
+        "class CompactionError(CopawContextError):\n"
+        "    try:\n        x = table[key]\n    except KeyError:\n"
+        '        raise ValueError(f"bad key {key}")\n'
+    )
+    facts = extract_facts([_msg("user", _result("read_file", code, "c"))])
+    assert facts.error_lines == ()
+    assert facts.tool_outcomes == ("read_file: ok — class CompactionError(CopawContextError):",)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "error[E0308]: mismatched types",
+        "TypeError: x is not a function",
+        'Exception in thread "main" java.lang.NullPointerException',
+        "requests.exceptions.ConnectionError",
+        "fatal: not a git repository (or any of the parent directories): .git",
+        "panic: runtime error: index out of range [3] with length 3",
+        "npm ERR! code ELIFECYCLE",
+        "Process exited with code 2",
+        "编译失败：找不到符号",
+    ],
+)
+def test_error_lines_across_toolchains(line: str) -> None:
+    output = f"building...\n{line}\ndone"
+    assert extract_facts([_msg("user", _result("shell", output, "c"))]).error_lines == (line,)
+
+
+def test_constraints_ignore_code_blocks() -> None:
+    text = "Fix this:\n```python\n# you must never call this\nonly_once()\n```\nDon't add deps."
+    assert extract_facts([_msg("user", _text(text))]).constraints == ("Don't add deps.",)
 
 
 def test_failed_tool_without_error_words_still_counts() -> None:
@@ -209,7 +247,8 @@ def test_offload_paths_from_truncation_notices() -> None:
 def test_paths_from_tool_inputs() -> None:
     raw = (
         '{"paths": ["src/a.py", "src/b.py"], "options": {"output_path": "out/r.json"}, '
-        '"command": "cat /etc/hosts.txt ../up/x.cfg https://example.com/page.html", "path": "."}'
+        '"command": "cat /etc/hosts.txt ../up/x.cfg https://example.com/page.html", "path": ".", '
+        '"source": "print(1)"}'
     )
     facts = extract_facts([_msg("assistant", _call("multi", raw, "c"))])
     assert facts.file_paths == (
@@ -537,3 +576,33 @@ def test_empty_input_still_yields_a_valid_summary() -> None:
     summary = extractive_summary([], language="zh")
     assert validate_summary(summary, language="zh") is None
     assert summary.startswith("## 目标\n- （无）\n")
+
+
+_item_text = st.text(
+    alphabet=st.sampled_from(list("abcxyz /._-:`()中文")), min_size=1, max_size=20
+).filter(lambda t: t.strip() not in ("", "-", "none", "n/a"))
+
+
+def _summary_from(items: dict[int, list[str]]) -> str:
+    lines: list[str] = []
+    for index, title in enumerate(SECTION_TITLES["en"]):
+        lines.append(f"## {title}")
+        lines += [f"- {item.strip()}" for item in items.get(index, [])]
+    return "\n".join(lines)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    previous=st.dictionaries(st.integers(0, 5), st.lists(_item_text, max_size=4), max_size=6),
+    new=st.dictionaries(st.integers(0, 5), st.lists(_item_text, max_size=4), max_size=6),
+)
+def test_merge_sections_never_loses_an_item(
+    previous: dict[int, list[str]], new: dict[int, list[str]]
+) -> None:
+    merged = merge_sections(_summary_from(previous), _summary_from(new))
+    collapsed = re.sub(" +", " ", merged)  # items equal up to spacing count as duplicates
+    for items in (*previous.values(), *new.values()):
+        for item in items:
+            assert re.sub(" +", " ", f"- {item.strip()}") in collapsed
+    assert len(re.findall(r"^## ", merged, flags=re.MULTILINE)) == 6
+    assert merge_sections(merged, _summary_from(new)) == merged  # nothing new: no growth

@@ -169,7 +169,7 @@ def test_render_transcript_part_kinds_and_thinking_switch() -> None:
     notice = (
         "head\n<<<TRUNCATED>>>\nThe output above was truncated.\n"
         "If the current content is not enough, call `read_file` with "
-        'file_path="/w/tool_results/ab.txt" start_line=9 to read more."
+        'file_path="/w/tool_results/ab.txt" start_line=9 to read more.'
     )
     message = _msg(
         "assistant",

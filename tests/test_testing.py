@@ -507,7 +507,7 @@ async def test_demo_policy_drives_a_real_agent_with_valid_pairing(tmp_path: Path
     assert policy.turn_count == len(replies) == 10 and policy.turn_lengths == (3,) * 10
     assert policy.done and policy.steps_taken == 30
     assert all(r.get_text_content().startswith("Finished: ") for r in replies)
-    assert policy.parallel_steps >= 3 and policy.reads_issued >= 3 and offload.saved >= 5
+    assert policy.parallel_steps >= 3 and policy.reads_issued >= 2 and offload.saved >= 5
     assert policy.summaries_written >= 1  # the built-in compression asked for a structured summary
     tool_calls = [
         b for c in model.calls for m in c.messages[-1:] for b in m.get_content_blocks("tool_call")

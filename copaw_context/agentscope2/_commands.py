@@ -63,6 +63,8 @@ def format_compact_reply(
         f"- Tokens: {pct(tokens_before)} -> {pct(tokens_after)}",
     ]
     if fallback_reason:
-        lines.append(f"- The model summary failed ({fallback_reason}); an extractive summary was used")
+        lines.append(
+            f"- The model summary failed ({fallback_reason}); an extractive summary was used"
+        )
     lines += ["", "**Compressed Summary:**", summary]
     return "\n".join(lines)

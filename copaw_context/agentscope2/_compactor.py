@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentscope.agent import Agent, InjectionConfig
+from agentscope.agent import Agent, InjectionConfig, ReActConfig
 from agentscope.message import UserMsg
 from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase
@@ -91,10 +91,14 @@ class SummaryCompactor:
         """Merge ``messages`` into ``previous_summary``; never raises for model failures."""
         facts = extract_facts(messages)
         if self.mode == "extractive" or model is None:
-            return CompactorResult(self._extractive(messages, previous_summary, extra_instruction), "extractive")
+            return CompactorResult(
+                self._extractive(messages, previous_summary, extra_instruction), "extractive"
+            )
         reason = "no attempt"
         try:
-            summary, stages = await self._llm_in_stages(messages, previous_summary, model, extra_instruction)
+            summary, stages = await self._llm_in_stages(
+                messages, previous_summary, model, extra_instruction
+            )
             return CompactorResult(
                 carry_verbatim(summary, facts, language=self.language), "llm", stages=stages
             )
@@ -102,7 +106,9 @@ class SummaryCompactor:
             reason = exc.reason
         except Exception as exc:  # any model/provider failure degrades to extractive
             reason = f"{type(exc).__name__}: {exc}"
-        logger.warning("copaw-context: LLM compaction failed (%s); using the extractive summary", reason)
+        logger.warning(
+            "copaw-context: LLM compaction failed (%s); using the extractive summary", reason
+        )
         return CompactorResult(
             self._extractive(messages, previous_summary, extra_instruction),
             "extractive",
@@ -173,6 +179,9 @@ class SummaryCompactor:
                 toolkit=Toolkit(),
                 middlewares=[_NoCompression()],
                 injection_config=InjectionConfig(inject_runtime_state=False),
+                # A timeout cancels the reply; without this the agent would swallow the
+                # cancellation and return its "interrupted" message as if it were a summary.
+                react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
             )
             try:
                 reply = await asyncio.wait_for(
@@ -210,7 +219,8 @@ def _shorten(msg: TranscriptMessage, budget: int, counter: TokenCounter) -> Tran
         text = part.text
         if len(text) > chars:
             half = chars // 2
-            text = f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
+            omitted = len(text) - 2 * half
+            text = f"{text[:half]}\n[... {omitted} characters omitted ...]\n{text[-half:]}"
         parts.append(
             TranscriptPart(part.kind, text, part.tool_name, part.tool_call_id, part.is_error)
         )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from uuid import uuid4
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 from agentscope.message import Msg, TextBlock
 
@@ -55,7 +55,9 @@ class TokenReport:
         return round((self.fixed + self.messages) * self.calibration)
 
 
-def cached_handler(hook: MemoryCompactionHook, counter: TokenCounter, include_thinking: bool) -> AsMsgHandler:
+def cached_handler(
+    hook: MemoryCompactionHook, counter: TokenCounter, include_thinking: bool
+) -> AsMsgHandler:
     """One handler (and token cache) per counter, kept on the hook."""
     handlers: dict[str, AsMsgHandler] = hook.__dict__.setdefault("_handlers", {})
     key = f"{counter.name}:{include_thinking}"
@@ -114,7 +116,9 @@ async def token_report(hook: MemoryCompactionHook, agent: Any) -> TokenReport:
     )
 
 
-async def compact(hook: MemoryCompactionHook, agent: Any, *, force: bool, note: str) -> ContextEvent | None:
+async def compact(
+    hook: MemoryCompactionHook, agent: Any, *, force: bool, note: str
+) -> ContextEvent | None:
     """Check the context and compact it when over the threshold (or when forced)."""
     started = hook.now()
     report = await token_report(hook, agent)
@@ -173,7 +177,9 @@ async def compact(hook: MemoryCompactionHook, agent: Any, *, force: bool, note: 
         model=hook.compactor_model or agent.model,
         extra_instruction=note,
     )
-    archive = DialogArchive(hook.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name)
+    archive = DialogArchive(
+        hook.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name
+    )
     try:
         await archive.append(
             [m.model_dump(mode="json") for m in check.to_compact],
@@ -312,8 +318,10 @@ def _format_context(report: TokenReport, agent: Any) -> str:
             f"- Summary: {report.summary} tokens",
             f"- Messages ({len(agent.state.context)}): {report.messages} tokens",
             f"- Tool schemas: {report.tools} tokens",
-            f"- Total: {report.total} tokens (calibration x{report.calibration:.2f}, counter {report.counter})",
-            f"- Compaction threshold: {report.threshold} tokens; reserve for recent messages: {report.reserve}",
+            f"- Total: {report.total} tokens "
+            f"(calibration x{report.calibration:.2f}, counter {report.counter})",
+            f"- Compaction threshold: {report.threshold} tokens; "
+            f"reserve for recent messages: {report.reserve}",
             f"- Window: {report.window} tokens (from {report.window_source})",
         ]
     )
@@ -322,16 +330,26 @@ def _format_context(report: TokenReport, agent: Any) -> str:
 async def _clear(hook: MemoryCompactionHook, agent: Any, *, new_session: bool) -> str:
     context = list(agent.state.context)
     if context:
-        archive = DialogArchive(hook.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name)
+        archive = DialogArchive(
+            hook.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name
+        )
         try:
-            await archive.append([m.model_dump(mode="json") for m in context], [m.created_at for m in context])
+            await archive.append(
+                [m.model_dump(mode="json") for m in context], [m.created_at for m in context]
+            )
         except ArchiveError as exc:
-            return f"**Clear Failed!** The dialog archive could not be written ({exc}); nothing was removed."
+            return (
+                f"**Clear Failed!** The dialog archive could not be written ({exc}); "
+                "nothing was removed."
+            )
     agent.state.context = []
     agent.state.summary = ""
     _state(agent).clear()
     where = f" to {hook.config.light_context_config.dialog_path}/" if context else ""
     if new_session:
         agent.state.session_id = uuid4().hex
-        return f"**New session started.** {len(context)} message(s) archived{where}; context and summary cleared."
+        return (
+            f"**New session started.** {len(context)} message(s) archived{where}; "
+            "context and summary cleared."
+        )
     return f"**Context cleared.** {len(context)} message(s) archived{where}; summary cleared."

@@ -61,8 +61,13 @@ class MemoryCompactionHook(MiddlewareBase):
         self.on_event = on_event
         light = self.config.light_context_config
         pruning = light.tool_result_pruning_config
-        self.store = OffloadStore(self.workspace / pruning.tool_results_cache, pruning.offload_retention_days)
+        self.store = OffloadStore(
+            self.workspace / pruning.tool_results_cache, pruning.offload_retention_days
+        )
         self.dialog_dir = self.workspace / light.dialog_path
+        self.extra_read_roots = [
+            self.workspace / Path(r).expanduser() for r in light.extra_read_roots
+        ]  # an absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs")
         self.pruner = ToolResultPruner(pruning, self.store)
         self.calibration = UsageCalibration()
         self.stats: dict[str, int] = {"truncated": 0, "offloaded": 0, "compactions": 0}
@@ -92,11 +97,10 @@ class MemoryCompactionHook(MiddlewareBase):
         if self._tools is None:
             light = self.config.light_context_config
             pruning = light.tool_result_pruning_config
-            roots = [Path(r).expanduser() for r in light.extra_read_roots]
             self._tools = [
                 make_read_file_tool(
                     self.workspace,
-                    extra_roots=[r if r.is_absolute() else self.workspace / r for r in roots],
+                    extra_roots=self.extra_read_roots,
                     max_bytes=pruning.pruning_recent_msg_max_bytes,
                     exempt_extensions=pruning.exempt_file_extensions,
                     exempt_max_bytes=pruning.exempt_recent_max_bytes,
@@ -118,7 +122,9 @@ class MemoryCompactionHook(MiddlewareBase):
 
     def handler_for(self, agent: Any) -> AsMsgHandler:
         """An :class:`AsMsgHandler` counting with the agent's model's counter."""
-        include = self.config.light_context_config.context_compact_config.compact_with_thinking_block
+        include = (
+            self.config.light_context_config.context_compact_config.compact_with_thinking_block
+        )
         return ops.cached_handler(self, self.counter_for(agent.model), include)
 
     # ------------------------------------------------------------------- hooks

@@ -292,7 +292,9 @@ def to_transcript_message(msg: Msg, include_thinking: bool = True) -> Transcript
             parts.append(TranscriptPart("hint", _block_text(block, False)[0]))
         elif isinstance(block, ToolCallBlock):
             parts.append(
-                TranscriptPart("tool_call", block.input, tool_name=block.name, tool_call_id=block.id)
+                TranscriptPart(
+                    "tool_call", block.input, tool_name=block.name, tool_call_id=block.id
+                )
             )
         elif isinstance(block, ToolResultBlock):
             parts.append(

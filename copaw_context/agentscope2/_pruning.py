@@ -195,7 +195,11 @@ class ToolResultPruner:
                 stats.offload_failures += 1
                 path = None
             out = truncate_text_output(
-                text, start_line=1, total_lines=count_lines(text), max_bytes=max_bytes, file_path=path
+                text,
+                start_line=1,
+                total_lines=count_lines(text),
+                max_bytes=max_bytes,
+                file_path=path,
             )
         if out != text:
             stats.truncated += 1

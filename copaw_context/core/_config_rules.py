@@ -6,6 +6,7 @@ type ``copaw_rule`` whose ``rule`` context is the user-facing text of what is al
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -13,12 +14,18 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, Self, get_args, get_origin
 
 import annotated_types
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 __all__ = [
-    "CUSTOM_ERROR",
-    "ITEM_RULES",
     "Bool",
     "Extension",
     "Float",
@@ -27,17 +34,19 @@ __all__ = [
     "Relation",
     "Section",
     "WorkspaceDir",
+    "describe_error",
     "dir_parts",
     "field_rule",
     "rule_error",
+    "unknown_keys",
 ]
 
-CUSTOM_ERROR = "copaw_rule"
+_CUSTOM_ERROR = "copaw_rule"
 _SEPARATORS = re.compile(r"[/\\]")
 _WORKSPACE_DIR_RULE = 'must be a directory relative to the workspace, such as "dialog"'
 _WORKSPACE_DIR_FIELDS = frozenset({"dialog_path", "tool_results_cache"})
 _EXTENSION_RULE = 'each item must be a file extension starting with ".", such as ".md"'
-ITEM_RULES = {"exempt_file_extensions": _EXTENSION_RULE}
+_ITEM_RULES = {"exempt_file_extensions": _EXTENSION_RULE}
 # JSON Schema twin of _check_workspace_dir; each piece mirrors one of its checks.
 _WORKSPACE_DIR_PATTERN = "".join(
     (
@@ -56,7 +65,8 @@ def _whole_float_to_int(value: object) -> object:
 
 
 def rule_error(rule: str, **context: Any) -> PydanticCustomError:
-    return PydanticCustomError(CUSTOM_ERROR, "{rule}", {"rule": rule, **context})
+    """A validation error whose ``rule`` is the user-facing text of what is allowed."""
+    return PydanticCustomError(_CUSTOM_ERROR, "{rule}", {"rule": rule, **context})
 
 
 def _check_workspace_dir(value: str) -> str:
@@ -137,6 +147,7 @@ class Section(BaseModel):
 
 
 def dir_parts(path: str) -> list[str]:
+    """A relative directory's segments, case-folded, without "." and empty ones."""
     return [part.casefold() for part in _SEPARATORS.split(path) if part not in ("", ".")]
 
 
@@ -180,3 +191,78 @@ def field_rule(model: type[Section], name: str, section: Mapping[str, Any]) -> s
             clauses.append(relation.describe(other))
     rule = f"must be {kinds.get(annotation, 'a string')}"
     return f"{rule} {' and '.join(clauses)}" if clauses else rule
+
+
+def _section_type(annotation: object) -> type[Section] | None:
+    return annotation if isinstance(annotation, type) and issubclass(annotation, Section) else None
+
+
+def describe_error(
+    error: ValidationError, root: type[Section], prefix: str, raw: Mapping[str, Any]
+) -> tuple[str, Any, str]:
+    """The first problem as (JSON path as written in the file, bad value, what is allowed)."""
+    problems = error.errors(include_url=False)
+    first = problems[0]
+    path, model, section = prefix, root, raw
+    owner: tuple[type[Section], str, Mapping[str, Any]] | None = None
+    in_list = False
+    for step in first["loc"]:
+        if isinstance(step, int):
+            path, in_list = f"{path}[{step}]", True
+            continue
+        path = f"{path}.{step}"
+        info = model.model_fields.get(step)
+        owner = (model, step, section) if info is not None else None
+        child_model = _section_type(info.annotation if info is not None else None)
+        if child_model is not None:
+            child = section.get(step)
+            model, section = child_model, child if isinstance(child, Mapping) else {}
+    context = first.get("ctx") or {}
+    value = first["input"]
+    if first["type"] == _CUSTOM_ERROR:
+        allowed = str(context["rule"])
+        if "field" in context:
+            path, value = f"{path}.{context['field']}", context["value"]
+    elif in_list:
+        allowed = _ITEM_RULES.get(owner[1] if owner else "", "each item must be a non-empty string")
+    elif owner is not None:
+        allowed = field_rule(*owner)
+    else:
+        allowed = first["msg"]
+    if len(problems) > 1:
+        more = len(problems) - 1
+        allowed += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return path, value, allowed
+
+
+def _field_homes(model: type[Section], path: str, homes: dict[str, list[str]]) -> None:
+    for name, info in model.model_fields.items():
+        homes.setdefault(name, []).append(path)
+        child_model = _section_type(info.annotation)
+        if child_model is not None:
+            _field_homes(child_model, f"{path}.{name}", homes)
+
+
+def unknown_keys(
+    model: type[Section], raw: object, path: str, homes: dict[str, list[str]] | None = None
+) -> list[str]:
+    """Keys of ``raw`` (and its nested sections) that ``model`` does not know, with a hint each."""
+    if homes is None:
+        homes = {}
+        _field_homes(model, path, homes)
+    if not isinstance(raw, Mapping):
+        return []
+    found = []
+    for key, value in raw.items():
+        info = model.model_fields.get(key)
+        child_model = _section_type(info.annotation if info is not None else None)
+        if child_model is not None:
+            found += unknown_keys(child_model, value, f"{path}.{key}", homes)
+        elif info is None:
+            close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
+            if key in homes:
+                hint = f" (it belongs in {' or '.join(homes[key])})"
+            else:
+                hint = f" (did you mean {close[0]}?)" if close else ""
+            found.append(f"{path}.{key}{hint}")
+    return found

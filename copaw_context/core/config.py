@@ -9,7 +9,6 @@ JSON path, the value and what is allowed.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import logging
 import os
@@ -20,8 +19,6 @@ from typing import Any, Literal, Self
 from pydantic import Field, ValidationError, model_validator
 
 from copaw_context.core._config_rules import (
-    CUSTOM_ERROR,
-    ITEM_RULES,
     Bool,
     Extension,
     Float,
@@ -30,9 +27,10 @@ from copaw_context.core._config_rules import (
     Relation,
     Section,
     WorkspaceDir,
+    describe_error,
     dir_parts,
-    field_rule,
     rule_error,
+    unknown_keys,
 )
 from copaw_context.core.errors import ConfigError
 
@@ -263,78 +261,6 @@ class RunningConfig(Section):
         return window
 
 
-def _to_config_error(
-    error: ValidationError, prefix: str, running: Mapping[str, Any], source: str | None
-) -> ConfigError:
-    """Turn pydantic's first error into a ConfigError with the JSON path as written in the file."""
-    problems = error.errors(include_url=False)
-    first = problems[0]
-    path, section = prefix, running
-    model: type[Section] = RunningConfig
-    owner: tuple[type[Section], str, Mapping[str, Any]] | None = None
-    in_list = False
-    for step in first["loc"]:
-        if isinstance(step, int):
-            path, in_list = f"{path}[{step}]", True
-            continue
-        path = f"{path}.{step}"
-        info = model.model_fields.get(step)
-        owner = (model, step, section) if info is not None else None
-        annotation = info.annotation if info is not None else None
-        if isinstance(annotation, type) and issubclass(annotation, Section):
-            model = annotation
-            child = section.get(str(step)) if isinstance(section, Mapping) else None
-            section = child if isinstance(child, Mapping) else {}
-    context = first.get("ctx") or {}
-    value = first["input"]
-    if first["type"] == CUSTOM_ERROR:
-        allowed = str(context["rule"])
-        if "field" in context:
-            path, value = f"{path}.{context['field']}", context["value"]
-    elif in_list:
-        allowed = ITEM_RULES.get(owner[1] if owner else "", "each item must be a non-empty string")
-    elif owner is not None:
-        allowed = field_rule(*owner)
-    else:
-        allowed = first["msg"]
-    if len(problems) > 1:
-        more = len(problems) - 1
-        allowed += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return ConfigError(path, value, allowed, source)
-
-
-def _warn_unknown_keys(running: Mapping[str, Any], prefix: str, source: str | None) -> None:
-    """Log one warning naming keys inside light_context_config that this package does not know."""
-    light = running.get("light_context_config")
-    if not isinstance(light, Mapping):
-        return
-    light_path = f"{prefix}.light_context_config"
-    sections: list[tuple[str, type[Section], Any]] = [(light_path, LightContextConfig, light)]
-    sub_sections: dict[str, type[Section]] = {
-        "context_compact_config": ContextCompactConfig,
-        "tool_result_pruning_config": ToolResultPruningConfig,
-    }
-    for name, sub_model in sub_sections.items():
-        sections.append((f"{light_path}.{name}", sub_model, light.get(name)))
-    home = {name: path for path, model, _ in sections for name in model.model_fields}
-    unknown = []
-    for path, model, section in sections:
-        for key in section if isinstance(section, Mapping) else ():
-            if key in model.model_fields:
-                continue
-            close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
-            hint = f" (it belongs in {home[key]})" if key in home else ""
-            hint = hint or (f" (did you mean {close[0]}?)" if close else "")
-            unknown.append(f"{path}.{key}{hint}")
-    if unknown:
-        logger.warning(
-            "%s: ignoring keys copaw-context does not know (newer QwenPaw versions add some, "
-            "but check for typos): %s",
-            source or "agent.json",
-            "; ".join(unknown),
-        )
-
-
 def _brief(value: object) -> object:
     text = repr(value)
     return value if len(text) <= 80 else f"{text[:77]}..."
@@ -345,25 +271,36 @@ def parse_running_config(data: Any, source: str | None = None) -> RunningConfig:
     if not isinstance(data, Mapping):
         raise ConfigError("(top level)", _brief(data), f"must be a JSON object: {_SHAPES}", source)
     agents = data.get("agents")
-    has_top = "running" in data
-    has_nested = isinstance(agents, Mapping) and "running" in agents
-    if has_top and has_nested:
+    nested = agents if isinstance(agents, Mapping) and "running" in agents else None
+    if "running" in data and nested is not None:
         allowed = f"{_SHAPES}, not both; remove one"
         raise ConfigError("(top level)", ["running", "agents.running"], allowed, source)
-    if not has_top and not has_nested:
+    if "running" in data:
+        prefix, running = "running", data["running"]
+    elif nested is not None:
+        prefix, running = "agents.running", nested["running"]
+    else:
         keys = sorted(map(str, data))
         shown = keys if len(keys) <= 12 else [*keys[:12], f"... {len(keys) - 12} more"]
         raise ConfigError("(top level) keys", shown, f"{_SHAPES}; neither is present", source)
-    prefix = "running" if has_top else "agents.running"
-    running = data["running"] if has_top else agents["running"]  # type: ignore[index]
     if not isinstance(running, Mapping):
         allowed = "must be a JSON object holding the settings (an empty {} means all defaults)"
         raise ConfigError(prefix, _brief(running), allowed, source)
-    _warn_unknown_keys(running, prefix, source)
+    unknown = unknown_keys(
+        LightContextConfig, running.get("light_context_config"), f"{prefix}.light_context_config"
+    )
+    if unknown:
+        logger.warning(
+            "%s: ignoring keys copaw-context does not know (newer QwenPaw versions add some, "
+            "but check for typos): %s",
+            source or "agent.json",
+            "; ".join(unknown),
+        )
     try:
         return RunningConfig.model_validate(running)
     except ValidationError as error:
-        raise _to_config_error(error, prefix, running, source) from None
+        path, value, allowed = describe_error(error, RunningConfig, prefix, running)
+        raise ConfigError(path, value, allowed, source) from None
 
 
 class _DuplicateKeyError(ValueError):

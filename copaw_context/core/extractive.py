@@ -55,13 +55,18 @@ _EXIT_CODE_RE = re.compile(
     r"(?i:\b(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|exit_code|return\s*code|returncode)"
     r"\s*[:=]?\s*)-?[1-9]\d*\b"
 )
+# Exception names count only where an error is reported (a line starting with the name, or
+# "Name: message"), so source code full of `raise ValueError(` is not mistaken for errors.
 _ERROR_RE = re.compile(
-    r"Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b|(?i:\berror:)|\bERROR\b"
-    r"|\bFAILED\b|\bfatal:|\bpanic:|^E\s{2,}\S|错误|失败|异常|" + _EXIT_CODE_RE.pattern
+    r"Traceback \(most recent call last\)|^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b\s*(?::|$)"
+    r"|\b\w+(?:Error|Exception): \S|(?i:\berror(?:\[\w+\])?:)|\bERROR\b|\bFAILED\b"
+    r"|\bfatal:|\bpanic:|^Exception in thread|\bERR!|^E\s{2,}\S|错误|失败|异常|"
+    + _EXIT_CODE_RE.pattern
 )
 _NAMED_ERROR_RE = re.compile(
     r"\w(?:Error|Exception)\b|(?i:\b(?:error|fatal|panic):)|错误|失败|异常"
 )
+_PATH_LIKE_RE = re.compile(r"[/\\]|\.\w{1,10}$")  # a separator or a file extension
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
 _BULLET_PREFIX_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)、])\s+")
 _PATH_KEYS = frozenset(
@@ -109,11 +114,21 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _sentences(text: str) -> Iterable[str]:
+    in_fence = False
     for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        if in_fence or line.lstrip().startswith("```"):
+            continue  # code is not a statement of the user's
         for sentence in _SENTENCE_SPLIT_RE.split(line):
             sentence = _BULLET_PREFIX_RE.sub("", sentence).strip()
             if sentence:
                 yield _cut(sentence, _MAX_SENTENCE_CHARS)
+
+
+def _is_summary_message(message: TranscriptMessage) -> bool:
+    text = message.text().strip()
+    return bool(text) and split_summary_message(text) != text
 
 
 def _user_texts(messages: Sequence[TranscriptMessage]) -> list[tuple[str, str]]:
@@ -121,7 +136,7 @@ def _user_texts(messages: Sequence[TranscriptMessage]) -> list[tuple[str, str]]:
     out = []
     for message in messages:
         text = message.text().strip()
-        if message.role == "user" and text and split_summary_message(text) == text:
+        if message.role == "user" and text and not _is_summary_message(message):
             out.append((message.timestamp, text))
     return out
 
@@ -143,7 +158,7 @@ def _walk_paths(value: object, key: str = "") -> Iterable[str]:
             yield from _walk_paths(v, key)
     elif isinstance(value, str) and key in _PATH_KEYS:
         path = value.strip()
-        if path not in ("", ".") and "\n" not in path and len(path) < 500:
+        if "\n" not in path and len(path) < 500 and _PATH_LIKE_RE.search(path):
             yield path
 
 
@@ -193,6 +208,8 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
     decisions: list[str] = []
     call_targets: dict[str, str] = {}
     for message in messages:
+        if _is_summary_message(message):
+            continue  # an earlier summary is merged as previous_summary, not mined again
         for part in message.parts:
             if part.kind == "text":
                 errors += _error_lines(part.text)
@@ -568,14 +585,19 @@ def _trim(doc: _Doc, protected: set[str], language: Language, max_chars: int) ->
     def droppable(item: str) -> bool:
         return _key(item) not in protected and not item.startswith(carried)
 
-    while len(_render(doc, language)) > max_chars:
+    size = len(_render(doc, language))
+    while size > max_chars:
         lists = [doc.preamble, doc.sections[0], doc.sections[2], *doc.sections[3:], *doc.progress]
         lists += [items for _, items in (*doc.progress_extra, *doc.extra)]
         candidates = [items for items in lists if any(droppable(i) for i in items)]
         if not candidates:
             return  # only protected items are left: never drop them
         longest = max(candidates, key=lambda items: sum(len(i) + 1 for i in items))
-        longest.remove(next(i for i in longest if droppable(i)))
+        victim = next(i for i in longest if droppable(i))
+        longest.remove(victim)
+        size -= len(victim) + 1  # an estimate; re-rendered once it says the summary fits
+        if size <= max_chars:
+            size = len(_render(doc, language))
 
 
 def extractive_summary(

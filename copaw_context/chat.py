@@ -1,0 +1,70 @@
+"""``copaw-context chat``: an interactive chat with a real model, the hook and its commands."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from agentscope.agent import Agent
+from agentscope.message import UserMsg
+from agentscope.tool import Toolkit
+
+from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.core.config import load_running_config
+from copaw_context.demo import openai_model
+
+__all__ = ["run_chat"]
+
+_BANNER = (
+    "copaw-context chat: type a message; /compact [note], /context, /clear, /new are handled "
+    "by the context manager; /exit or Ctrl-D quits."
+)
+
+
+async def run_chat(
+    config_path: str,
+    workspace: str,
+    *,
+    model_name: str,
+    base_url: str | None,
+    api_key_env: str,
+    stdin: TextIO = sys.stdin,
+    stdout: TextIO = sys.stdout,
+) -> int:
+    """Read lines from ``stdin`` and answer them with a real model until /exit or EOF."""
+    hook = MemoryCompactionHook.from_agent_json(config_path, workspace)
+    model = openai_model(model_name, base_url, api_key_env)
+    agent = Agent(
+        name="assistant",
+        system_prompt="You are a helpful assistant. Use read_file to read files in the workspace.",
+        model=model,
+        toolkit=Toolkit(tools=await hook.list_tools()),
+        middlewares=[hook],
+    )
+    print(_BANNER, file=stdout)
+    loop = asyncio.get_running_loop()
+    while True:
+        print("you> ", end="", file=stdout, flush=True)
+        line = await loop.run_in_executor(None, stdin.readline)
+        if not line:
+            return 0
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/exit", "/quit"):
+            return 0
+        reply = await agent.reply(UserMsg("user", text))
+        print(f"assistant> {reply.get_text_content() or ''}", file=stdout, flush=True)
+
+
+def chat_main(
+    *, config: str, workspace: str, model: str, base_url: str | None, api_key_env: str
+) -> int:
+    """Entry point used by the CLI."""
+    load_running_config(config)  # fail early with the path-named error
+    Path(workspace).mkdir(parents=True, exist_ok=True)
+    return asyncio.run(
+        run_chat(config, workspace, model_name=model, base_url=base_url, api_key_env=api_key_env)
+    )

@@ -1,0 +1,321 @@
+"""Compaction with real AgentScope 2.x agents and the scripted model (issue: compaction #8)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from agentscope.message import AssistantMsg, Msg, TextBlock, ToolCallBlock, ToolResultBlock, UserMsg
+
+from copaw_context import ContextEvent, MemoryCompactionHook, attach, pin_message
+from copaw_context.core.archive import read_archive
+from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.prompts import render_summary_message
+from copaw_context.demo_session import demo_policy, make_demo_tools
+from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems, text_step
+from tests.helpers import make_agent
+
+PREVIOUS_SUMMARY = """## Goal
+- Ship the parser fix for ticket PARSE-17
+
+## Constraints & Preferences
+- Never modify vendor/ files
+
+## Progress
+### Done
+- [x] Reproduced the crash in src/parser.c
+### In Progress
+- [ ] Writing the regression test
+### Blocked
+- None
+
+## Key Decisions
+- Keep the public API unchanged
+
+## Next Steps
+1. Run the full test suite
+
+## Critical Context
+- /repo/src/parser.c:412 is where tok is undeclared"""
+
+
+def config(window: int, **light: Any) -> RunningConfig:
+    compact = light.pop("context_compact_config", {})
+    return parse_running_config(
+        {
+            "running": {
+                "max_input_length": window,
+                "light_context_config": {
+                    "token_counter": "o200k_base",
+                    "context_compact_config": {
+                        "compact_threshold_ratio": 0.7,
+                        "reserve_threshold_ratio": 0.2,
+                        **compact,
+                    },
+                    "tool_result_pruning_config": {
+                        "pruning_recent_msg_max_bytes": 8000,
+                        "pruning_old_msg_max_bytes": 1000,
+                        "exempt_recent_max_bytes": 9000,
+                        "exempt_old_max_bytes": 2000,
+                    },
+                    **light,
+                },
+            }
+        }
+    )
+
+
+def block_keys(messages: list[Msg]) -> list[tuple[str, str]]:
+    return [(b.type, b.id) for m in messages for b in m.content]
+
+
+def archived_block_keys(workspace: Path) -> list[tuple[str, str]]:
+    keys: list[tuple[str, str]] = []
+    for path in sorted((workspace / "dialog").glob("*.jsonl")):
+        for record in read_archive(path):
+            msg = Msg.model_validate(record["message"])
+            keys.extend((b.type, b.id) for b in msg.content)
+    return keys
+
+
+def seeded_history(turns: int, result_bytes: int = 1500) -> list[Msg]:
+    history: list[Msg] = []
+    for t in range(turns):
+        history.append(UserMsg("user", f"Request {t}: check module m{t}. Never touch prod.yaml."))
+        call_id = f"seed_call_{t}"
+        history.append(
+            AssistantMsg(
+                "assistant",
+                [
+                    TextBlock(text=f"Checking m{t}."),
+                    ToolCallBlock(
+                        id=call_id, name="run_build", input=json.dumps({"target": f"m{t}"})
+                    ),
+                    ToolResultBlock(
+                        id=call_id,
+                        name="run_build",
+                        output=[TextBlock(text=("build ok line\n" * (result_bytes // 14)))],
+                        state="success",
+                    ),
+                    TextBlock(text=f"Module m{t} builds."),
+                ],
+            )
+        )
+    return history
+
+
+async def test_200_step_session_stays_valid_and_loses_nothing(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(config(6000, compactor="llm"), tmp_path, on_event=events.append)
+    policy = demo_policy(200, parallel_every=4)
+    model = ScriptedChatModel([policy] * 900, context_size=6000)
+    agent = await make_agent(hook, model, make_demo_tools(seed=3))
+    for turn in policy.user_turns():
+        reply = await agent.reply(UserMsg("user", turn))
+        assert reply.get_text_content()
+    assert policy.done and policy.parallel_steps >= 10
+
+    seen: set[tuple[str, str]] = set()
+    for call in model.calls:
+        if not call.tools:
+            continue  # the compactor's own calls
+        assert openai_pairing_problems(call.formatted) == [], call.formatted[-3:]
+        seen.update(block_keys([m for m in call.messages if not _is_fixed(m)]))
+    compactions = [e for e in events if e.kind == "compaction"]
+    assert len(compactions) >= 5
+    assert all(e.tokens_after < e.tokens_before for e in compactions)
+
+    archived = archived_block_keys(tmp_path)
+    final = block_keys(agent.state.context)
+    assert len(archived) == len(set(archived)), "a block was archived twice"
+    assert not set(archived) & set(final), "a block is both archived and still in context"
+    assert seen <= set(archived) | set(final), "a block left the context without being archived"
+    summary = str(agent.state.summary)
+    assert summary.count("## Goal") == 1, "the summary must be merged, not nested"
+    assert "dialog/" in summary and ".jsonl" in summary
+
+
+def _is_fixed(msg: Msg) -> bool:
+    """The system prompt or the summary message (rebuilt by the agent at every call)."""
+    text = msg.get_text_content() or ""
+    return msg.role == "system" or ("## Goal" in text and "dialog/" in text)
+
+
+async def _compact_with_failing_compactor(
+    tmp_path: Path, step: Any, **light: Any
+) -> tuple[Any, list[ContextEvent]]:
+    events: list[ContextEvent] = []
+    compactor = ScriptedChatModel([step, step, step], context_size=32768)
+    hook = MemoryCompactionHook(
+        config(4000, compactor="llm", **light),
+        tmp_path,
+        compactor_model=compactor,
+        on_event=events.append,
+    )
+    agent = await make_agent(
+        hook, ScriptedChatModel([text_step("still working")], context_size=4000)
+    )
+    agent.state.context = seeded_history(8)
+    agent.state.summary = render_summary_message(
+        PREVIOUS_SUMMARY, [("dialog/2026-11-28.jsonl", 12)]
+    )
+    reply = await agent.reply(UserMsg("user", "What next?"))
+    assert reply.get_text_content() == "still working"
+    return agent, events
+
+
+def _assert_previous_summary_kept(agent: Any) -> None:
+    summary = str(agent.state.summary)
+    for item in (
+        "Ship the parser fix for ticket PARSE-17",
+        "Never modify vendor/ files",
+        "Reproduced the crash in src/parser.c",
+        "Keep the public API unchanged",
+        "/repo/src/parser.c:412 is where tok is undeclared",
+    ):
+        assert item in summary, f"previous summary item lost: {item}"
+    assert summary.count("## Goal") == 1
+
+
+async def test_compactor_exception_keeps_previous_summary(tmp_path: Path) -> None:
+    agent, events = await _compact_with_failing_compactor(tmp_path, RuntimeError("provider 500"))
+    _assert_previous_summary_kept(agent)
+    (event,) = [e for e in events if e.kind == "compaction"]
+    assert event.method == "extractive" and "provider 500" in (event.fallback_reason or "")
+
+
+async def test_compactor_empty_reply_keeps_previous_summary(tmp_path: Path) -> None:
+    agent, events = await _compact_with_failing_compactor(tmp_path, text_step(""))
+    _assert_previous_summary_kept(agent)
+    assert "empty" in ([e for e in events if e.kind == "compaction"][0].fallback_reason or "")
+
+
+async def test_compactor_missing_sections_keeps_previous_summary(tmp_path: Path) -> None:
+    agent, events = await _compact_with_failing_compactor(
+        tmp_path, text_step("## Hello!\nNice chat.")
+    )
+    _assert_previous_summary_kept(agent)
+    assert "missing" in ([e for e in events if e.kind == "compaction"][0].fallback_reason or "")
+
+
+async def test_compactor_timeout_keeps_previous_summary(tmp_path: Path) -> None:
+    async def slow(call: ModelCall) -> list[Any]:
+        await asyncio.sleep(30)
+        return text_step("too late")
+
+    agent, events = await _compact_with_failing_compactor(
+        tmp_path, slow, compactor_timeout_seconds=0.2
+    )
+    _assert_previous_summary_kept(agent)
+    assert "timed out" in ([e for e in events if e.kind == "compaction"][0].fallback_reason or "")
+
+
+async def test_compact_command_end_to_end(tmp_path: Path) -> None:
+    requests: list[str] = []
+
+    def summarise(call: ModelCall) -> list[Any]:
+        requests.append(call.messages[-1].get_text_content() or "")
+        return text_step(PREVIOUS_SUMMARY)
+
+    compactor = ScriptedChatModel([summarise])
+    hook = MemoryCompactionHook(
+        config(200_000, compactor="llm"), tmp_path, compactor_model=compactor
+    )
+    agent = await make_agent(hook, ScriptedChatModel([text_step("answer")]))
+    empty = await agent.reply(UserMsg("user", "/compact"))
+    assert "No messages to compact" in (empty.get_text_content() or "")
+
+    agent.state.context = seeded_history(5)
+    reply = await agent.reply(UserMsg("user", "/compact only keep requirements and decisions"))
+    text = reply.get_text_content() or ""
+    assert text.startswith("**Compact Complete!**")
+    assert "- Messages compacted: 9" in text  # everything but the latest request
+    assert " -> " in text and "**Compressed Summary:**" in text
+    assert "Ship the parser fix for ticket PARSE-17" in text
+    assert "only keep requirements and decisions" in requests[0]
+    assert [m.role for m in agent.state.context] == ["user"]
+    assert len(archived_block_keys(tmp_path)) == 5 * 4 + 4  # 5 replies x 4 blocks + 4 requests
+    compactor.assert_complete()
+
+    context = await agent.reply(UserMsg("user", "/context"))
+    assert "Window: 200000 tokens (from running.max_input_length)" in (
+        context.get_text_content() or ""
+    )
+    cleared = await agent.reply(UserMsg("user", "/clear"))
+    assert "1 message(s) archived" in (cleared.get_text_content() or "")
+    assert agent.state.context == [] and agent.state.summary == ""
+
+
+async def test_archive_failure_removes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "dialog").write_text("not a directory")
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(
+        config(4000, compactor="extractive"), tmp_path, on_event=events.append
+    )
+    agent = await make_agent(hook, ScriptedChatModel([text_step("fine")], context_size=4000))
+    history = seeded_history(8)
+    agent.state.context = list(history)
+    reply = await agent.reply(UserMsg("user", "continue"))
+    assert reply.get_text_content() == "fine"
+    assert block_keys(agent.state.context)[: len(block_keys(history))] == block_keys(history)
+    assert any(e.kind == "compaction_failed" for e in events)
+
+
+async def test_no_compaction_storm_when_pinned_content_fills_the_window(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def summarise(call: ModelCall) -> list[Any]:
+        calls.append(1)
+        return text_step(PREVIOUS_SUMMARY)
+
+    compactor = ScriptedChatModel([summarise] * 20)
+    hook = MemoryCompactionHook(config(3000, compactor="llm"), tmp_path, compactor_model=compactor)
+    model = ScriptedChatModel([text_step(f"answer {i}") for i in range(6)], context_size=3000)
+    agent = await make_agent(hook, model)
+    big = pin_message(UserMsg("user", "Reference material: " + "pinned fact. " * 900))
+    agent.state.context = [big, *seeded_history(3, result_bytes=400)]
+    for i in range(6):
+        await agent.reply(UserMsg("user", f"question {i}"))
+    assert big in agent.state.context
+    assert len(calls) <= 2, f"the compactor was called {len(calls)} times for 6 steps"
+
+
+async def test_latest_request_over_reserve_is_truncated_not_summarised(tmp_path: Path) -> None:
+    hook = MemoryCompactionHook(config(3000, compactor="extractive"), tmp_path)
+    model = ScriptedChatModel([text_step("done")], context_size=3000)
+    agent = await make_agent(hook, model)
+    agent.state.context = seeded_history(3, result_bytes=400)
+    request = "Please analyse this log:\n" + "".join(f"log line {i}\n" for i in range(3000))
+    await agent.reply(UserMsg("user", request))
+    users = [m for m in agent.state.context if m.role == "user"]
+    assert users and users[-1].get_text_content() != request
+    text = users[-1].get_text_content() or ""
+    assert "<<<TRUNCATED>>>" in text
+    saved = [p for p in (tmp_path / "tool_result").iterdir()]
+    assert any(p.read_text(encoding="utf-8") == request for p in saved)
+
+
+async def test_attach_to_built_agent_and_native_backend(tmp_path: Path) -> None:
+    from agentscope.agent import Agent, InjectionConfig
+
+    model = ScriptedChatModel([text_step("ok")])
+    agent = Agent(
+        name="a",
+        system_prompt="sys",
+        model=model,
+        injection_config=InjectionConfig(inject_runtime_state=False),
+    )
+    hook = MemoryCompactionHook(config(200_000), tmp_path)
+    await attach(agent, hook)
+    await attach(agent, hook)
+    assert agent._compress_context_middlewares == [hook]
+    assert await agent.toolkit.get_tool("read_file") is not None
+    await agent.reply(UserMsg("user", "hi"))
+    assert [t["function"]["name"] for t in model.calls[0].tools] == ["read_file"]
+
+    native = MemoryCompactionHook(
+        parse_running_config({"running": {"context_manager_backend": "native"}}), tmp_path
+    )
+    assert not native.is_light
