@@ -90,6 +90,7 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
         f"{', '.join(exempt) or 'nothing'}: {pruning.exempt_recent_max_bytes} bytes recent, "
         f"{pruning.exempt_old_max_bytes} bytes old"
     )
+    cache = pruning.tool_results_cache.rstrip("/")
     divisor = f"{light.token_count_estimate_divisor:g}"
     counter_text = {
         "auto": f"auto: chosen from the model name (fallback estimate: UTF-8 bytes / {divisor})",
@@ -102,10 +103,7 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
         ("compactor", compactor_text),
         ("tool results", pruning_text),
         ("exempt", exempt_text),
-        (
-            "offload cache",
-            f"{pruning.tool_results_cache.rstrip('/')}/ (files kept {pruning.offload_retention_days:g} days)",
-        ),
+        ("offload cache", f"{cache}/ (files kept {pruning.offload_retention_days:g} days)"),
         ("dialog archive", f"{light.dialog_path.rstrip('/')}/"),
         ("token counter", counter_text),
         ("language", light.language),
@@ -113,7 +111,83 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
     ]
 
 
-_SUBCOMMANDS: tuple[Callable[[_Subcommands], None], ...] = (_add_check_config,)
+def _add_demo(subcommands: _Subcommands) -> None:
+    parser = subcommands.add_parser(
+        "demo",
+        help="run the offline demo: a long agent session with several compactions",
+        description="Run a real AgentScope 2.x agent with MemoryCompactionHook through a long "
+        "scripted session (HTML pages, build logs, a Chinese document, parallel tool calls) in a "
+        "small window, fully offline. Prints a line per model call, then the compactions, the "
+        "summary and the files written. With --model it uses a real OpenAI-compatible model.",
+    )
+    parser.add_argument("--steps", type=int, default=60, help="model calls to script (>= 2)")
+    parser.add_argument(
+        "--workspace",
+        default="demo-workspace",
+        help="folder for tool_result/ and dialog/ (emptied first; default: ./demo-workspace)",
+    )
+    parser.add_argument("--plot", metavar="FILE.png", help="draw context tokens per step")
+    _add_model_options(parser, required=False)
+    parser.set_defaults(handler=_run_demo)
+
+
+def _add_model_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    parser.add_argument(
+        "--model", required=required, help="model name of an OpenAI-compatible endpoint"
+    )
+    parser.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument(
+        "--api-key-env", default="OPENAI_API_KEY", help="environment variable with the API key"
+    )
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from copaw_context.demo import demo_main
+
+    if args.steps < 2:
+        print("copaw-context: error: --steps must be at least 2", file=sys.stderr)
+        return 2
+    return demo_main(
+        workspace=args.workspace,
+        steps=args.steps,
+        plot=args.plot,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+    )
+
+
+def _add_chat(subcommands: _Subcommands) -> None:
+    parser = subcommands.add_parser(
+        "chat",
+        help="chat with a real model, with context management and /compact",
+        description="An interactive chat with a real OpenAI-compatible model, managed by "
+        "MemoryCompactionHook with the settings of an agent.json. /compact [note], /context, "
+        "/clear and /new work; /exit quits.",
+    )
+    parser.add_argument("--config", required=True, metavar="PATH", help="the agent.json")
+    parser.add_argument("--workspace", default=".", help="the agent workspace (default: .)")
+    _add_model_options(parser, required=True)
+    parser.set_defaults(handler=_run_chat)
+
+
+def _run_chat(args: argparse.Namespace) -> int:
+    from copaw_context.chat import chat_main
+
+    return chat_main(
+        config=args.config,
+        workspace=args.workspace,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+    )
+
+
+_SUBCOMMANDS: tuple[Callable[[_Subcommands], None], ...] = (
+    _add_check_config,
+    _add_demo,
+    _add_chat,
+)
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ import asyncio
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -234,7 +234,6 @@ def openai_model(model_name: str, base_url: str | None, api_key_env: str) -> Cha
 
 
 def demo_main(
-    argv: Sequence[str],
     *,
     workspace: str,
     steps: int,
@@ -244,7 +243,6 @@ def demo_main(
     api_key_env: str,
 ) -> int:
     """Entry point used by the CLI."""
-    del argv
     root = Path(workspace).resolve()
     chat_model = openai_model(model, base_url, api_key_env) if model else None
     result = asyncio.run(run_demo(root, steps=steps, model=chat_model))

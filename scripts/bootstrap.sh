@@ -11,6 +11,11 @@ fi
 stamp=".venv/.copaw-context-installed"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  log=".venv/install.log"
+  if ! .venv/bin/python -m pip install --quiet -e ".[dev]" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "bootstrap: installing copaw-context failed (log above, also in $log)" >&2
+    exit 1
+  fi
   echo "$want" > "$stamp"
 fi

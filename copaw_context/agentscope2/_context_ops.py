@@ -112,8 +112,14 @@ async def token_report(hook: MemoryCompactionHook, agent: Any) -> TokenReport:
         window=window,
         window_source=source,
         counter=handler.counter.name,
-        calibration=hook.calibration.factor,
+        # Only the bytes/divisor estimate is calibrated: a real tokenizer is already exact for
+        # its model family, and a scripted or proxy "usage" must not skew it.
+        calibration=hook.calibration.factor if _is_estimate(handler.counter.name) else 1.0,
     )
+
+
+def _is_estimate(counter_name: str) -> bool:
+    return counter_name.startswith("estimate")
 
 
 async def compact(
@@ -170,6 +176,7 @@ async def compact(
         timeout_seconds=light.compactor_timeout_seconds,
         retries=light.compactor_retries,
         include_thinking=light.context_compact_config.compact_with_thinking_block,
+        max_summary_chars=_summary_budget_chars(report.window),
     )
     result = await compactor.summarise(
         transcript,
@@ -273,6 +280,11 @@ async def _truncate_request(hook: MemoryCompactionHook, msg: Msg, reserve_tokens
             block.text = truncate_text_output(
                 block.text, 1, count_lines(block.text), max_bytes, path
             )
+
+
+def _summary_budget_chars(window: int) -> int:
+    """About 8% of the window (in characters), so the summary never crowds out the context."""
+    return max(2000, min(16000, int(window * 0.08 * 3)))
 
 
 def _relative(hook: MemoryCompactionHook, path: Any) -> str:

@@ -35,7 +35,7 @@ __all__ = [
 
 MAX_REQUEST_CHARS = 2000
 MAX_ERROR_LINES = 40
-_MAX_LINE_CHARS = 400
+_MAX_ERROR_LINE_CHARS = 500
 _MAX_SENTENCE_CHARS = 600
 _MAX_DECISIONS = 10
 
@@ -187,8 +187,12 @@ def _offload_paths(output: str) -> list[str]:
 
 
 def _error_lines(text: str) -> list[str]:
+    # A very long line (minified JSON, a one-line log dump) is data that happens to contain
+    # the word "error", not an error line worth carrying verbatim.
     return [
-        _cut(line.strip(), _MAX_LINE_CHARS) for line in text.split("\n") if _ERROR_RE.search(line)
+        line.strip()
+        for line in text.split("\n")
+        if len(line) <= _MAX_ERROR_LINE_CHARS and _ERROR_RE.search(line)
     ]
 
 
@@ -212,8 +216,9 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
             continue  # an earlier summary is merged as previous_summary, not mined again
         for part in message.parts:
             if part.kind == "text":
-                errors += _error_lines(part.text)
-                if message.role == "assistant":
+                if message.role == "user":
+                    errors += _error_lines(part.text)
+                else:
                     decisions += [s for s in _sentences(part.text) if _DECISION_RE.search(s)]
             elif part.kind == "tool_call":
                 found = _call_paths(part.text)
