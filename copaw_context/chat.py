@@ -13,7 +13,7 @@ from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
 from copaw_context.core.config import load_running_config
-from copaw_context.demo import openai_model
+from copaw_context.demo import real_chat_model
 
 __all__ = ["run_chat"]
 
@@ -28,14 +28,15 @@ async def run_chat(
     workspace: str,
     *,
     model_name: str,
-    base_url: str | None,
-    api_key_env: str,
+    provider: str = "openai",
+    base_url: str | None = None,
+    api_key_env: str | None = None,
     stdin: TextIO = sys.stdin,
     stdout: TextIO = sys.stdout,
 ) -> int:
     """Read lines from ``stdin`` and answer them with a real model until /exit or EOF."""
     hook = MemoryCompactionHook.from_agent_json(config_path, workspace)
-    model = openai_model(model_name, base_url, api_key_env)
+    model = real_chat_model(provider, model_name, base_url, api_key_env)
     agent = Agent(
         name="assistant",
         system_prompt="You are a helpful assistant. Use read_file to read files in the workspace.",
@@ -60,11 +61,24 @@ async def run_chat(
 
 
 def chat_main(
-    *, config: str, workspace: str, model: str, base_url: str | None, api_key_env: str
+    *,
+    config: str,
+    workspace: str,
+    model: str,
+    provider: str = "openai",
+    base_url: str | None = None,
+    api_key_env: str | None = None,
 ) -> int:
     """Entry point used by the CLI."""
     load_running_config(config)  # fail early with the path-named error
     Path(workspace).mkdir(parents=True, exist_ok=True)
     return asyncio.run(
-        run_chat(config, workspace, model_name=model, base_url=base_url, api_key_env=api_key_env)
+        run_chat(
+            config,
+            workspace,
+            model_name=model,
+            provider=provider,
+            base_url=base_url,
+            api_key_env=api_key_env,
+        )
     )

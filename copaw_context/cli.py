@@ -135,9 +135,17 @@ def _add_model_options(parser: argparse.ArgumentParser, *, required: bool) -> No
     parser.add_argument(
         "--model", required=required, help="model name of an OpenAI-compatible endpoint"
     )
+    parser.add_argument(
+        "--provider",
+        choices=("openai", "dashscope"),
+        default="openai",
+        help="openai: any OpenAI-compatible endpoint; dashscope: Qwen models on DashScope",
+    )
     parser.add_argument("--base-url", help="the endpoint, e.g. http://127.0.0.1:8080/v1")
     parser.add_argument(
-        "--api-key-env", default="OPENAI_API_KEY", help="environment variable with the API key"
+        "--api-key-env",
+        help="environment variable with the API key "
+        "(default: OPENAI_API_KEY, or DASHSCOPE_API_KEY with --provider dashscope)",
     )
 
 
@@ -152,6 +160,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         steps=args.steps,
         plot=args.plot,
         model=args.model,
+        provider=args.provider,
         base_url=args.base_url,
         api_key_env=args.api_key_env,
     )
@@ -178,6 +187,7 @@ def _run_chat(args: argparse.Namespace) -> int:
         config=args.config,
         workspace=args.workspace,
         model=args.model,
+        provider=args.provider,
         base_url=args.base_url,
         api_key_env=args.api_key_env,
     )

@@ -164,14 +164,28 @@ async def run_demo(
     return result
 
 
+_MARKER = ".copaw-context-demo"
+
+
 def _prepare_workspace(workspace: Path, fresh: bool) -> None:
+    """Empty a previous demo workspace; never touch a folder the demo did not create."""
     if fresh and workspace.exists():
+        if any(workspace.iterdir()) and not (workspace / _MARKER).is_file():
+            raise SystemExit(
+                f"{workspace} is not empty and was not made by the demo; "
+                "pass an empty or new folder with --workspace"
+            )
         shutil.rmtree(workspace)
     workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / _MARKER).write_text("made by copaw-context demo; safe to delete\n")
 
 
 def _written_files(workspace: Path) -> list[Path]:
-    return sorted(p for p in workspace.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
+    return sorted(
+        p
+        for p in workspace.rglob("*")
+        if p.is_file() and not p.name.endswith(".lock") and p.name != _MARKER
+    )
 
 
 def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) -> None:
@@ -221,14 +235,29 @@ def plot_steps(result: DemoResult, path: Path) -> None:
     plt.close(fig)
 
 
-def openai_model(model_name: str, base_url: str | None, api_key_env: str) -> ChatModelBase:
-    """An OpenAI-compatible chat model for ``--model``."""
+def real_chat_model(
+    provider: str, model_name: str, base_url: str | None, api_key_env: str | None
+) -> ChatModelBase:
+    """A real chat model for ``--model``: OpenAI-compatible or DashScope (Qwen)."""
+    env = api_key_env or ("DASHSCOPE_API_KEY" if provider == "dashscope" else "OPENAI_API_KEY")
+    api_key = os.environ.get(env, "")
+    if provider == "dashscope":
+        from agentscope.credential import DashScopeCredential
+        from agentscope.model import DashScopeChatModel
+
+        if not api_key:
+            raise SystemExit(f"--provider dashscope needs an API key in ${env}")
+        dashscope = (
+            DashScopeCredential(api_key=api_key, base_url=base_url)
+            if base_url
+            else DashScopeCredential(api_key=api_key)
+        )
+        return DashScopeChatModel(credential=dashscope, model=model_name, stream=False)
     from agentscope.credential import OpenAICredential
     from agentscope.model import OpenAIChatModel
 
-    api_key = os.environ.get(api_key_env, "")
     if not api_key and base_url is None:
-        raise SystemExit(f"--model needs an API key in ${api_key_env} (or a --base-url)")
+        raise SystemExit(f"--model needs an API key in ${env} (or a --base-url of a local server)")
     credential = OpenAICredential(api_key=api_key or "none", base_url=base_url)
     return OpenAIChatModel(credential=credential, model=model_name, stream=False)
 
@@ -239,13 +268,15 @@ def demo_main(
     steps: int,
     plot: str | None,
     model: str | None,
-    base_url: str | None,
-    api_key_env: str,
+    provider: str = "openai",
+    base_url: str | None = None,
+    api_key_env: str | None = None,
 ) -> int:
     """Entry point used by the CLI."""
     root = Path(workspace).resolve()
-    chat_model = openai_model(model, base_url, api_key_env) if model else None
-    result = asyncio.run(run_demo(root, steps=steps, model=chat_model))
+    chat_model = real_chat_model(provider, model, base_url, api_key_env) if model else None
+    config = demo_config(compactor="llm" if chat_model else "extractive")
+    result = asyncio.run(run_demo(root, steps=steps, model=chat_model, config=config))
     print_report(result, root)
     if plot:
         plot_steps(result, Path(plot))
