@@ -255,3 +255,36 @@ async def test_native_backend_leaves_builtin_compression_in_charge(tmp_path: Pat
     assert not (tmp_path / "dialog").exists(), "native mode must not archive"
     assert any(call.tool_names == ["generate_structured_output"] for call in model.calls)
     assert agent.state.summary  # written by AgentScope's own compression
+
+
+async def test_builtin_tool_result_cut_does_not_mangle_our_notice(tmp_path: Path) -> None:
+    from agentscope.agent import Agent, ContextConfig, InjectionConfig
+    from agentscope.tool import Toolkit
+
+    big = lines_text(2000, seed="row")
+
+    def dump(name: str) -> str:
+        """Dump a table.
+
+        Args:
+            name (`str`): The table.
+        """
+        return big
+
+    hook = MemoryCompactionHook(small_config(), tmp_path)
+    model = ScriptedChatModel([tool_calls_step(("dump", {"name": "t"})), text_step("ok")])
+    agent = Agent(
+        name="assistant",
+        system_prompt="sys",
+        model=model,
+        toolkit=Toolkit(tools=[*await hook.list_tools(), allow(dump)]),
+        middlewares=[hook],
+        context_config=ContextConfig(tool_result_limit=200),
+        injection_config=InjectionConfig(inject_runtime_state=False),
+    )
+    await agent.reply(UserMsg("user", "dump"))
+    (block,) = tool_results(agent.state.context)
+    parsed = parse_truncation_notice(result_text(block))
+    assert parsed is not None, "AgentScope's own cut must not land after our notice"
+    saved = Path(parsed[1].file_path or "")
+    assert saved.read_text(encoding="utf-8") == big

@@ -138,6 +138,7 @@ class MemoryCompactionHook(MiddlewareBase):
         tool_call = input_kwargs["tool_call"]
         async for item in next_handler(**input_kwargs):
             if isinstance(item, ToolResponse) and self.is_light:
+                self._relax_builtin_truncation(agent)
                 try:
                     stats = await self.pruner.prune_fresh(tool_call, item)
                     self.stats["truncated"] += stats.truncated
@@ -224,6 +225,20 @@ class MemoryCompactionHook(MiddlewareBase):
             self.calibration.observe(estimated, int(usage.input_tokens))
 
     # ---------------------------------------------------------------- helpers
+    def _relax_builtin_truncation(self, agent: Any) -> None:
+        """Keep AgentScope's own tool-result cut (counted in tokens) off our bounded text.
+
+        Our stage 1 already bounds every text result to at most the largest byte limit; a
+        token never takes less than one byte, so a limit of that many tokens never fires.
+        """
+        pruning = self.config.light_context_config.tool_result_pruning_config
+        ceiling = max(pruning.pruning_recent_msg_max_bytes, pruning.exempt_recent_max_bytes)
+        try:
+            if agent.context_config.tool_result_limit < ceiling:
+                agent.context_config.tool_result_limit = ceiling
+        except (AttributeError, TypeError, ValueError):
+            logger.debug("copaw-context: could not raise the built-in tool_result_limit")
+
     async def _cleanup_offloads(self, agent: Any) -> None:
         def referenced() -> set[str]:
             texts: list[str] = []

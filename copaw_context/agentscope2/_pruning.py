@@ -29,11 +29,10 @@ from copaw_context.core.truncation import (
     truncate_text_output,
 )
 
-__all__ = ["PruneStats", "ToolResultPruner", "READ_FILE_TOOL_NAME"]
+__all__ = ["PruneStats", "ToolResultPruner"]
 
 logger = logging.getLogger("copaw_context")
 
-READ_FILE_TOOL_NAME = "read_file"
 _PATH_ARGUMENTS = ("file_path", "path", "filename", "file")
 
 
@@ -92,8 +91,9 @@ class ToolResultPruner:
     async def prune_fresh(self, tool_call: ToolCallBlock, response: ToolResponse) -> PruneStats:
         """Stage 1: bound a new tool response in place before the agent stores it."""
         stats = PruneStats()
-        if not self.config.enabled or tool_call.name == READ_FILE_TOOL_NAME:
-            return stats  # read_file bounds itself at read time, with the real path
+        entry = response.metadata.get(METADATA_KEY)
+        if not self.config.enabled or (isinstance(entry, dict) and "read_file" in entry):
+            return stats  # our read_file bounds itself at read time, with the real path
         max_bytes = self.limit(recent=True, exempt=self.is_exempt(tool_call.name, tool_call.input))
         for block in response.content:
             if isinstance(block, TextBlock):
@@ -166,19 +166,12 @@ class ToolResultPruner:
         """Return ``text`` cut to ``max_bytes``; offload the original first if needed."""
         if len(text.encode("utf-8")) <= max_bytes:
             return text
+        out: str | None = None
         if parse_truncation_notice(text) is not None:
             out = truncate_text_output(text, max_bytes=max_bytes)
         elif read_info is not None:
-            # A read_file excerpt: point at the real file, never copy it.
-            out = truncate_text_output(
-                text,
-                start_line=int(read_info["start_line"]),
-                total_lines=int(read_info["total_lines"]),
-                max_bytes=max_bytes,
-                file_path=str(read_info["path"]),
-                start_offset=int(read_info.get("line_offset", 0)),
-            )
-        else:
+            out = self._recut_read(text, max_bytes, read_info)
+        if out is None:
             path: str | None
             try:
                 path = str(await self.store.save(text))
@@ -204,3 +197,18 @@ class ToolResultPruner:
         if out != text:
             stats.truncated += 1
         return out
+
+    @staticmethod
+    def _recut_read(text: str, max_bytes: int, read_info: dict[str, Any]) -> str | None:
+        """Cut a read_file excerpt pointing at the real file (never copied); None if impossible."""
+        try:
+            return truncate_text_output(
+                text,
+                start_line=int(read_info["start_line"]),
+                total_lines=int(read_info["total_lines"]),
+                max_bytes=max_bytes,
+                file_path=str(read_info["path"]),
+                start_offset=int(read_info.get("line_offset", 0)),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None  # e.g. a path too long for the notice: offload a copy instead
