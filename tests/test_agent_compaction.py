@@ -319,3 +319,28 @@ async def test_attach_to_built_agent_and_native_backend(tmp_path: Path) -> None:
         parse_running_config({"running": {"context_manager_backend": "native"}}), tmp_path
     )
     assert not native.is_light
+
+
+async def test_compactor_input_is_staged_to_fit_its_own_window(tmp_path: Path) -> None:
+    from copaw_context.core.tokens import make_token_counter
+
+    counter = make_token_counter("o200k_base")
+    prompts: list[int] = []
+
+    def summarise(call: ModelCall) -> list[Any]:
+        prompts.append(sum(counter.count(m.get_text_content() or "") for m in call.messages))
+        return text_step(PREVIOUS_SUMMARY)
+
+    compactor = ScriptedChatModel([summarise] * 20, context_size=2500)
+    hook = MemoryCompactionHook(
+        config(200_000, compactor="llm"), tmp_path, compactor_model=compactor
+    )
+    agent = await make_agent(hook, ScriptedChatModel([text_step("unused")]))
+    agent.state.context = seeded_history(12, result_bytes=2000)
+    reply = await agent.reply(UserMsg("user", "/compact"))
+    assert (reply.get_text_content() or "").startswith("**Compact Complete!**")
+    assert len(prompts) >= 2, (
+        "a transcript larger than the compactor's window is summarised in stages"
+    )
+    assert max(prompts) < 2500
+    assert str(agent.state.summary).count("## Goal") == 1
