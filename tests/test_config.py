@@ -542,3 +542,16 @@ def test_schema_pattern_and_loader_agree_on_workspace_directories(value: str) ->
     except ConfigError:
         loader_ok = False
     assert loader_ok == bool(re.search(pattern, value)), value
+
+
+def test_qwenpaw_agent_language_is_inherited_unless_set() -> None:
+    from copaw_context.core.config import parse_running_config
+
+    zh = parse_running_config({"language": "zh", "running": {}})
+    assert zh.light_context_config.language == "zh"
+    explicit = parse_running_config(
+        {"language": "zh", "running": {"light_context_config": {"language": "en"}}}
+    )
+    assert explicit.light_context_config.language == "en"
+    other = parse_running_config({"language": "fr", "running": {}})
+    assert other.light_context_config.language == "en"

@@ -296,11 +296,23 @@ def parse_running_config(data: Any, source: str | None = None) -> RunningConfig:
             source or "agent.json",
             "; ".join(unknown),
         )
+    running = _inherit_agent_language(data, running)
     try:
         return RunningConfig.model_validate(running)
     except ValidationError as error:
         path, value, allowed = describe_error(error, RunningConfig, prefix, running)
         raise ConfigError(path, value, allowed, source) from None
+
+
+def _inherit_agent_language(data: Mapping[str, Any], running: Mapping[str, Any]) -> Any:
+    """Use QwenPaw's top-level ``"language": "zh"`` when the context config sets none."""
+    light = running.get("light_context_config")
+    language = data.get("language")
+    if language not in ("en", "zh") or (isinstance(light, Mapping) and "language" in light):
+        return running
+    if light is not None and not isinstance(light, Mapping):
+        return running  # let validation report the bad light_context_config
+    return {**running, "light_context_config": {**(light or {}), "language": language}}
 
 
 class _DuplicateKeyError(ValueError):
