@@ -293,8 +293,10 @@ async def test_latest_request_over_reserve_is_truncated_not_summarised(tmp_path:
     assert users and users[-1].get_text_content() != request
     text = users[-1].get_text_content() or ""
     assert "<<<TRUNCATED>>>" in text
-    saved = [p for p in (tmp_path / "tool_result").iterdir()]
-    assert any(p.read_text(encoding="utf-8") == request for p in saved)
+    # The full request is kept with the archive, where TTL cleanup never looks.
+    saved = list((tmp_path / "dialog" / "requests").iterdir())
+    assert [p.read_text(encoding="utf-8") for p in saved] == [request]
+    assert str(saved[0]) in text
 
 
 async def test_attach_to_built_agent_and_native_backend(tmp_path: Path) -> None:

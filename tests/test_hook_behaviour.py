@@ -288,3 +288,106 @@ async def test_builtin_tool_result_cut_does_not_mangle_our_notice(tmp_path: Path
     assert parsed is not None, "AgentScope's own cut must not land after our notice"
     saved = Path(parsed[1].file_path or "")
     assert saved.read_text(encoding="utf-8") == big
+
+
+async def test_command_replies_stream_like_model_replies(tmp_path: Path) -> None:
+    from agentscope.event import ReplyEndEvent, ReplyStartEvent, TextBlockDeltaEvent
+
+    hook = MemoryCompactionHook(small_config(), tmp_path)
+    agent = await make_agent(hook, ScriptedChatModel())
+    events = [e async for e in agent.reply_stream(UserMsg("user", "/context"))]
+    assert isinstance(events[0], ReplyStartEvent) and isinstance(events[-1], ReplyEndEvent)
+    text = "".join(e.delta for e in events if isinstance(e, TextBlockDeltaEvent))
+    assert text.startswith("**Context usage**")
+
+
+async def test_clear_refuses_while_a_tool_call_awaits_confirmation(tmp_path: Path) -> None:
+    from agentscope.tool import FunctionTool
+
+    def deploy(env: str) -> str:
+        """Deploy.
+
+        Args:
+            env (`str`): Where to.
+        """
+        return "deployed"
+
+    hook = MemoryCompactionHook(small_config(), tmp_path)
+    model = ScriptedChatModel([tool_calls_step(("deploy", {"env": "prod"}))])
+    agent = await make_agent(hook, model, [FunctionTool(deploy)])  # default permission: ASK
+    await agent.reply(UserMsg("user", "deploy please"))
+    assert agent.state.has_awaiting_tool_calls(agent.name)
+    reply = await agent.reply(UserMsg("user", "/clear"))
+    assert (reply.get_text_content() or "").startswith("**Not cleared.**")
+    assert agent.state.has_awaiting_tool_calls(agent.name)
+    assert not (tmp_path / "dialog").exists()
+
+
+async def test_thinking_counts_only_when_the_formatter_sends_it(tmp_path: Path) -> None:
+    from agentscope.message import AssistantMsg, ThinkingBlock
+
+    hook = MemoryCompactionHook(small_config(), tmp_path)
+    agent = await make_agent(hook, ScriptedChatModel())
+    agent.state.context = [
+        UserMsg("user", "q"),
+        AssistantMsg(
+            "assistant", [ThinkingBlock(thinking="deep thought " * 3000), TextBlock(text="a")]
+        ),
+    ]
+    report = await token_report(hook, agent)
+    assert report.messages < 100, "OpenAI-style formatters drop thinking; it must not be counted"
+
+
+async def test_usage_calibrates_only_approximate_counters(tmp_path: Path) -> None:
+    def usage(call: ModelCall) -> tuple[int, int]:
+        return 9000, 5
+
+    for model_name, expected in (("claude-sonnet-4", True), ("gpt-4o", False), ("qwen-max", False)):
+        hook = MemoryCompactionHook(small_config(token_counter="auto"), tmp_path / model_name)
+        model = ScriptedChatModel([text_step("a")], model_name=model_name, usage=usage)
+        agent = await make_agent(hook, model)
+        await agent.reply(UserMsg("user", "hello"))
+        assert hook.calibrates(agent) is expected
+        report = await token_report(hook, agent)
+        assert (report.calibration > 1.0) is expected
+
+
+async def test_agent_model_compactor_uses_the_configured_window(tmp_path: Path) -> None:
+    from copaw_context.core.tokens import make_token_counter
+
+    counter = make_token_counter("o200k_base")
+    sizes: list[int] = []
+
+    def step(call: ModelCall) -> list[Any]:
+        if not call.tools:  # the compactor agent has no tools
+            sizes.append(sum(counter.count(m.get_text_content() or "") for m in call.messages))
+            return text_step("## Goal\n- g")  # invalid: falls back to extractive
+        return text_step("answer")
+
+    cfg = small_config(window=4000, compactor="llm")
+    hook = MemoryCompactionHook(cfg, tmp_path)
+    model = ScriptedChatModel([step] * 30, context_size=128_000)
+    agent = await make_agent(hook, model)
+    agent.state.context = [UserMsg("user", f"note {i}: " + "word " * 300) for i in range(12)]
+    await agent.reply(UserMsg("user", "/compact"))
+    assert sizes and max(sizes) < 4000
+
+
+async def test_compaction_clears_read_caches_of_removed_results_and_aligns_hint(
+    tmp_path: Path,
+) -> None:
+    from agentscope.state._state import ReadCacheEntry
+
+    hook = MemoryCompactionHook(small_config(window=3000), tmp_path)
+    model = ScriptedChatModel([text_step("ok")], context_size=100_000)
+    agent = await make_agent(hook, model)
+    agent.state.tool_context.read_file_cache = [
+        ReadCacheEntry(lines=["x"], updated_at=time.time(), bytes=1, file_path="/ws/app.py")
+    ]
+    agent.state.context = [UserMsg("user", f"note {i}: " + "word " * 300) for i in range(8)]
+    await agent.reply(UserMsg("user", "go on"))
+    assert (tmp_path / "dialog").exists()
+    assert agent.state.tool_context.read_file_cache == []
+    assert (
+        agent.context_config.trigger_ratio == hook.config.compact_threshold_tokens(3000) / 100_000
+    )

@@ -87,6 +87,7 @@ class SummaryCompactor:
         previous_summary: str,
         model: ChatModelBase | None,
         extra_instruction: str = "",
+        window_tokens: int | None = None,
     ) -> CompactorResult:
         """Merge ``messages`` into ``previous_summary``; never raises for model failures."""
         facts = extract_facts(messages)
@@ -97,7 +98,7 @@ class SummaryCompactor:
         reason = "no attempt"
         try:
             summary, stages = await self._llm_in_stages(
-                messages, previous_summary, model, extra_instruction
+                messages, previous_summary, model, extra_instruction, window_tokens
             )
             return CompactorResult(
                 carry_verbatim(summary, facts, language=self.language), "llm", stages=stages
@@ -133,8 +134,12 @@ class SummaryCompactor:
         previous: str,
         model: ChatModelBase,
         extra_instruction: str,
+        window_tokens: int | None,
     ) -> tuple[str, int]:
-        budget = max(512, int(model.context_size * _INPUT_SHARE_OF_WINDOW))
+        window = int(model.context_size)
+        if window_tokens is not None:
+            window = min(window, window_tokens)
+        budget = max(512, int(window * _INPUT_SHARE_OF_WINDOW))
         budget -= self.counter.count(compactor_system_prompt(self.language))
         chunks = self._chunk(messages, budget - self.counter.count(previous) - 256)
         summary = previous

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
-from agentscope.message import Msg, TextBlock
+from agentscope.message import Msg, TextBlock, ToolCallBlock
 
 from copaw_context.agentscope2._commands import ChatCommand, format_compact_reply
 from copaw_context.agentscope2._compactor import SummaryCompactor
-from copaw_context.agentscope2._messages import AsMsgHandler
 from copaw_context.core.archive import DialogArchive
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.prompts import render_summary_message, split_summary_message
-from copaw_context.core.tokens import TokenCounter
 from copaw_context.core.truncation import count_lines, truncate_text_output
 
 if TYPE_CHECKING:
     from copaw_context.agentscope2._hook import MemoryCompactionHook
 
-__all__ = ["TokenReport", "compact", "cached_handler", "run_command", "token_report"]
+__all__ = ["TokenReport", "compact", "run_command", "token_report"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -55,17 +55,6 @@ class TokenReport:
         return round((self.fixed + self.messages) * self.calibration)
 
 
-def cached_handler(
-    hook: MemoryCompactionHook, counter: TokenCounter, include_thinking: bool
-) -> AsMsgHandler:
-    """One handler (and token cache) per counter, kept on the hook."""
-    handlers: dict[str, AsMsgHandler] = hook.__dict__.setdefault("_handlers", {})
-    key = f"{counter.name}:{include_thinking}"
-    if key not in handlers:
-        handlers[key] = AsMsgHandler(counter, include_thinking=include_thinking)
-    return handlers[key]
-
-
 def _state(agent: Any) -> dict[str, Any]:
     entry: dict[str, Any] = agent.state.middle_context.setdefault(_STATE_KEY, {})
     return entry
@@ -89,7 +78,7 @@ def previous_summary(agent: Any) -> str:
 
 async def token_report(hook: MemoryCompactionHook, agent: Any) -> TokenReport:
     """Count what the model would receive for the agent's current state."""
-    handler = hook.handler_for(agent)
+    handler = await hook.handler_for(agent)
     # Private but unavoidable: the exact system prompt and tool schemas the model gets.
     # Pinned by tests/test_agentscope_pins.py.
     model_input = await agent._prepare_model_input()
@@ -114,12 +103,8 @@ async def token_report(hook: MemoryCompactionHook, agent: Any) -> TokenReport:
         counter=handler.counter.name,
         # Only the bytes/divisor estimate is calibrated: a real tokenizer is already exact for
         # its model family, and a scripted or proxy "usage" must not skew it.
-        calibration=hook.calibration.factor if _is_estimate(handler.counter.name) else 1.0,
+        calibration=hook.calibration.factor if hook.calibrates(agent) else 1.0,
     )
-
-
-def _is_estimate(counter_name: str) -> bool:
-    return counter_name.startswith("estimate")
 
 
 async def compact(
@@ -154,7 +139,7 @@ async def compact(
                 **base,
             )
         )
-    handler = hook.handler_for(agent)
+    handler = await hook.handler_for(agent)
     check = handler.context_check(
         agent.state.context,
         threshold_tokens=int(report.threshold / factor),
@@ -168,14 +153,15 @@ async def compact(
     margin = int(light.recompact_growth_ratio * report.window)
     guard = state.get("guard_total")
     use_llm = force or guard is None or report.total >= int(guard) + margin
-    transcript = handler.to_transcript(check.to_compact)
+    include_thinking = light.context_compact_config.compact_with_thinking_block
+    transcript = handler.to_transcript(check.to_compact, include_thinking=include_thinking)
     compactor = SummaryCompactor(
         mode=light.compactor if use_llm else "extractive",
         counter=handler.counter,
         language=light.language,
         timeout_seconds=light.compactor_timeout_seconds,
         retries=light.compactor_retries,
-        include_thinking=light.context_compact_config.compact_with_thinking_block,
+        include_thinking=include_thinking,
         max_summary_chars=_summary_budget_chars(report.window),
     )
     result = await compactor.summarise(
@@ -183,15 +169,36 @@ async def compact(
         previous_summary=previous_summary(agent),
         model=hook.compactor_model or agent.model,
         extra_instruction=note,
+        # The agent's own model serves a window of `report.window` here, whatever its
+        # nominal context_size says.
+        window_tokens=None if hook.compactor_model else report.window,
     )
     archive = DialogArchive(
         hook.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name
     )
-    try:
+    kept = check.to_keep
+
+    async def archive_then_apply() -> list[tuple[str, int]]:
+        """Archive (fsynced) first; only then do the messages leave the context."""
         await archive.append(
             [m.model_dump(mode="json") for m in check.to_compact],
             [m.created_at for m in check.to_compact],
         )
+        files = await archive.list_files()
+        guide = [(_relative(hook, f.path), f.lines) for f in files]
+        agent.state.summary = render_summary_message(result.summary, guide, language=light.language)
+        agent.state.context = kept
+        state["summary"] = result.summary
+        return guide
+
+    # Like AgentScope's own compaction: an interruption must not land between the archive
+    # write and the context update, or the same messages would be archived twice.
+    apply_task = asyncio.create_task(archive_then_apply())
+    try:
+        guide = await asyncio.shield(apply_task)
+    except asyncio.CancelledError:
+        await apply_task
+        raise
     except ArchiveError as exc:
         state["guard_total"] = report.total
         event = ContextEvent(
@@ -204,14 +211,9 @@ async def compact(
         )
         await hook.emit(event)
         return event
-    kept = check.to_keep
     if check.latest_request_index is not None:
         await _truncate_request(hook, kept[check.latest_request_index], report.reserve)
-    files = await archive.list_files()
-    guide = [(_relative(hook, f.path), f.lines) for f in files]
-    agent.state.summary = render_summary_message(result.summary, guide, language=light.language)
-    agent.state.context = kept
-    state["summary"] = result.summary
+    await _clean_read_cache(agent, kept)
     hook.stats["compactions"] += 1
     after = await token_report(hook, agent)
     if after.total > report.threshold - margin:
@@ -267,13 +269,35 @@ async def _truncate_instead(
     return event
 
 
+async def _clean_read_cache(agent: Any, kept: list[Msg]) -> None:
+    """Forget AgentScope ``Read`` caches whose Read result left the context (as the built-in)."""
+    reserved: set[str] = set()
+    for msg in kept:
+        for block in msg.content:
+            if isinstance(block, ToolCallBlock) and block.name == "Read":
+                try:
+                    path = json.loads(block.input).get("file_path")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(path, str):
+                    reserved.add(path)
+    try:
+        await agent.state.tool_context.clean_file_cache(reserved_file_paths=reserved)
+    except Exception:
+        logger.exception("copaw-context: could not clean the Read cache")
+
+
 async def _truncate_request(hook: MemoryCompactionHook, msg: Msg, reserve_tokens: int) -> None:
-    """Cut an oversized user request in place; its full text is saved first."""
+    """Cut an oversized user request in place.
+
+    Its full text is saved first under ``dialog/requests/``, which TTL cleanup never touches:
+    the archived copy of the request will be the cut one.
+    """
     max_bytes = max(2048, reserve_tokens * 3)
     for block in msg.content:
         if isinstance(block, TextBlock) and len(block.text.encode("utf-8")) > max_bytes:
             try:
-                path: str | None = str(await hook.store.save(block.text))
+                path: str | None = str(await hook.request_store.save(block.text))
             except OSError:
                 logger.exception("copaw-context: could not save the oversized request")
                 path = None
@@ -304,7 +328,13 @@ async def run_command(hook: MemoryCompactionHook, agent: Any, command: ChatComma
     if not agent.state.context:
         return "**No messages to compact.** The context is empty; the summary is unchanged."
     event = await compact(hook, agent, force=True, note=command.argument)
-    if event is None or event.kind == "truncation":
+    if event is not None and event.kind == "truncation":
+        return (
+            "**Nothing safe to compact.** Everything left is the latest request, pinned or a "
+            f"pending tool call, so it was cut instead: {event.message}; tokens "
+            f"{event.tokens_before} -> {event.tokens_after}. The summary is unchanged."
+        )
+    if event is None:
         return (
             "**No messages to compact.** Everything in the context is the latest request, "
             "pinned or a pending tool call; the summary is unchanged."
@@ -340,6 +370,11 @@ def _format_context(report: TokenReport, agent: Any) -> str:
 
 
 async def _clear(hook: MemoryCompactionHook, agent: Any, *, new_session: bool) -> str:
+    if agent.state.has_awaiting_tool_calls(agent.name):
+        return (
+            "**Not cleared.** A tool call is waiting for your confirmation (or an external "
+            "result); answer or interrupt it first, then clear."
+        )
     context = list(agent.state.context)
     if context:
         archive = DialogArchive(

@@ -16,6 +16,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agentscope.event import (
+    ReplyEndEvent,
+    ReplyStartEvent,
+    TextBlockDeltaEvent,
+    TextBlockEndEvent,
+    TextBlockStartEvent,
+)
 from agentscope.message import AssistantMsg, Msg, TextBlock, ToolResultBlock
 from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase, ChatResponse
@@ -29,11 +36,43 @@ from copaw_context.agentscope2._tools import make_read_file_tool
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import ContextEvent, EventCallback, emit_event
 from copaw_context.core.offload import OffloadStore, referenced_offload_paths
-from copaw_context.core.tokens import TokenCounter, UsageCalibration, make_token_counter
+from copaw_context.core.tokens import (
+    UsageCalibration,
+    counter_is_exact,
+    make_token_counter_async,
+)
 
 __all__ = ["MemoryCompactionHook"]
 
 logger = logging.getLogger("copaw_context")
+
+
+def _reply_events(agent: Any, text: str) -> list[Any]:
+    """A command's answer as the events a streaming client expects, then the final message."""
+    block = TextBlock(text=text)
+    msg = AssistantMsg(name=agent.name, content=[block])
+    session, reply = str(agent.state.session_id), msg.id
+    return [
+        ReplyStartEvent(session_id=session, reply_id=reply, name=agent.name),
+        TextBlockStartEvent(reply_id=reply, block_id=block.id),
+        TextBlockDeltaEvent(reply_id=reply, block_id=block.id, delta=text),
+        TextBlockEndEvent(reply_id=reply, block_id=block.id),
+        ReplyEndEvent(session_id=session, reply_id=reply),
+        msg,
+    ]
+
+
+def _formatter_sends_thinking(model: Any) -> bool:
+    """Whether the model's formatter passes thinking blocks back to the provider.
+
+    OpenAI-style formatters drop them, so counting them would compact far too early.
+    """
+    formatter = getattr(model, "formatter", None)
+    if formatter is None:
+        return True  # unknown: count, to stay on the safe side of the window
+    if getattr(formatter, "supports_thinking_input", False) is True:
+        return True
+    return type(formatter).__name__.startswith(("Anthropic", "DeepSeek"))
 
 
 class MemoryCompactionHook(MiddlewareBase):
@@ -65,6 +104,8 @@ class MemoryCompactionHook(MiddlewareBase):
             self.workspace / pruning.tool_results_cache, pruning.offload_retention_days
         )
         self.dialog_dir = self.workspace / light.dialog_path
+        # Full texts of oversized user requests: kept with the archive, never TTL-cleaned.
+        self.request_store = OffloadStore(self.dialog_dir / "requests", retention_days=36500)
         self.extra_read_roots = [
             self.workspace / Path(r).expanduser() for r in light.extra_read_roots
         ]  # an absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs")
@@ -72,7 +113,7 @@ class MemoryCompactionHook(MiddlewareBase):
         self.calibration = UsageCalibration()
         self.stats: dict[str, int] = {"truncated": 0, "offloaded": 0, "compactions": 0}
         self.last_prompt_tokens = 0
-        self._counters: dict[str, TokenCounter] = {}
+        self._handlers: dict[str, AsMsgHandler] = {}
         self._tools: list[ToolBase] | None = None
 
     @classmethod
@@ -108,24 +149,35 @@ class MemoryCompactionHook(MiddlewareBase):
             ]
         return list(self._tools)
 
-    def counter_for(self, model: ChatModelBase) -> TokenCounter:
-        """The token counter for ``model`` (per the ``token_counter`` setting)."""
+    async def handler_for(self, agent: Any) -> AsMsgHandler:
+        """The :class:`AsMsgHandler` (and its token cache) for the agent's model.
+
+        The tokenizer is loaded off the event loop the first time a model is seen.
+        """
         light = self.config.light_context_config
-        key = f"{light.token_counter}:{model.model}"
-        if key not in self._counters:
-            self._counters[key] = make_token_counter(
+        model = agent.model
+        count_thinking = _formatter_sends_thinking(model)
+        key = f"{light.token_counter}:{model.model}:{count_thinking}"
+        handler = self._handlers.get(key)
+        if handler is None:
+            counter = await make_token_counter_async(
                 light.token_counter,
                 model_name=str(model.model),
                 estimate_divisor=light.token_count_estimate_divisor,
             )
-        return self._counters[key]
+            handler = AsMsgHandler(counter, count_thinking=count_thinking)
+            self._handlers[key] = handler
+        return handler
 
-    def handler_for(self, agent: Any) -> AsMsgHandler:
-        """An :class:`AsMsgHandler` counting with the agent's model's counter."""
-        include = (
-            self.config.light_context_config.context_compact_config.compact_with_thinking_block
+    def calibrates(self, agent: Any) -> bool:
+        """Whether the provider's reported usage corrects our count for this agent's model.
+
+        Only approximations are calibrated: the byte estimate and the ``auto`` fallback for a
+        model family we have no vocabulary for. An exact tokenizer is left alone.
+        """
+        return not counter_is_exact(
+            self.config.light_context_config.token_counter, str(agent.model.model)
         )
-        return ops.cached_handler(self, self.counter_for(agent.model), include)
 
     # ------------------------------------------------------------------- hooks
     async def on_acting(
@@ -158,6 +210,7 @@ class MemoryCompactionHook(MiddlewareBase):
             await next_handler(**input_kwargs)
             return
         try:
+            self._align_builtin_hint(agent)
             await self._cleanup_offloads(agent)
             stats = await self.pruner.prune_old(agent.state.context)
             self.stats["truncated"] += stats.truncated
@@ -185,7 +238,8 @@ class MemoryCompactionHook(MiddlewareBase):
         except Exception as exc:
             logger.exception("copaw-context: /%s failed", command.name)
             text = f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
-        yield AssistantMsg(name=agent.name, content=[TextBlock(text=text)])
+        for item in _reply_events(agent, text):
+            yield item
 
     async def on_model_call(
         self,
@@ -196,7 +250,7 @@ class MemoryCompactionHook(MiddlewareBase):
         """Record what the model receives and calibrate against its reported usage."""
         estimated = 0
         try:
-            handler = self.handler_for(agent)
+            handler = await self.handler_for(agent)
             messages: list[Msg] = input_kwargs.get("messages") or []
             estimated = sum(handler.count_message(m) for m in messages)
             estimated += handler.count_tools(input_kwargs.get("tools") or [])
@@ -225,6 +279,20 @@ class MemoryCompactionHook(MiddlewareBase):
             self.calibration.observe(estimated, int(usage.input_tokens))
 
     # ---------------------------------------------------------------- helpers
+    def _align_builtin_hint(self, agent: Any) -> None:
+        """Make AgentScope's "context will be compressed at N tokens" hint name our threshold."""
+        try:
+            size = int(agent.model.context_size)
+            window = self.config.max_input_length if self.config.max_input_length_is_set else size
+            ratio = self.config.compact_threshold_tokens(window) / size
+            cfg = agent.context_config
+            if 0 < ratio <= 0.9 and cfg.trigger_ratio != ratio:
+                if cfg.context_buffer_ratio >= ratio:
+                    cfg.context_buffer_ratio = ratio / 4  # AgentScope needs buffer < trigger
+                cfg.trigger_ratio = ratio
+        except (AttributeError, TypeError, ValueError, ZeroDivisionError):
+            logger.debug("copaw-context: could not align AgentScope's context hint")
+
     def _relax_builtin_truncation(self, agent: Any) -> None:
         """Keep AgentScope's own tool-result cut (counted in tokens) off our bounded text.
 

@@ -118,9 +118,9 @@ class AsMsgHandler:
     costs about the new content, not the whole context.
     """
 
-    def __init__(self, counter: TokenCounter, *, include_thinking: bool = True) -> None:
+    def __init__(self, counter: TokenCounter, *, count_thinking: bool = True) -> None:
         self.counter = counter
-        self.include_thinking = include_thinking
+        self.count_thinking = count_thinking
         self._cache: dict[tuple[str, str, int, int], int] = {}
 
     def count_text(self, text: str) -> int:
@@ -129,7 +129,7 @@ class AsMsgHandler:
 
     def count_block(self, block: Any) -> int:
         """Tokens the model receives for one content block."""
-        text, data_blocks = _block_text(block, self.include_thinking)
+        text, data_blocks = _block_text(block, self.count_thinking)
         key = (getattr(block, "id", ""), getattr(block, "type", ""), len(text), hash(text))
         cached = self._cache.get(key)
         if cached is None:
@@ -266,9 +266,12 @@ class AsMsgHandler:
         return to_compact, to_keep
 
     # -------------------------------------------------------------- transcript
-    def to_transcript(self, messages: Sequence[Msg]) -> list[TranscriptMessage]:
+    @staticmethod
+    def to_transcript(
+        messages: Sequence[Msg], *, include_thinking: bool = True
+    ) -> list[TranscriptMessage]:
         """Framework-neutral copies of ``messages`` for the compactor and summariser."""
-        return [to_transcript_message(m, self.include_thinking) for m in messages]
+        return [to_transcript_message(m, include_thinking) for m in messages]
 
 
 def _with_blocks(msg: Msg, block_indices: Sequence[int], *, usage: bool) -> Msg:

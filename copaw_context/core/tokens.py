@@ -37,6 +37,7 @@ from ._vocab import (
 from .errors import ConfigError
 
 __all__ = [
+    "counter_is_exact",
     "TOKEN_COUNTER_CHOICES",
     "EstimateTokenCounter",
     "QwenTokenCounter",
@@ -188,6 +189,21 @@ def resolve_counter_name(spec: str, model_name: str | None = None) -> str:
         if pattern.search(lowered):
             return choice
     return _AUTO_DEFAULT
+
+
+def counter_is_exact(spec: str, model_name: str | None = None) -> bool:
+    """Whether ``spec`` gives the model's own vocabulary (so usage calibration is not needed).
+
+    False for ``estimate`` and for ``auto`` when no rule matched the model name (the
+    ``o200k_base`` fallback for e.g. Claude, DeepSeek or GLM is only an approximation).
+    """
+    normalized = resolve_counter_name(spec, model_name) and spec.strip().lower()
+    if normalized == "estimate":
+        return False
+    if normalized != "auto":
+        return True
+    lowered = (model_name or "").lower()
+    return any(pattern.search(lowered) for pattern, _ in _AUTO_RULES)
 
 
 def make_token_counter(
