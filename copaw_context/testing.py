@@ -363,12 +363,14 @@ def openai_pairing_problems(
                 if not call_id:
                     problems.append(f"message {index}: tool call without an id")
                     continue
-                if call_id in call_origin:
+                if call_id in run_pending or (call_id in call_origin and call_id not in answered):
                     problems.append(
                         f"message {index}: duplicate tool call id {call_id!r} "
-                        f"(first used in message {call_origin[call_id]})"
+                        f"(still unanswered from message {call_origin[call_id]})"
                     )
                     continue
+                # Reusing an id after its call was answered is valid (some servers do it).
+                answered.discard(call_id)
                 call_origin[call_id] = index
                 call_names[call_id] = str(tool_call.get("function", {}).get("name", "?"))
                 run_pending.append(call_id)

@@ -15,7 +15,7 @@ from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.prompts import render_summary_message
 from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems, text_step
-from tests.helpers import make_agent
+from tests.helpers import allow, make_agent
 
 PREVIOUS_SUMMARY = """## Goal
 - Ship the parser fix for ticket PARSE-17
@@ -346,3 +346,32 @@ async def test_compactor_input_is_staged_to_fit_its_own_window(tmp_path: Path) -
     )
     assert max(prompts) < 2500
     assert str(agent.state.summary).count("## Goal") == 1
+
+
+async def test_servers_that_reuse_tool_call_ids_stay_valid(tmp_path: Path) -> None:
+    from agentscope.message import ToolCallBlock as Call
+
+    def build(target: str) -> str:
+        """Build a target.
+
+        Args:
+            target (`str`): What to build.
+        """
+        return f"built {target}\n" + "log line\n" * 300
+
+    steps: list[Any] = []
+    for turn in range(6):
+        steps.append([Call(id="call_0", name="build", input=json.dumps({"target": f"t{turn}"}))])
+        steps.append(text_step(f"turn {turn} done"))
+    hook = MemoryCompactionHook(config(3000, compactor="extractive"), tmp_path)
+    model = ScriptedChatModel(steps, context_size=3000)
+    agent = await make_agent(hook, model, [allow(build)])
+    for turn in range(6):
+        reply = await agent.reply(UserMsg("user", f"request {turn}"))
+        assert reply.get_text_content() == f"turn {turn} done"
+        assert agent.state.context[0].get_text_content() != "" and any(
+            m.get_text_content() == f"request {turn}" for m in agent.state.context
+        ), "the latest request must survive compaction"
+    for call in model.calls:
+        assert openai_pairing_problems(call.formatted) == []
+    assert (tmp_path / "dialog").exists()

@@ -24,7 +24,10 @@ def contexts(draw: st.DrawFn) -> list[Msg]:
     """Realistic 2.x contexts: user turns, one reply Msg per turn with tool groups inside."""
     messages: list[Msg] = []
     call_no = 0
+    reuse_ids = draw(st.booleans())  # some servers restart at call_0 every turn
     for turn in range(draw(st.integers(1, 6))):
+        if reuse_ids:
+            call_no = 0
         user = UserMsg("user", f"request {turn} " + "u" * draw(st.integers(0, 400)))
         if draw(st.booleans()) and draw(st.integers(0, 5)) == 0:
             pin_message(user)
@@ -58,8 +61,9 @@ def contexts(draw: st.DrawFn) -> list[Msg]:
     return messages
 
 
-def keys(messages: list[Msg]) -> list[tuple[str, str]]:
-    return [(b.type, b.id) for m in messages for b in m.content]
+def keys(messages: list[Msg]) -> list[tuple[str, int]]:
+    """Block identities (ids may repeat when a server reuses tool-call ids)."""
+    return [(b.type, id(b)) for m in messages for b in m.content]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

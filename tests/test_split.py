@@ -47,6 +47,26 @@ def kept_pairing_problems(items: Sequence[SplitItem], keep: Sequence[int]) -> li
     return pairing_problems([(i.call_ids, i.result_ids) for i in kept], pending_ids=pending)
 
 
+def fifo_pairs(items: Sequence[SplitItem]) -> list[tuple[str, int, int]]:
+    """Brute-force oracle: (id, call index, result index); a result takes the oldest open call."""
+    pairs: list[tuple[str, int, int]] = []
+    used: set[tuple[str, int]] = set()
+    for r, item in enumerate(items):
+        for rid in sorted(item.result_ids):
+            open_calls = [
+                c for c in range(r + 1) if rid in items[c].call_ids and (rid, c) not in used
+            ]
+            if open_calls:
+                used.add((rid, open_calls[0]))
+                pairs.append((rid, open_calls[0], r))
+    return pairs
+
+
+def latest_request(items: Sequence[SplitItem]) -> int | None:
+    requests = [i for i, item in enumerate(items) if item.is_user_request]
+    return requests[-1] if requests else None
+
+
 def forced_units(items: Sequence[SplitItem], units: Sequence[Unit]) -> list[bool]:
     """Independent oracle: latest request, pinned, first unfinished and everything after."""
     requests = [i for i, item in enumerate(items) if item.is_user_request]
@@ -67,18 +87,20 @@ def check_structure(items: Sequence[SplitItem], plan: SplitPlan) -> None:
     assert list(plan.keep) == sorted(set(plan.keep))
     assert sorted(plan.compact + plan.keep) == list(range(len(items)))
     assert plan.total_tokens >= plan.kept_tokens
-    kept_set = set(plan.keep)
-    for unit in group_units(items):
-        flags = {i in kept_set for i in range(unit.start, unit.end)}
-        assert len(flags) <= 1, f"unit {unit} split between compact and keep"
+    request = latest_request(items)
+    if request is not None:
+        assert request in plan.keep  # the live request is never compacted
     if plan.reason == "below-threshold":
         assert plan.compact == ()
         return
+    kept_set = set(plan.keep)
+    for unit in group_units(items):
+        kept_here = [i for i in range(unit.start, unit.end) if i in kept_set]
+        if unit.keepable:
+            assert kept_here in ([], list(range(unit.start, unit.end))), f"{unit} was split"
+        else:  # only the latest request may be kept out of a unit that cannot be kept
+            assert kept_here in ([], [request]), f"{unit} cannot be kept"
     assert kept_pairing_problems(items, plan.keep) == []
-    units = group_units(items)
-    for unit in units:
-        if unit.start in kept_set:
-            assert unit.keepable
     first_result = next((i for i in plan.keep if items[i].result_ids), None)
     if first_result is not None:
         earlier_calls = {c for i in plan.keep if i <= first_result for c in items[i].call_ids}
@@ -95,14 +117,27 @@ def rare(draw: st.DrawFn, one_in: int = 8) -> bool:
     return draw(st.integers(0, one_in - 1)) == 0
 
 
+class ToolIds:
+    """Tool call ids: unique, or restarting at ``call_0`` every round like some servers do."""
+
+    def __init__(self, reuse: bool) -> None:
+        self.reuse = reuse
+        self.counter = itertools.count()
+
+    def round(self, size: int) -> list[str]:
+        if self.reuse:
+            self.counter = itertools.count()
+        return [f"call_{next(self.counter)}" for _ in range(size)]
+
+
 @st.composite
 def conversations(draw: st.DrawFn) -> list[SplitItem]:
     """Realistic contexts: user turns, texts, sequential and parallel tool rounds."""
-    ids = (f"call_{n}" for n in itertools.count())
+    ids = ToolIds(reuse=rare(draw, 3))
     items: list[SplitItem] = []
     msg = 0
     for _ in range(draw(st.integers(0, 2))):  # results whose calls an older tool compacted
-        items.append(result(msg, next(ids), tokens=draw(tokens_st)))
+        items.append(result(msg, *ids.round(1), tokens=draw(tokens_st)))
         msg += 1
     for _ in range(draw(st.integers(0, 6))):
         items.append(user(msg, draw(tokens_st), pinned=rare(draw)))
@@ -112,7 +147,7 @@ def conversations(draw: st.DrawFn) -> list[SplitItem]:
             if kind == "text":
                 items.append(text(msg, draw(tokens_st), pinned=rare(draw)))
                 continue
-            group = [next(ids) for _ in range(1 if kind == "pair" else draw(st.integers(2, 4)))]
+            group = ids.round(1 if kind == "pair" else draw(st.integers(2, 4)))
             for cid in group:
                 items.append(call(msg, cid, tokens=draw(tokens_st)))
             if rare(draw, 3):
@@ -125,7 +160,7 @@ def conversations(draw: st.DrawFn) -> list[SplitItem]:
                 msg += 1
         msg += 1
     if items and draw(st.booleans()):  # tool calls still pending at the end
-        group = [next(ids) for _ in range(draw(st.integers(1, 3)))]
+        group = ids.round(draw(st.integers(1, 3)))
         answered = draw(st.sets(st.sampled_from(group), max_size=len(group) - 1))
         for cid in group:
             items.append(call(msg, cid, tokens=draw(tokens_st), unfinished=cid not in answered))
@@ -138,23 +173,25 @@ def conversations(draw: st.DrawFn) -> list[SplitItem]:
 
 @st.composite
 def arbitrary_items(draw: st.DrawFn) -> list[SplitItem]:
-    """Anything the type allows: misordered, duplicated, orphaned ids, random flags."""
+    """Anything the type allows: misordered, reused, duplicated, orphaned ids, random flags."""
     id_sets = st.frozensets(st.sampled_from("abcdef"), max_size=2)
-    return draw(
-        st.lists(
-            st.builds(
-                SplitItem,
-                message_index=st.just(0),
-                tokens=st.integers(0, 50),
-                call_ids=id_sets,
-                result_ids=id_sets,
-                is_user_request=st.booleans(),
-                pinned=st.booleans(),
-                unfinished=st.booleans(),
-            ),
-            max_size=14,
-        )
+    tool_item = st.builds(
+        SplitItem,
+        message_index=st.just(0),
+        tokens=st.integers(0, 50),
+        call_ids=id_sets,
+        result_ids=id_sets,
+        pinned=st.booleans(),
+        unfinished=st.booleans(),
     )
+    request = st.builds(
+        SplitItem,
+        message_index=st.just(0),
+        tokens=st.integers(0, 50),
+        is_user_request=st.just(True),
+        pinned=st.booleans(),
+    )
+    return draw(st.lists(st.one_of(tool_item, tool_item, request), max_size=14))
 
 
 budgets = st.fixed_dictionaries(
@@ -204,10 +241,23 @@ def test_orphan_result_and_lone_call_are_own_units() -> None:
 
 def test_misordered_and_duplicate_ids_are_not_keepable() -> None:
     misordered = group_units([result(0, "a"), call(1, "a")])
-    assert spans(misordered) == [(0, 2)] and misordered[0].orphan_result
-    duplicate = group_units([call(0, "a"), result(0, "a"), call(1, "a"), result(1, "a")])
-    assert spans(duplicate) == [(0, 4)] and duplicate[0].malformed
-    assert not group_units([call(0, "a"), result(0, "a"), result(0, "a")])[0].keepable
+    assert spans(misordered) == [(0, 1), (1, 2)]
+    assert misordered[0].orphan_result and misordered[1].malformed  # call never answered
+    concurrent = group_units([call(0, "a"), call(0, "a"), result(1, "a"), result(1, "a")])
+    assert spans(concurrent) == [(0, 4)] and concurrent[0].malformed
+    second_result = group_units([call(0, "a"), result(0, "a"), result(0, "a")])
+    assert spans(second_result) == [(0, 2), (2, 3)]
+    assert second_result[0].keepable and second_result[1].orphan_result
+
+
+def test_sequentially_reused_ids_pair_by_occurrence() -> None:
+    items = [call(0, "call_0"), result(0, "call_0"), text(1), call(2, "call_0")]
+    items += [call(2, "call_1"), result(3, "call_1"), result(3, "call_0")]
+    units = group_units(items)
+    assert spans(units) == [(0, 2), (2, 3), (3, 7)]
+    assert all(u.keepable for u in units)
+    back_to_back = group_units([call(0, "a"), result(0, "a"), call(1, "a"), result(1, "a")])
+    assert spans(back_to_back) == [(0, 2), (2, 4)] and all(u.keepable for u in back_to_back)
 
 
 def test_empty_input() -> None:
@@ -223,20 +273,28 @@ def test_units_partition_and_are_minimal(items: list[SplitItem]) -> None:
     assert boundaries[-1] == len(items)
     assert all(u.end > u.start for u in units)
     assert all(u.tokens == sum(i.tokens for i in items[u.start : u.end]) for u in units)
-    calls = {c for item in items for c in item.call_ids}
-    results = {r for item in items for r in item.result_ids}
-    paired = calls & results
+    pairs = fifo_pairs(items)
     unit_of = {i: n for n, u in enumerate(units) for i in range(u.start, u.end)}
-    for tool_id in paired:
-        mentions = {
-            unit_of[i] for i, it in enumerate(items) if tool_id in it.call_ids | it.result_ids
-        }
-        assert len(mentions) == 1
+    assert all(unit_of[c] == unit_of[r] for _, c, r in pairs)
     for unit in units:  # minimal: every inner cut would separate a call from its result
         for cut in range(unit.start + 1, unit.end):
-            left = {x for it in items[unit.start : cut] for x in it.call_ids | it.result_ids}
-            right = {x for it in items[cut : unit.end] for x in it.call_ids | it.result_ids}
-            assert left & right & paired
+            assert any(unit.start <= c < cut <= r for _, c, r in pairs)
+    answer = {(tool_id, c): r for tool_id, c, r in pairs}
+    answered_results = {(tool_id, r) for tool_id, _, r in pairs}
+    for unit in units:
+        inside = range(unit.start, unit.end)
+        orphan = any(
+            (rid, i) not in answered_results for i in inside for rid in items[i].result_ids
+        )
+        malformed = any(
+            ((cid, i) not in answer and not items[i].unfinished)
+            or any(  # an earlier call with this id is still open (answered at i or later)
+                cid in items[j].call_ids and answer.get((cid, j), len(items)) >= i for j in range(i)
+            )
+            for i in inside
+            for cid in items[i].call_ids
+        )
+        assert (unit.orphan_result, unit.malformed) == (orphan, malformed)
 
 
 # ---------------------------------------------------------------- plan_split properties
@@ -385,6 +443,31 @@ def test_force_compacts_everything_safe() -> None:
     assert forced_nothing.reason == "nothing-safe-to-compact"
 
 
+def test_reused_call_ids_keep_the_latest_request_and_its_tools() -> None:
+    # OpenAI-compatible servers that send call_0 on every turn
+    items = [user(0, 100), call(1, "call_0", tokens=100), result(2, "call_0", tokens=100)]
+    items += [user(3, 100), call(4, "call_0", tokens=100), result(5, "call_0", tokens=100)]
+    plan = plan_split(items, threshold_tokens=300, reserve_tokens=250)
+    assert plan.compact == (0, 1, 2) and plan.keep == (3, 4, 5)
+    assert plan.reason == "compacted" and plan.kept_tokens == 300
+    assert kept_pairing_problems(items, plan.keep) == []
+    forced = plan_split(items, threshold_tokens=300, reserve_tokens=250, force=True)
+    assert forced.keep == (3,) and forced.compact == (0, 1, 2, 4, 5)
+
+
+def test_latest_request_inside_a_malformed_unit_is_kept_alone() -> None:
+    # two concurrent calls with one id make a unit that cannot be kept
+    items = [user(0), call(1, "a"), user(2, 7), call(3, "a"), result(4, "a"), result(4, "a")]
+    items += [text(5)]
+    units = group_units(items)
+    assert spans(units) == [(0, 1), (1, 6), (6, 7)] and units[1].malformed
+    plan = plan_split(items, threshold_tokens=0, reserve_tokens=10_000, fixed_tokens=3)
+    assert plan.keep == (2, 6) and plan.compact == (0, 1, 3, 4, 5)
+    assert plan.kept_tokens == 3 + 7 + 10 and plan.reason == "compacted"
+    forced = plan_split(items, threshold_tokens=0, reserve_tokens=0, force=True)
+    assert forced.keep == (2,) and forced.compact == (0, 1, 3, 4, 5, 6)
+
+
 def test_tail_stops_at_a_unit_that_cannot_be_kept() -> None:
     items = [user(0), text(1), call(1, "dangling"), text(2), user(3)]
     plan = plan_split(items, threshold_tokens=0, reserve_tokens=10_000)
@@ -442,6 +525,13 @@ def test_negative_item_tokens_raise_value_error() -> None:
         SplitItem(-1, 3)
 
 
+def test_user_request_item_cannot_carry_tool_ids() -> None:
+    with pytest.raises(ValueError, match="user request item cannot carry tool call/result ids"):
+        SplitItem(0, 1, call_ids=frozenset({"a"}), is_user_request=True)
+    with pytest.raises(ValueError, match=r"result_ids=\['b'\]"):
+        SplitItem(0, 1, result_ids=frozenset({"b"}), is_user_request=True)
+
+
 def test_split_item_accepts_plain_sets() -> None:
     item = SplitItem(0, 1, call_ids={"a"}, result_ids=["b"])  # type: ignore[arg-type]
     assert item.call_ids == frozenset({"a"}) and item.result_ids == frozenset({"b"})
@@ -458,16 +548,23 @@ def test_pairing_valid_sequences() -> None:
     assert pairing_problems([]) == []
     assert pairing_problems(seq(("ab", ""), ("", "b"), ("", "a"), ("", ""))) == []
     assert pairing_problems(seq(("a", "a"))) == []  # call before result within one item
+    # sequential reuse (servers sending call_0 every turn): each result answers the open call
+    assert pairing_problems(seq(("a", ""), ("", "a"), ("", ""), ("a", ""), ("", "a"))) == []
+    assert pairing_problems(seq(("b", "b"), ("b", "b"))) == []
 
 
 def test_pairing_reports_each_problem() -> None:
-    problems = pairing_problems(seq(("", "x"), ("", "a"), ("a", ""), ("b", "b"), ("b", "b")))
+    problems = pairing_problems(
+        seq(("", "x"), ("", "a"), ("a", ""), ("b", "b"), ("", "b"), ("c", ""), ("c", ""))
+        + seq(("", "c"), ("", "c"), ("c", ""))
+    )
     assert problems == [
         "item 0: tool result 'x' has no matching tool call",
         "item 1: tool result 'a' comes before its call",
-        "item 4: tool call id 'b' is a duplicate of the call at item 3",
         "item 4: tool result 'b' answers a call that already has a result",
+        "item 6: tool call id 'c' duplicates the still unanswered call at item 5",
         "item 2: tool call 'a' is never answered",
+        "item 9: tool call 'c' is never answered",
     ]
 
 

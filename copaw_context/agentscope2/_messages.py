@@ -11,6 +11,7 @@ the original id so the running reply keeps appending to it).
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -155,12 +156,7 @@ class AsMsgHandler:
 
         A user or system message is a single item (block index -1).
         """
-        answered = {
-            b.id
-            for m in context
-            for b in m.content
-            if isinstance(b, ToolResultBlock) and b.state != ToolResultState.RUNNING
-        }
+        answered = _answered_calls(context)
         items: list[SplitItem] = []
         refs: list[tuple[int, int]] = []
         for mi, msg in enumerate(context):
@@ -184,7 +180,7 @@ class AsMsgHandler:
                         tokens=tokens,
                         call_ids=frozenset({block.id}),
                         pinned=pinned,
-                        unfinished=block.id not in answered,
+                        unfinished=(mi, bi) not in answered,
                     )
                 elif isinstance(block, ToolResultBlock):
                     item = SplitItem(
@@ -272,6 +268,25 @@ class AsMsgHandler:
     ) -> list[TranscriptMessage]:
         """Framework-neutral copies of ``messages`` for the compactor and summariser."""
         return [to_transcript_message(m, include_thinking) for m in messages]
+
+
+def _answered_calls(context: Sequence[Msg]) -> set[tuple[int, int]]:
+    """Positions of tool calls that have a finished result later on.
+
+    Pairs by occurrence (oldest open call with the id first), so servers that reuse ids
+    such as ``call_0`` on every turn are handled.
+    """
+    open_calls: dict[str, deque[tuple[int, int]]] = {}
+    answered: set[tuple[int, int]] = set()
+    for mi, msg in enumerate(context):
+        for bi, block in enumerate(msg.content):
+            if isinstance(block, ToolCallBlock):
+                open_calls.setdefault(block.id, deque()).append((mi, bi))
+            elif isinstance(block, ToolResultBlock) and block.state != ToolResultState.RUNNING:
+                waiting = open_calls.get(block.id)
+                if waiting:
+                    answered.add(waiting.popleft())
+    return answered
 
 
 def _with_blocks(msg: Msg, block_indices: Sequence[int], *, usage: bool) -> Msg:

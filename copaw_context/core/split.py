@@ -5,6 +5,10 @@ per whole user message), in order. :func:`group_units` groups them into atomic :
 that keep every tool call together with its result, and :func:`plan_split` decides which units
 to compact (summarise + archive) and which to keep verbatim.
 
+Calls and results are paired by occurrence, not by id: the k-th call with id X pairs with the
+k-th result with id X after it. Some OpenAI-compatible servers reuse ids (``call_0`` on every
+turn), so a reused id whose earlier pair is complete starts a new, independent pair.
+
 Unlike the reference ``context_check`` this is O(n), never compacts the live user request, a
 pinned block or an unfinished tool call, never splits parallel tool calls, and never keeps a
 tool result without its call. Every plan that compacts something keeps a sequence that an
@@ -13,6 +17,7 @@ OpenAI- or Anthropic-style API accepts (see :func:`pairing_problems`).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -45,8 +50,9 @@ class SplitItem:
     ``message_index`` is the index of the host message the item comes from (non-decreasing
     along the sequence). ``call_ids``/``result_ids`` are the tool calls made / tool results
     carried by the item. ``is_user_request`` marks a message typed by the user (the latest one
-    is always kept), ``pinned`` a block that must never be compacted, and ``unfinished`` a tool
-    call that has no result yet (pending, running, awaiting confirmation).
+    is always kept); it carries no tool ids. ``pinned`` marks a block that must never be
+    compacted, and ``unfinished`` a tool call that has no result yet (pending, running,
+    awaiting confirmation).
     """
 
     message_index: int
@@ -69,17 +75,25 @@ class SplitItem:
                     f"SplitItem.{name} must be a frozenset of tool call ids, got {ids!r}"
                 )
             object.__setattr__(self, name, frozenset(ids))
+        if self.is_user_request and (self.call_ids or self.result_ids):
+            raise ValueError(
+                "SplitItem: a user request item cannot carry tool call/result ids "
+                f"(got call_ids={sorted(self.call_ids)}, result_ids={sorted(self.result_ids)}); "
+                "put tool calls and results in their own items with is_user_request=False"
+            )
 
 
 @dataclass(frozen=True, slots=True)
 class Unit:
     """An atomic group: the contiguous items ``[start, end)`` that must stay together.
 
-    ``orphan_result``: the unit carries a tool result whose call is not earlier in the context
-    (missing entirely, e.g. compacted by an older tool, or misordered). ``malformed``: the unit
-    carries a duplicated call or result id, or a call that is never answered and not flagged
-    ``unfinished``. Keeping either kind would make the provider reject the request, so such
-    units are never kept by :func:`plan_split`.
+    ``orphan_result``: the unit carries a tool result that answers no open call (its call is
+    missing, e.g. compacted by an older tool, comes later, or already has a result).
+    ``malformed``: the unit carries a call whose id is still open from an earlier call (two
+    concurrent calls with one id), or a call that is never answered and not flagged
+    ``unfinished``. Reusing an id after its earlier call was answered is fine. Keeping either
+    kind would make the provider reject the request, so :func:`plan_split` never keeps such a
+    unit (only the latest user request inside it, on its own).
     """
 
     start: int
@@ -116,32 +130,31 @@ def group_units(items: Sequence[SplitItem]) -> list[Unit]:
     """Group ``items`` into the minimal contiguous units that keep each call with its result.
 
     Parallel calls ``call1 call2 result1 result2`` form one unit; ``call1 result1 text call2
-    result2`` forms three. Items between a call and its result (text, other messages) fall
-    inside that unit. A result without a call, or a call without a result, is its own unit.
-    Runs in O(n + number of ids).
+    result2`` forms three, also when ``call2`` reuses the id of ``call1``. Items between a call
+    and its result (text, other messages) fall inside that unit. A result without an open call,
+    or a call without a result, is its own unit. Runs in O(n + number of ids).
     """
-    first_seen: dict[str, int] = {}
-    last_seen: dict[str, int] = {}
-    first_call: dict[str, int] = {}
-    call_count: dict[str, int] = {}
-    result_count: dict[str, int] = {}
+    reach = list(range(len(items)))  # reach[i]: furthest item sharing a unit with item i
+    orphan_at = [False] * len(items)
+    malformed_at = [False] * len(items)
+    open_calls: dict[str, deque[int]] = {}
     for index, item in enumerate(items):
         for call_id in item.call_ids:
-            call_count[call_id] = call_count.get(call_id, 0) + 1
-            first_call.setdefault(call_id, index)
-            first_seen.setdefault(call_id, index)
-            last_seen[call_id] = index
+            queue = open_calls.setdefault(call_id, deque())
+            if queue:  # a second call with this id while the first is still unanswered
+                malformed_at[index] = True
+            queue.append(index)
         for result_id in item.result_ids:
-            result_count[result_id] = result_count.get(result_id, 0) + 1
-            first_seen.setdefault(result_id, index)
-            last_seen[result_id] = index
-
-    # reach[i]: the furthest item that must share a unit with item i because an id that
-    # is both called and answered is first mentioned at i and last mentioned there.
-    reach = list(range(len(items)))
-    for tool_id, first in first_seen.items():
-        if tool_id in call_count and tool_id in result_count:
-            reach[first] = max(reach[first], last_seen[tool_id])
+            queue = open_calls.get(result_id) or deque()
+            if not queue:
+                orphan_at[index] = True
+                continue
+            call_index = queue.popleft()
+            reach[call_index] = max(reach[call_index], index)
+    for queue in open_calls.values():
+        for call_index in queue:
+            if not items[call_index].unfinished:
+                malformed_at[call_index] = True
 
     units: list[Unit] = []
     start = span_end = tokens = 0
@@ -149,14 +162,8 @@ def group_units(items: Sequence[SplitItem]) -> list[Unit]:
     for index, item in enumerate(items):
         span_end = max(span_end, reach[index])
         tokens += item.tokens
-        for result_id in item.result_ids:
-            if first_call.get(result_id, index + 1) > index:
-                orphan = True
-            if result_count[result_id] > 1:
-                malformed = True
-        for call_id in item.call_ids:
-            if call_count[call_id] > 1 or (call_id not in result_count and not item.unfinished):
-                malformed = True
+        orphan = orphan or orphan_at[index]
+        malformed = malformed or malformed_at[index]
         if index == span_end:
             units.append(Unit(start, index + 1, tokens, orphan, malformed))
             start = span_end = index + 1
@@ -185,7 +192,9 @@ def plan_split(
       from the end stops at the first unit that does not fit, or that cannot be kept.
 
     Units that carry an orphan result or malformed pairing (see :class:`Unit`) are never kept,
-    not even when forced, because the provider would reject the request. ``force`` (the
+    not even when forced, because the provider would reject the request; if the latest user
+    request sits in such a unit, that request item alone is kept (it carries no tool ids, so
+    it cannot break pairing) and the rest of the unit is compacted. ``force`` (the
     ``/compact`` command) compacts everything except the forced units. When that leaves
     nothing to compact the reason is ``"nothing-safe-to-compact"`` and the adapter should
     truncate instead. Runs in O(n).
@@ -231,6 +240,12 @@ def plan_split(
         if kept:
             keep.extend(range(unit.start, unit.end))
             kept_tokens += unit.tokens
+        elif latest_request is not None and unit.start <= latest_request < unit.end:
+            # Safety net: the live request is never compacted, even inside a broken unit.
+            compact.extend(range(unit.start, latest_request))
+            keep.append(latest_request)
+            kept_tokens += items[latest_request].tokens
+            compact.extend(range(latest_request + 1, unit.end))
         else:
             compact.extend(range(unit.start, unit.end))
 
@@ -266,32 +281,33 @@ def pairing_problems(
     """Describe every tool call/result pairing fault in ``sequence``; empty means valid.
 
     ``sequence`` holds ``(call_ids, result_ids)`` per item, in order; within one item the
-    calls count as coming before the results. Reported: a result before or without its call,
-    a second result for one call, a duplicate call id, and a call never answered unless its
-    id is in ``pending_ids`` (calls still running or awaiting confirmation).
+    calls count as coming before the results. Each result answers the oldest open call with
+    its id, so reusing an id after its call was answered is valid. Reported: a result with no
+    open call (before its call, without any call, or a second result), a call whose id is
+    still open from an earlier call, and a call never answered unless its id is in
+    ``pending_ids`` (calls still running or awaiting confirmation).
     """
     all_calls: set[str] = set()
     for calls, _ in sequence:
         all_calls.update(calls)
-    first_call: dict[str, int] = {}
-    unanswered: dict[str, int] = {}
-    answered: set[str] = set()
+    called: set[str] = set()
+    open_calls: dict[str, deque[int]] = {}
     problems: list[str] = []
     for index, (calls, results) in enumerate(sequence):
         for call_id in sorted(calls):
-            if call_id in first_call:
+            queue = open_calls.setdefault(call_id, deque())
+            if queue:
                 problems.append(
-                    f"item {index}: tool call id {call_id!r} is a duplicate of the call "
-                    f"at item {first_call[call_id]}"
+                    f"item {index}: tool call id {call_id!r} duplicates the still unanswered "
+                    f"call at item {queue[0]}"
                 )
-                continue
-            first_call[call_id] = index
-            unanswered[call_id] = index
+            queue.append(index)
+            called.add(call_id)
         for result_id in sorted(results):
-            if result_id in unanswered:
-                del unanswered[result_id]
-                answered.add(result_id)
-            elif result_id in answered:
+            queue = open_calls.get(result_id) or deque()
+            if queue:
+                queue.popleft()
+            elif result_id in called:
                 problems.append(
                     f"item {index}: tool result {result_id!r} answers a call that already "
                     "has a result"
@@ -303,7 +319,12 @@ def pairing_problems(
                     f"item {index}: tool result {result_id!r} has no matching tool call"
                 )
     pending = frozenset(pending_ids)
-    for call_id, index in unanswered.items():
-        if call_id not in pending:
-            problems.append(f"item {index}: tool call {call_id!r} is never answered")
+    never_answered = sorted(
+        (call_index, call_id)
+        for call_id, queue in open_calls.items()
+        if call_id not in pending
+        for call_index in queue
+    )
+    for call_index, call_id in never_answered:
+        problems.append(f"item {call_index}: tool call {call_id!r} is never answered")
     return problems
