@@ -87,8 +87,9 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
     exempt = [f"{extension} files" for extension in pruning.exempt_file_extensions]
     exempt += [f"tool {name}" for name in pruning.exempt_tool_names]
     exempt_text = (
-        f"{', '.join(exempt) or 'nothing'}: {pruning.exempt_recent_max_bytes} bytes recent, "
-        f"{pruning.exempt_old_max_bytes} bytes old"
+        f"{', '.join(exempt) or 'nothing'}: "
+        f"{pruning.effective_exempt_recent_max_bytes} bytes recent, "
+        f"{pruning.effective_exempt_old_max_bytes} bytes old"
     )
     cache = pruning.tool_results_cache.rstrip("/")
     divisor = f"{light.token_count_estimate_divisor:g}"

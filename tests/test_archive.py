@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import os
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -184,22 +185,72 @@ async def test_uncreatable_directory_raises_archive_error(tmp_path: Path) -> Non
 async def test_unwritable_target_file_raises_archive_error(tmp_path: Path) -> None:
     archive = make_archive(tmp_path)
     (archive.directory / "2026-02-02.jsonl").mkdir(parents=True)  # a directory in the way
-    with pytest.raises(ArchiveError, match=r"2026-02-02\.jsonl.*already written: none") as info:
+    with pytest.raises(ArchiveError, match=r"2026-02-02\.jsonl.*nothing was written") as info:
         await archive.append([message(0)], ["2026-02-02 09:00:00"])
     assert not isinstance(info.value, ArchivePartialWriteError)
 
 
-async def test_partial_write_names_written_files(tmp_path: Path) -> None:
+TWO_DAYS = ["2026-02-02 09:00:00", "2026-02-03 09:00:00", "2026-02-02 10:00:00"]
+
+
+async def test_failed_batch_leaves_no_line_anywhere_and_a_retry_writes_each_once(
+    tmp_path: Path,
+) -> None:
     archive = make_archive(tmp_path)
-    (archive.directory / "2026-02-03.jsonl").mkdir(parents=True)
-    with pytest.raises(ArchivePartialWriteError) as info:
-        await archive.append(
-            [message(0), message(1)], ["2026-02-02 09:00:00", "2026-02-03 09:00:00"]
-        )
     day1 = archive.directory / "2026-02-02.jsonl"
+    day2 = archive.directory / "2026-02-03.jsonl"
+    day2.mkdir(parents=True)  # a directory sitting where the second day's file should be
+    earlier = json.dumps({"session_id": "old", "message": {"id": "x"}}) + "\n"
+    day1.write_text(earlier + '{"torn', encoding="utf-8")  # torn last line, kept as is
+    before = day1.read_bytes()
+    batch = [message(0), message(1), message(2)]
+
+    with pytest.raises(ArchiveError, match=r"2026-02-03\.jsonl.*nothing was written") as info:
+        await archive.append(batch, TWO_DAYS)
+    assert not isinstance(info.value, ArchivePartialWriteError)
+    assert "rolled back 1 other file" in str(info.value)
+    assert day1.read_bytes() == before  # the first day's lines were undone
+
+    day2.rmdir()
+    written = await archive.append(batch, TWO_DAYS)  # the caller kept the messages: retry
+    assert written == [ArchivedFile(day1, 4), ArchivedFile(day2, 1)]  # x, torn, m0, m2
+    ids = [record["message"]["id"] for path in (day1, day2) for record in read_archive(path)]
+    assert sorted(ids) == ["m0", "m1", "m2", "x"]  # every message exactly once
+
+
+async def test_lock_timeout_on_a_later_day_writes_nothing(tmp_path: Path) -> None:
+    archive = make_archive(tmp_path, lock_timeout=0.05)
+    archive.directory.mkdir(parents=True)
+    day1 = archive.directory / "2026-02-02.jsonl"
+    with (
+        filelock.FileLock(str(archive.directory / "2026-02-03.jsonl.lock")),
+        pytest.raises(ArchiveError, match=r"timed out .*nothing was written") as info,
+    ):
+        await archive.append([message(0), message(1)], TWO_DAYS[:2])
+    assert not isinstance(info.value, ArchivePartialWriteError)
+    assert not day1.exists() or day1.read_bytes() == b""
+
+
+async def test_failed_rollback_names_the_files_that_may_duplicate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = make_archive(tmp_path)
+    day1 = archive.directory / "2026-02-02.jsonl"
+    day2 = archive.directory / "2026-02-03.jsonl"
+    day2.mkdir(parents=True)
+    real_fsync = os.fsync
+
+    def fsync_failing_on_rollback(fd: int) -> None:
+        if os.fstat(fd).st_size == 0:  # only the rollback of the new day1 file syncs 0 bytes
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_failing_on_rollback)
+    with pytest.raises(ArchivePartialWriteError) as info:
+        await archive.append([message(0), message(1)], TWO_DAYS[:2])
     assert info.value.written == (ArchivedFile(day1, 1),)
-    assert info.value.failed == archive.directory / "2026-02-03.jsonl"
-    assert str(day1) in str(info.value)
+    assert info.value.failed == day2
+    assert str(day1) in str(info.value) and "duplicate" in str(info.value)
 
 
 async def test_lock_timeout_raises_archive_error(tmp_path: Path) -> None:

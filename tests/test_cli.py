@@ -67,6 +67,21 @@ def test_check_config_shows_switched_off_parts(
     assert "workspace, /srv/docs" in out
 
 
+def test_check_config_accepts_raised_qwenpaw_limits_and_shows_effective_exempt_limits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qwenpaw = json.loads((CONFIGS / "agent.qwenpaw.json").read_text(encoding="utf-8"))
+    pruning = qwenpaw["running"]["light_context_config"]["tool_result_pruning_config"]
+    pruning.update(pruning_recent_msg_max_bytes=200000, pruning_old_msg_max_bytes=20000)
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(qwenpaw), encoding="utf-8")
+    assert main(["check-config", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "newest 2 tool results keep 200000 bytes, older ones 20000 bytes" in out
+    assert ".md files, tool chat_with_agent: 200000 bytes recent, 20000 bytes old" in out
+
+
 def test_check_config_rejects_an_invalid_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

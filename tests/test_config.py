@@ -90,7 +90,11 @@ def test_defaults_match_the_reference() -> None:
     assert (pruning.offload_retention_days, pruning.tool_results_cache) == (5, "tool_result")
     assert pruning.exempt_file_extensions == [".md"]
     assert pruning.exempt_tool_names == ["chat_with_agent"]
-    assert (pruning.exempt_recent_max_bytes, pruning.exempt_old_max_bytes) == (102400, 12000)
+    assert (pruning.exempt_recent_max_bytes, pruning.exempt_old_max_bytes) == (None, None)
+    assert (pruning.effective_exempt_recent_max_bytes, pruning.effective_exempt_old_max_bytes) == (
+        102400,
+        12000,
+    )
     # The reference's numbers for a 128K window.
     assert (config.compact_threshold_tokens(), config.reserve_tokens()) == (104857, 13107)
 
@@ -265,23 +269,110 @@ def test_unknown_token_counter_lists_the_choices() -> None:
     ("pruning", "field", "allowed_end"),
     [
         ({"pruning_old_msg_max_bytes": 60000}, "pruning_recent_msg_max_bytes", "(60000)"),
-        ({"pruning_recent_msg_max_bytes": 200000}, "exempt_recent_max_bytes", "(200000)"),
         (
-            {"pruning_old_msg_max_bytes": 20000},
+            {"pruning_recent_msg_max_bytes": 200000, "exempt_recent_max_bytes": 150000},
+            "exempt_recent_max_bytes",
+            "(200000), or null (or absent) for the automatic value",
+        ),
+        (
+            {"exempt_recent_max_bytes": 40000},
+            "exempt_recent_max_bytes",
+            ">= pruning_recent_msg_max_bytes (50000), or null (or absent) for the automatic value",
+        ),
+        (
+            {"pruning_old_msg_max_bytes": 20000, "exempt_old_max_bytes": 15000},
             "exempt_old_max_bytes",
-            "(20000) and <= exempt_recent_max_bytes (102400)",
+            "(20000) and <= exempt_recent_max_bytes (102400), or null (or absent) for the "
+            "automatic value",
         ),
         (
             {"exempt_old_max_bytes": 200000},
             "exempt_old_max_bytes",
-            "<= exempt_recent_max_bytes (102400)",
+            "<= exempt_recent_max_bytes (102400), or null (or absent) for the automatic value",
+        ),
+        (
+            {"exempt_recent_max_bytes": 60000, "exempt_old_max_bytes": 70000},
+            "exempt_old_max_bytes",
+            "<= exempt_recent_max_bytes (60000), or null (or absent) for the automatic value",
         ),
     ],
 )
 def test_byte_limits_must_be_ordered(pruning: dict[str, int], field: str, allowed_end: str) -> None:
     error = config_error(agent_json(pruning=pruning))
     assert error.path == f"{PRUNING}.{field}"
+    assert error.value == pruning.get(field, 50000)
     assert error.allowed.endswith(allowed_end)
+
+
+# QwenPaw's own agent.json knows nothing of the exempt limits: raising its limits must load.
+@pytest.mark.parametrize(
+    ("pruning", "effective"),
+    [
+        ({"pruning_recent_msg_max_bytes": 200000}, (200000, 12000)),
+        ({"pruning_old_msg_max_bytes": 20000}, (102400, 20000)),
+        (
+            {"pruning_old_msg_max_bytes": 150000, "pruning_recent_msg_max_bytes": 300000},
+            (300000, 150000),
+        ),
+        ({"pruning_old_msg_max_bytes": 100, "pruning_recent_msg_max_bytes": 1000}, (102400, 12000)),
+        ({"exempt_recent_max_bytes": 5000, "pruning_recent_msg_max_bytes": 4000}, (5000, 5000)),
+        ({"exempt_old_max_bytes": 90000}, (102400, 90000)),
+        ({"exempt_recent_max_bytes": None, "exempt_old_max_bytes": None}, (102400, 12000)),
+    ],
+)
+def test_unset_exempt_limits_follow_raised_qwenpaw_limits(
+    tmp_path: Path, pruning: dict[str, Any], effective: tuple[int, int]
+) -> None:
+    qwenpaw = json.loads((CONFIGS / "agent.qwenpaw.json").read_text(encoding="utf-8"))
+    qwenpaw["running"]["light_context_config"]["tool_result_pruning_config"].update(pruning)
+    config = load_running_config(write(tmp_path, qwenpaw))
+    limits = config.light_context_config.tool_result_pruning_config
+    assert (
+        limits.effective_exempt_recent_max_bytes,
+        limits.effective_exempt_old_max_bytes,
+    ) == effective
+    for name, value in pruning.items():
+        assert getattr(limits, name) == value  # unset stays None: the file is kept as written
+    assert limits.effective_exempt_old_max_bytes >= limits.pruning_old_msg_max_bytes
+    assert limits.effective_exempt_recent_max_bytes >= limits.pruning_recent_msg_max_bytes
+    assert limits.effective_exempt_old_max_bytes <= limits.effective_exempt_recent_max_bytes
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    old=st.integers(100, 400000),
+    extra=st.integers(900, 400000),
+    exempt_recent=st.none() | st.integers(1000, 600000),
+    exempt_old=st.none() | st.integers(100, 600000),
+)
+def test_effective_exempt_limits_are_always_ordered(
+    old: int, extra: int, exempt_recent: int | None, exempt_old: int | None
+) -> None:
+    recent = max(1000, old + extra)
+    pruning: dict[str, Any] = {
+        "pruning_old_msg_max_bytes": old,
+        "pruning_recent_msg_max_bytes": recent,
+    }
+    if exempt_recent is not None:
+        pruning["exempt_recent_max_bytes"] = exempt_recent
+    if exempt_old is not None:
+        pruning["exempt_old_max_bytes"] = exempt_old
+    try:
+        config = parse_running_config(agent_json(pruning=pruning))
+    except ConfigError as error:
+        # Only a value the file sets can be out of order, and the error names it.
+        assert error.path.rsplit(".", 1)[1] in {
+            name for name in ("exempt_recent_max_bytes", "exempt_old_max_bytes") if name in pruning
+        }
+        return
+    limits = config.light_context_config.tool_result_pruning_config
+    assert exempt_recent is None or exempt_recent >= recent
+    if exempt_recent is None and exempt_old is None:
+        assert limits.effective_exempt_recent_max_bytes == max(102400, recent)
+        assert limits.effective_exempt_old_max_bytes == max(12000, old)
+    assert old <= limits.effective_exempt_old_max_bytes
+    assert recent <= limits.effective_exempt_recent_max_bytes
+    assert limits.effective_exempt_old_max_bytes <= limits.effective_exempt_recent_max_bytes
 
 
 @pytest.mark.parametrize(

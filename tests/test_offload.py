@@ -12,7 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copaw_context.core.errors import ConfigError
-from copaw_context.core.offload import OffloadStore, referenced_offload_paths
+from copaw_context.core.offload import (
+    OffloadStore,
+    referenced_offload_names,
+    referenced_offload_paths,
+)
 
 NOW = 1_900_000_000.0
 DAY = 86400.0
@@ -62,9 +66,12 @@ async def test_save_other_encoding_and_unencodable_chars(tmp_path: Path) -> None
     store = make_store(tmp_path)
     gbk = await store.save("中文内容", encoding="gbk")
     assert gbk.read_bytes().decode("gbk") == "中文内容"
-    # A lone surrogate is not UTF-8: it is kept as a visible escape instead of failing.
+    # A lone surrogate is not UTF-8: it is saved as U+FFFD, as the excerpt shows it.
     odd = await store.save("a\udc80b")
-    assert odd.read_text("utf-8") == "a\\udc80b"
+    assert odd.read_text("utf-8") == "a\ufffdb"
+    # Characters the encoding lacks are kept as visible escapes instead of failing.
+    latin = await store.save("caf\u00e9 \u4e2d", encoding="latin-1")
+    assert latin.read_bytes() == "caf\u00e9 \\u4e2d".encode("latin-1")
     with pytest.raises(LookupError):
         await store.save("x", encoding="no-such-codec")
 
@@ -180,7 +187,18 @@ async def test_cleanup_reference_matches_resolved_paths(tmp_path: Path) -> None:
     indirect = store.directory / ".." / "tool_result" / kept.name
     assert await store.cleanup([str(indirect)]) == []
     assert kept.exists()
+    age(kept, 2 * DAY)  # the reference refreshed it; make it expired again
     assert await store.cleanup([Path("relative/elsewhere.txt"), "bad\0path"]) == [kept]
+
+
+async def test_cleanup_keeps_a_file_named_through_a_link_elsewhere(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    kept = await store.save("kept")
+    age(kept, 2 * DAY)
+    alias = tmp_path / "alias.txt"
+    alias.symlink_to(kept)
+    assert await store.cleanup([alias]) == []
+    assert kept.read_text() == "kept"
 
 
 async def test_cleanup_never_follows_or_deletes_symlinks(tmp_path: Path) -> None:
@@ -251,6 +269,70 @@ async def test_cleanup_logs_and_skips_errors(
     assert any(str(first) in record.getMessage() for record in caplog.records)
 
 
+async def test_cleanup_keeps_files_a_summary_names_by_bare_path(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    in_summary = await store.save("named by the compaction summary")
+    in_notice = await store.save("named by a notice")
+    forgotten = await store.save("nobody names this one")
+    for path in (in_summary, in_notice, forgotten):
+        age(path, 3 * DAY)
+    context = [
+        f"## Summary\n- Ran the crawler; full output:\n- File: {in_summary}\n- Next: parse it",
+        "tool said:\n" + notice_for(in_notice),
+    ]
+    # The notice parser alone misses the bare path: that was the bug.
+    assert str(in_summary) not in referenced_offload_paths(context)
+    removed = await store.cleanup(referenced_offload_names(context))
+    assert removed == [forgotten]
+    assert in_summary.read_text() == "named by the compaction summary"
+    assert in_notice.exists()
+
+
+async def test_cleanup_accepts_names_and_paths_together(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    by_name = await store.save("a")
+    by_path = await store.save("b")
+    expired = await store.save("c")
+    for path in (by_name, by_path, expired):
+        age(path, 2 * DAY)
+    assert await store.cleanup([by_name.name, by_path]) == [expired]
+    assert by_name.exists() and by_path.exists()
+
+
+async def test_referenced_files_are_refreshed_so_other_processes_keep_them(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    ours = OffloadStore(tmp_path / "tool_result", 1, clock=clock)
+    # Another process on the same directory: it cannot see our context.
+    theirs = OffloadStore(tmp_path / "tool_result", 1, clock=clock)
+    referenced = await ours.save("still in our context")
+    age(referenced, 2 * DAY)  # older than the retention already
+    before = os.lstat(referenced)
+    assert await ours.cleanup([referenced.name]) == []
+    after = os.lstat(referenced)
+    assert after.st_mtime == NOW
+    assert after.st_atime == before.st_atime
+    assert await theirs.cleanup() == []  # a full retention period from now on
+    clock.now += DAY - 1
+    assert await theirs.cleanup() == []
+    clock.now += 2
+    assert await theirs.cleanup() == [referenced]
+
+
+async def test_refresh_never_touches_symlinks_or_their_targets(tmp_path: Path) -> None:
+    store = make_store(tmp_path, retention_days=1)
+    store.directory.mkdir(parents=True)
+    outside = tmp_path / "precious.txt"
+    outside.write_text("do not touch")
+    age(outside, 100 * DAY)
+    link = store.directory / "fedcba9876543210fedcba9876543210.txt"
+    link.symlink_to(outside)
+    assert await store.cleanup([link.name]) == []
+    assert os.stat(outside).st_mtime == NOW - 100 * DAY
+    assert link.is_symlink()
+
+
 # --- maybe_cleanup ------------------------------------------------------------------------
 
 
@@ -318,3 +400,30 @@ def test_referenced_paths_parse_escapes_and_multiple_notices() -> None:
 def test_referenced_paths_round_trip_any_string(paths: list[str]) -> None:
     text = "\n".join(notice_for(p) for p in paths)
     assert referenced_offload_paths([text]) == set(paths)
+
+
+# --- referenced_offload_names -------------------------------------------------------------
+
+
+def test_referenced_names_found_anywhere() -> None:
+    a, b, c, d = ("0123456789abcdef" * 2, "f" * 32, "a" * 32, "b" * 32)
+    texts = [
+        f"- File: /ws/tool_result/{a}.txt",
+        notice_for(f"C:\\ws\\tool_result\\{b}.txt"),
+        f'{{"path": "tool_result/{c}.txt"}} and again {c}.txt',
+        f"glued:x{d}.txt,",
+        "upper case is not ours: " + "A" * 32 + ".txt",
+        "too short: " + "a" * 31 + ".txt; wrong suffix: " + "c" * 32 + ".md",
+    ]
+    assert referenced_offload_names(texts) == {f"{a}.txt", f"{b}.txt", f"{c}.txt", f"{d}.txt"}
+    assert referenced_offload_names([]) == set()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    names=st.lists(st.text("0123456789abcdef", min_size=32, max_size=32), min_size=1, max_size=4),
+    filler=st.text(max_size=40),
+)
+def test_referenced_names_survive_any_surrounding_text(names: list[str], filler: str) -> None:
+    text = filler.join(f"{filler}/tool_result/{name}.txt" for name in names) + filler
+    assert {f"{name}.txt" for name in names} <= referenced_offload_names([text])

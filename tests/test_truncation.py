@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from copaw_context.core.file_reader import read_text_file
+from copaw_context.core.offload import OffloadStore
 from copaw_context.core.truncation import (
     NOTICE_BUDGET_BYTES,
     TRUNCATION_NOTICE_MARKER,
@@ -15,7 +18,9 @@ from copaw_context.core.truncation import (
     count_lines,
     cut_prefix_to_bytes,
     format_truncation_notice,
+    notice_path,
     parse_truncation_notice,
+    scrub_surrogates,
     truncate_text_output,
 )
 
@@ -294,3 +299,115 @@ def test_retruncation_keeps_identity_and_is_idempotent_and_monotone(
     assert second == direct
     if notice.omitted_bytes is not None:
         assert notice.omitted_bytes == _size(text) - _size(body)
+
+
+# ------------------------------------------------------------------ lone surrogates
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=60))
+def test_scrub_surrogates_keeps_positions_and_sizes(text: str) -> None:
+    scrubbed = scrub_surrogates(text)
+    assert not any("\ud800" <= ch <= "\udfff" for ch in scrubbed)
+    assert len(scrubbed) == len(text)  # character offsets unchanged
+    assert _size(scrubbed) == len(text.encode("utf-8", "surrogatepass"))  # byte sizes too
+    assert scrub_surrogates(scrubbed) == scrubbed
+    assert all(a == b or b == "\ufffd" for a, b in zip(text, scrubbed, strict=True))
+
+
+def test_truncation_output_never_carries_a_lone_surrogate() -> None:
+    text = "head \udc80 tail\n" + "x" * 200 + "\ud83d"
+    out = truncate_text_output(text, max_bytes=50, file_path="/ws/tool_result/a.txt")
+    out.encode("utf-8")  # strict: would raise on a surrogate
+    body, notice = _split(out)
+    assert body == scrub_surrogates(text)[: len(body)]
+    assert truncate_text_output("ok \udc80", max_bytes=50) == "ok \ufffd"
+    assert truncate_text_output(out, max_bytes=40) == truncate_text_output(
+        scrub_surrogates(out), max_bytes=40
+    )
+
+
+async def _follow(first: str, workspace: Path, max_bytes: int) -> str:
+    """Concatenate the excerpt and every read_file continuation its notices lead to."""
+    body, notice = _split(first)
+    collected = [body]
+    assert notice.file_path is not None
+    path, line, offset = notice.file_path, notice.next_line, notice.next_offset
+    for _ in range(1000):
+        result = await read_text_file(
+            path, start_line=line, line_offset=offset, workspace=workspace, max_bytes=max_bytes
+        )
+        assert result.ok, result.text
+        parsed = parse_truncation_notice(result.text)
+        if parsed is None:
+            collected.append(result.text)
+            return "".join(collected)
+        collected.append(parsed[0])
+        assert parsed[1].file_path == path  # the notice keeps naming what the agent can read
+        line, offset = parsed[1].next_line, parsed[1].next_offset
+    raise AssertionError("the notices never reached the end")
+
+
+async def test_offloaded_text_with_lone_surrogates_is_followed_back_exactly(tmp_path: Path) -> None:
+    long_line = "中文" * 20000 + "\udc80 after the bad byte " + "y" * 60000 + "\ud83d"
+    lines = [f"row {i}: " + "z" * (i % 97) for i in range(2500)]
+    text = "\n".join([*lines[:1200], long_line, *lines[1200:], "\udfff"])
+    assert _size(scrub_surrogates(text)) > 300_000
+    store = OffloadStore(tmp_path / "tool_result", 5)
+    scrubbed = scrub_surrogates(text)  # what the adapter does once, before saving and cutting
+    saved = await store.save(scrubbed)
+    first = truncate_text_output(
+        scrubbed, 1, count_lines(scrubbed), 50000, notice_path(saved, tmp_path)
+    )
+    assert saved.read_bytes() == scrubbed.encode("utf-8")
+    assert await _follow(first, tmp_path, 50000) == scrubbed
+    # Either piece alone also scrubs, so they agree even when the caller forgets.
+    raw_saved = await store.save(text)
+    assert raw_saved.read_bytes() == saved.read_bytes()
+    assert truncate_text_output(text, 1, 0, 50000, str(saved)) == first
+
+
+# ------------------------------------------------------------------ notice_path
+def _deep_workspace(tmp_path: Path) -> Path:
+    workspace = tmp_path.joinpath(*(f"{'w' * 60}{level}" for level in range(8)))
+    workspace.mkdir(parents=True)
+    return workspace
+
+
+def test_notice_path_prefers_the_absolute_path(tmp_path: Path) -> None:
+    target = tmp_path / "tool_result" / "a.txt"
+    assert notice_path(target, tmp_path) == str(target)
+    assert notice_path(target, None) == str(target)
+
+
+def test_notice_path_falls_back_to_the_workspace_relative_path(tmp_path: Path) -> None:
+    workspace = _deep_workspace(tmp_path)
+    target = workspace / "tool_result" / ("f" * 32 + ".txt")
+    assert len(str(target)) > 400
+    assert notice_path(target, workspace) == f"tool_result/{'f' * 32}.txt"
+    with pytest.raises(ValueError, match="no workspace was given"):
+        notice_path(target, None)
+    with pytest.raises(ValueError, match="not inside the workspace"):
+        notice_path(target, tmp_path / "elsewhere")
+    deep_inside = workspace.joinpath(*(["d" * 100] * 5), "x.txt")
+    with pytest.raises(ValueError, match="relative to the workspace it is still"):
+        notice_path(deep_inside, workspace)
+
+
+def test_notice_path_sees_through_a_symlinked_workspace(tmp_path: Path) -> None:
+    real = _deep_workspace(tmp_path)
+    alias = tmp_path / "ws"
+    alias.symlink_to(real, target_is_directory=True)
+    target = real / "tool_result" / "a.txt"
+    assert notice_path(target, alias) == "tool_result/a.txt"
+
+
+async def test_long_workspace_offload_is_named_relatively_and_followable(tmp_path: Path) -> None:
+    workspace = _deep_workspace(tmp_path)
+    store = OffloadStore(workspace / "tool_result", 5)
+    text = "\n".join(f"line {i} " + "q" * (i % 50) for i in range(4000))
+    saved = await store.save(text)
+    with pytest.raises(ValueError, match="at most 400"):
+        truncate_text_output(text, 1, count_lines(text), 8000, str(saved))  # stays strict
+    named = notice_path(saved, workspace)
+    assert named == f"tool_result/{saved.name}"
+    first = truncate_text_output(text, 1, count_lines(text), 8000, named)
+    assert await _follow(first, workspace, 8000) == text

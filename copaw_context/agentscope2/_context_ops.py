@@ -17,7 +17,12 @@ from copaw_context.core.archive import DialogArchive
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.prompts import render_summary_message, split_summary_message
-from copaw_context.core.truncation import count_lines, truncate_text_output
+from copaw_context.core.truncation import (
+    count_lines,
+    notice_path,
+    scrub_surrogates,
+    truncate_text_output,
+)
 
 if TYPE_CHECKING:
     from copaw_context.agentscope2._hook import MemoryCompactionHook
@@ -295,10 +300,14 @@ async def _truncate_request(hook: MemoryCompactionHook, msg: Msg, reserve_tokens
     """
     max_bytes = max(2048, reserve_tokens * 3)
     for block in msg.content:
-        if isinstance(block, TextBlock) and len(block.text.encode("utf-8")) > max_bytes:
+        if not isinstance(block, TextBlock):
+            continue
+        block.text = scrub_surrogates(block.text)
+        if len(block.text.encode("utf-8")) > max_bytes:
             try:
-                path: str | None = str(await hook.request_store.save(block.text))
-            except OSError:
+                saved = await hook.request_store.save(block.text)
+                path: str | None = notice_path(saved, hook.workspace)
+            except (OSError, ValueError):
                 logger.exception("copaw-context: could not save the oversized request")
                 path = None
             block.text = truncate_text_output(

@@ -35,7 +35,7 @@ from copaw_context.agentscope2._pruning import ToolResultPruner
 from copaw_context.agentscope2._tools import make_read_file_tool
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import ContextEvent, EventCallback, emit_event
-from copaw_context.core.offload import OffloadStore, referenced_offload_paths
+from copaw_context.core.offload import OffloadStore, referenced_offload_names
 from copaw_context.core.tokens import (
     UsageCalibration,
     counter_is_exact,
@@ -109,7 +109,7 @@ class MemoryCompactionHook(MiddlewareBase):
         self.extra_read_roots = [
             self.workspace / Path(r).expanduser() for r in light.extra_read_roots
         ]  # an absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs")
-        self.pruner = ToolResultPruner(pruning, self.store)
+        self.pruner = ToolResultPruner(pruning, self.store, self.workspace)
         self.calibration = UsageCalibration()
         self.stats: dict[str, int] = {"truncated": 0, "offloaded": 0, "compactions": 0}
         self.last_prompt_tokens = 0
@@ -144,7 +144,7 @@ class MemoryCompactionHook(MiddlewareBase):
                     extra_roots=self.extra_read_roots,
                     max_bytes=pruning.pruning_recent_msg_max_bytes,
                     exempt_extensions=pruning.exempt_file_extensions,
-                    exempt_max_bytes=pruning.exempt_recent_max_bytes,
+                    exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
                 )
             ]
         return list(self._tools)
@@ -300,7 +300,9 @@ class MemoryCompactionHook(MiddlewareBase):
         token never takes less than one byte, so a limit of that many tokens never fires.
         """
         pruning = self.config.light_context_config.tool_result_pruning_config
-        ceiling = max(pruning.pruning_recent_msg_max_bytes, pruning.exempt_recent_max_bytes)
+        ceiling = max(
+            pruning.pruning_recent_msg_max_bytes, pruning.effective_exempt_recent_max_bytes
+        )
         try:
             if agent.context_config.tool_result_limit < ceiling:
                 agent.context_config.tool_result_limit = ceiling
@@ -318,7 +320,7 @@ class MemoryCompactionHook(MiddlewareBase):
                         texts.append(block.text)
             if isinstance(agent.state.summary, str):
                 texts.append(agent.state.summary)
-            return referenced_offload_paths(texts)
+            return referenced_offload_names(texts)  # bare names count too (summaries)
 
         try:
             await self.store.maybe_cleanup(referenced)

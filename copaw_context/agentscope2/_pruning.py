@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
@@ -25,7 +25,9 @@ from copaw_context.core.config import ToolResultPruningConfig
 from copaw_context.core.offload import OffloadStore
 from copaw_context.core.truncation import (
     count_lines,
+    notice_path,
     parse_truncation_notice,
+    scrub_surrogates,
     truncate_text_output,
 )
 
@@ -65,9 +67,12 @@ def _call_path(tool_input: str | dict[str, Any] | None) -> str | None:
 class ToolResultPruner:
     """Applies the two pruning stages with one :class:`OffloadStore`."""
 
-    def __init__(self, config: ToolResultPruningConfig, store: OffloadStore) -> None:
+    def __init__(
+        self, config: ToolResultPruningConfig, store: OffloadStore, workspace: Path | None = None
+    ) -> None:
         self.config = config
         self.store = store
+        self.workspace = workspace
 
     # ---------------------------------------------------------------- limits
     def is_exempt(self, tool_name: str, tool_input: str | dict[str, Any] | None) -> bool:
@@ -84,7 +89,9 @@ class ToolResultPruner:
         """The byte limit for a result of the given age and kind."""
         cfg = self.config
         if exempt:
-            return cfg.exempt_recent_max_bytes if recent else cfg.exempt_old_max_bytes
+            if recent:
+                return cfg.effective_exempt_recent_max_bytes
+            return cfg.effective_exempt_old_max_bytes
         return cfg.pruning_recent_msg_max_bytes if recent else cfg.pruning_old_msg_max_bytes
 
     # ---------------------------------------------------------------- stage 1
@@ -164,6 +171,7 @@ class ToolResultPruner:
         stats: PruneStats,
     ) -> str:
         """Return ``text`` cut to ``max_bytes``; offload the original first if needed."""
+        text = scrub_surrogates(text)  # so the saved file and the excerpt agree byte for byte
         if len(text.encode("utf-8")) <= max_bytes:
             return text
         out: str | None = None
@@ -174,10 +182,12 @@ class ToolResultPruner:
         if out is None:
             path: str | None
             try:
-                path = str(await self.store.save(text))
+                saved = await self.store.save(text)
                 stats.offloaded += 1
-                stats.paths.append(path)
-            except OSError as exc:
+                stats.paths.append(str(saved))
+                # Absolute when it fits the notice, else relative to the workspace.
+                path = notice_path(saved, self.workspace)
+            except (OSError, ValueError) as exc:
                 logger.error(
                     "copaw-context: could not offload a %d-byte tool result to %s (%s); "
                     "truncating without a saved copy",

@@ -11,7 +11,8 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, Self, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Literal, Self, Union, get_args, get_origin
 
 import annotated_types
 from pydantic import (
@@ -23,6 +24,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "Extension",
     "Float",
     "Int",
+    "IntMin100",
+    "IntMin1000",
     "NonEmptyStr",
     "Relation",
     "Section",
@@ -97,6 +101,10 @@ def _check_non_empty(value: str) -> str:
 
 
 Int = Annotated[int, Field(strict=True), BeforeValidator(_whole_float_to_int)]
+# Bounded twins of Int for optional fields: inside ``X | None`` a bound given by the field
+# would not reach the int part (nor the JSON Schema's "minimum").
+IntMin100 = Annotated[int, Field(strict=True, ge=100), BeforeValidator(_whole_float_to_int)]
+IntMin1000 = Annotated[int, Field(strict=True, ge=1000), BeforeValidator(_whole_float_to_int)]
 Float = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Bool = Annotated[bool, Field(strict=True)]
 WorkspaceDir = Annotated[
@@ -127,6 +135,8 @@ class Relation:
 
     def describe(self, other_value: object) -> str:
         word = {"<": "below", ">=": ">=", "<=": "<="}[self.op]
+        if other_value is None:  # an optional field left to its automatic value
+            return f"{word} {self.other}"
         return f"{word} {self.other} ({_show(other_value)})"
 
 
@@ -136,9 +146,13 @@ class Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
     _relations: ClassVar[tuple[Relation, ...]] = ()
 
+    def _relation_values(self) -> dict[str, Any]:
+        """The values the relations compare; sections with derived defaults override it."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
     @model_validator(mode="after")
     def _check_relations(self) -> Self:
-        values = {name: getattr(self, name) for name in type(self).model_fields}
+        values = self._relation_values()
         for relation in self._relations:
             if not relation.holds(values[relation.field], values[relation.other]):
                 rule = field_rule(type(self), relation.field, values)
@@ -169,10 +183,26 @@ def _bounds(metadata: list[Any]) -> list[str]:
     return [f"{symbols[kind]} {_show(bound)}" for kind, bound in found.items()]
 
 
+def _without_none(annotation: object) -> tuple[object, list[Any], bool]:
+    """``(type, constraint metadata, nullable)`` of ``X | None`` or of a plain annotation."""
+    if get_origin(annotation) not in (Union, UnionType):
+        return annotation, [], False
+    inner = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if len(inner) != 1:
+        return annotation, [], True
+    (only,) = inner
+    if get_origin(only) is not Annotated:
+        return only, [], True
+    metadata: list[Any] = []
+    for item in only.__metadata__:
+        metadata += item.metadata if isinstance(item, FieldInfo) else [item]
+    return get_args(only)[0], metadata, True
+
+
 def field_rule(model: type[Section], name: str, section: Mapping[str, Any]) -> str:
     """What a field allows, in words, e.g. "must be a number between 0 and 0.3 and below ..."."""
     info = model.model_fields[name]
-    annotation = info.annotation
+    annotation, inner_metadata, nullable = _without_none(info.annotation)
     if get_origin(annotation) is Literal:
         choices = [json.dumps(choice) for choice in get_args(annotation)]
         listed = " or ".join(choices) if len(choices) == 2 else f"one of {', '.join(choices)}"
@@ -184,13 +214,14 @@ def field_rule(model: type[Section], name: str, section: Mapping[str, Any]) -> s
     if name in _WORKSPACE_DIR_FIELDS:
         return _WORKSPACE_DIR_RULE
     kinds: dict[object, str] = {bool: "true or false", int: "a whole number", float: "a number"}
-    clauses = _bounds(info.metadata)
+    clauses = _bounds([*info.metadata, *inner_metadata])
     for relation in model._relations:
         if relation.field == name:
             other = section.get(relation.other, model.model_fields[relation.other].get_default())
             clauses.append(relation.describe(other))
     rule = f"must be {kinds.get(annotation, 'a string')}"
-    return f"{rule} {' and '.join(clauses)}" if clauses else rule
+    rule = f"{rule} {' and '.join(clauses)}" if clauses else rule
+    return f"{rule}, or null (or absent) for the automatic value" if nullable else rule
 
 
 def _section_type(annotation: object) -> type[Section] | None:

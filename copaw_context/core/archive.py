@@ -4,12 +4,16 @@ One JSON object per line in ``<directory>/YYYY-MM-DD.jsonl``, dated by each mess
 local timestamp. Unlike the reference SaveDialog (no lock, no fsync, no session id, errors
 only logged), every line names its session and agent, each file is appended under an
 inter-process lock with one write plus ``fsync``, and any failure raises
-:class:`~copaw_context.core.errors.ArchiveError` so the caller keeps the messages.
+:class:`~copaw_context.core.errors.ArchiveError` so the caller keeps the messages. A batch
+is all-or-nothing across its files: the locks of all of them are held while it is
+written, and a failure rolls back what this batch already wrote, so a retry of the same
+messages never duplicates a line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -18,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import filelock
 
@@ -48,16 +52,24 @@ class ArchivedFile:
 
 
 class ArchivePartialWriteError(ArchiveError):
-    """Some files of a batch were written before another one failed.
+    """A failed batch could not be rolled back everywhere.
 
-    ``written`` lists the files that now hold their part of the batch; ``failed`` is the
-    file that could not be written (it was rolled back to its previous size when possible).
+    Raised only when undoing a failed append itself fails. ``written`` lists the files that
+    may still hold lines of the batch (a retry of the same messages would duplicate them
+    there); ``failed`` is the file whose write failed.
     """
 
     def __init__(self, message: str, written: Sequence[ArchivedFile], failed: Path) -> None:
         self.written = tuple(written)
         self.failed = failed
         super().__init__(message)
+
+
+@dataclass(frozen=True)
+class _Appended:
+    path: Path
+    size_before: int
+    lines_after: int
 
 
 def parse_timestamp(value: object, tz: tzinfo | None = None) -> datetime | None:
@@ -194,42 +206,62 @@ class DialogArchive:
             raise ArchiveError(
                 f"cannot create archive directory {self._directory}: {error}; nothing was written"
             ) from error
-        written: list[ArchivedFile] = []
-        for day in sorted(batches):
-            path = self._path_for(day)
-            try:
-                written.append(ArchivedFile(path, self._append_locked(path, batches[day])))
-            except (OSError, filelock.Timeout) as error:
-                cause = (
-                    f"timed out after {self._lock_timeout:g} s waiting for {path}.lock "
-                    "(another process is writing it)"
-                    if isinstance(error, filelock.Timeout)
-                    else f"{type(error).__name__}: {error}"
-                )
-                done = ", ".join(str(item.path) for item in written) or "none"
-                message = f"cannot append to archive file {path}: {cause}; already written: {done}"
-                if written:
-                    raise ArchivePartialWriteError(message, written, path) from error
-                raise ArchiveError(message) from error
-        return written
+        days = sorted(batches)
+        with contextlib.ExitStack() as locks:
+            # All locks first, always in date order: no deadlock between writers, and no
+            # other writer can append after our lines before a rollback removes them.
+            for day in days:
+                path = self._path_for(day)
+                lock = filelock.FileLock(str(path) + ".lock", timeout=self._lock_timeout)
+                try:
+                    locks.enter_context(lock)
+                except (OSError, filelock.Timeout) as error:
+                    raise ArchiveError(
+                        f"cannot append to archive file {path}: {self._cause(path, error)}; "
+                        "nothing was written"
+                    ) from error
+            done: list[_Appended] = []
+            for day in days:
+                path = self._path_for(day)
+                try:
+                    done.append(_append(path, batches[day]))
+                except _AppendError as error:
+                    self._undo(done, error)
+                except BaseException:
+                    for item in done:
+                        _truncate(item.path, item.size_before)
+                    raise
+        return [ArchivedFile(item.path, item.lines_after) for item in done]
 
-    def _append_locked(self, path: Path, lines: list[bytes]) -> int:
-        lock = filelock.FileLock(str(path) + ".lock", timeout=self._lock_timeout)
-        # Unbuffered: a failed write can be rolled back without a buffer flushing later.
-        with lock, open(path, "a+b", buffering=0) as handle:
-            size = handle.seek(0, os.SEEK_END)
-            payload = b"".join(lines)
-            if size:
-                handle.seek(size - 1)
-                if handle.read(1) != b"\n":
-                    payload = b"\n" + payload  # terminate a torn line left by a crash
-            try:
-                _write_all(handle, payload)
-                os.fsync(handle.fileno())
-            except BaseException:
-                _roll_back(handle, size, path)
-                raise
-            return _count_lines(handle)
+    def _cause(self, path: Path, error: BaseException) -> str:
+        if isinstance(error, filelock.Timeout):
+            return (
+                f"timed out after {self._lock_timeout:g} s waiting for {path}.lock "
+                "(another process is writing it)"
+            )
+        return f"{type(error).__name__}: {error}"
+
+    def _undo(self, done: list[_Appended], failure: _AppendError) -> NoReturn:
+        """Roll back the files ``done`` already hold, then raise for ``failure``."""
+        cause = self._cause(failure.path, failure.error)
+        stuck = [
+            ArchivedFile(item.path, item.lines_after)
+            for item in done
+            if not _truncate(item.path, item.size_before)
+        ]
+        if failure.left_lines is not None:
+            stuck.append(ArchivedFile(failure.path, failure.left_lines))
+        message = f"cannot append to archive file {failure.path}: {cause}"
+        if not stuck:
+            undone = f"; rolled back {len(done)} other file(s)" if done else ""
+            raise ArchiveError(f"{message}; nothing was written{undone}") from failure.error
+        names = ", ".join(str(item.path) for item in stuck)
+        raise ArchivePartialWriteError(
+            f"{message}; rolling back failed too, so these files may hold lines of this batch "
+            f"and a retry would duplicate them there: {names}",
+            stuck,
+            failure.path,
+        ) from failure.error
 
     def _list_files_sync(self) -> list[ArchivedFile]:
         try:
@@ -308,9 +340,54 @@ def _count_lines(handle: Any) -> int:
     return count
 
 
-def _roll_back(handle: Any, size: int, path: Path) -> None:
+class _AppendError(Exception):
+    """Appending to ``path`` failed; ``left_lines`` is set if its own rollback failed too."""
+
+    def __init__(self, path: Path, error: OSError, left_lines: int | None) -> None:
+        super().__init__(str(error))
+        self.path = path
+        self.error = error
+        self.left_lines = left_lines
+
+
+def _append(path: Path, lines: list[bytes]) -> _Appended:
+    """Append ``lines`` to ``path`` (its lock held) with one write and ``fsync``."""
+    size: int | None = None
     try:
-        handle.truncate(size)
-        os.fsync(handle.fileno())
+        # Unbuffered: a failed write can be rolled back without a buffer flushing later.
+        with open(path, "a+b", buffering=0) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            payload = b"".join(lines)
+            if size:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    payload = b"\n" + payload  # terminate a torn line left by a crash
+            _write_all(handle, payload)
+            os.fsync(handle.fileno())
+            return _Appended(path, size, _count_lines(handle))
+    except BaseException as error:
+        rolled_back = size is None or _truncate(path, size)
+        if not isinstance(error, OSError):
+            raise
+        left = None if rolled_back else _lines_in(path)
+        raise _AppendError(path, error, left) from error
+
+
+def _truncate(path: Path, size: int) -> bool:
+    """Cut ``path`` back to ``size`` bytes and persist that; False (logged) if impossible."""
+    try:
+        with open(path, "r+b", buffering=0) as handle:
+            handle.truncate(size)
+            os.fsync(handle.fileno())
     except OSError as error:
-        logger.error("archive: could not roll back partial write to %s: %s", path, error)
+        logger.error("archive: could not roll back %s to %d bytes: %s", path, size, error)
+        return False
+    return True
+
+
+def _lines_in(path: Path) -> int:
+    try:
+        with open(path, "rb") as handle:
+            return _count_lines(handle)
+    except OSError:
+        return 0

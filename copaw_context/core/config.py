@@ -23,6 +23,8 @@ from copaw_context.core._config_rules import (
     Extension,
     Float,
     Int,
+    IntMin100,
+    IntMin1000,
     NonEmptyStr,
     Relation,
     Section,
@@ -35,6 +37,8 @@ from copaw_context.core._config_rules import (
 from copaw_context.core.errors import ConfigError
 
 __all__ = [
+    "EXEMPT_OLD_DEFAULT_BYTES",
+    "EXEMPT_RECENT_DEFAULT_BYTES",
     "Backend",
     "CompactorKind",
     "ContextCompactConfig",
@@ -55,6 +59,9 @@ Backend = Literal["light", "native"]
 TokenCounterName = Literal["auto", "estimate", "qwen", "o200k_base", "cl100k_base"]
 Language = Literal["en", "zh"]
 CompactorKind = Literal["llm", "extractive"]
+
+EXEMPT_RECENT_DEFAULT_BYTES = 102400
+EXEMPT_OLD_DEFAULT_BYTES = 12000
 
 _SHAPES = (
     'an agent.json needs either a top-level "running" object (QwenPaw\'s per-agent agent.json) '
@@ -137,18 +144,46 @@ class ToolResultPruningConfig(Section):
         ["chat_with_agent"],
         description="Results of these tools get the larger exempt limits.",
     )
-    exempt_recent_max_bytes: Int = Field(
-        102400,
-        ge=1000,
-        description="Bytes of a recent exempt result kept in the context; "
-        "must be >= pruning_recent_msg_max_bytes.",
+    exempt_recent_max_bytes: IntMin1000 | None = Field(
+        None,
+        description="Bytes of a recent exempt result kept in the context. null or absent (None, "
+        f"the default) = max({EXEMPT_RECENT_DEFAULT_BYTES}, pruning_recent_msg_max_bytes); a set "
+        "value must be >= pruning_recent_msg_max_bytes.",
     )
-    exempt_old_max_bytes: Int = Field(
-        12000,
-        ge=100,
-        description="Bytes of an older exempt result kept in the context; must be >= "
-        "pruning_old_msg_max_bytes and <= exempt_recent_max_bytes.",
+    exempt_old_max_bytes: IntMin100 | None = Field(
+        None,
+        description="Bytes of an older exempt result kept in the context. null or absent (None, "
+        f"the default) = max({EXEMPT_OLD_DEFAULT_BYTES}, pruning_old_msg_max_bytes), at most "
+        "the effective exempt_recent_max_bytes; a set value must be >= pruning_old_msg_max_bytes "
+        "and <= the effective exempt_recent_max_bytes.",
     )
+
+    @property
+    def effective_exempt_recent_max_bytes(self) -> int:
+        """The recent limit for exempt results: the set value, else the derived default."""
+        if self.exempt_recent_max_bytes is not None:
+            return self.exempt_recent_max_bytes
+        return max(EXEMPT_RECENT_DEFAULT_BYTES, self.pruning_recent_msg_max_bytes)
+
+    @property
+    def effective_exempt_old_max_bytes(self) -> int:
+        """The older-result limit for exempt results: the set value, else the derived default.
+
+        The derived default never exceeds the effective recent limit (it would only do so
+        when a user sets ``exempt_recent_max_bytes`` below 12000).
+        """
+        if self.exempt_old_max_bytes is not None:
+            return self.exempt_old_max_bytes
+        derived = max(EXEMPT_OLD_DEFAULT_BYTES, self.pruning_old_msg_max_bytes)
+        return min(derived, self.effective_exempt_recent_max_bytes)
+
+    def _relation_values(self) -> dict[str, Any]:
+        # Unset exempt limits are compared by their effective values, which satisfy every
+        # relation by construction: only values the file sets can break one.
+        values = super()._relation_values()
+        values["exempt_recent_max_bytes"] = self.effective_exempt_recent_max_bytes
+        values["exempt_old_max_bytes"] = self.effective_exempt_old_max_bytes
+        return values
 
 
 class LightContextConfig(Section):

@@ -4,7 +4,9 @@ Every oversized tool result is saved whole as ``<directory>/<uuid4 hex>.txt`` be
 in-context copy is cut; the truncation notice names that file. Unlike the reference
 (TTL only at ``close()``, deleting any ``*.txt``), :meth:`OffloadStore.cleanup` runs
 periodically, deletes only files this store could have written, never follows symlinks
-and never deletes a file that a notice still in the context points to.
+and never deletes a file that the context still names, by notice or as a bare path
+(summaries do that); it refreshes the modification time of such files so that other
+processes sharing the directory, which cannot see this context, keep them too.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import ConfigError
+from .truncation import scrub_surrogates
 
-__all__ = ["OffloadStore", "referenced_offload_paths"]
+__all__ = ["OffloadStore", "referenced_offload_names", "referenced_offload_paths"]
 
 logger = logging.getLogger("copaw_context")
 
 _OWN_FILE = re.compile(r"[0-9a-f]{32}\.txt")
+# No boundaries on purpose: a name glued to other text still counts (keeping too much is safe).
+_OWN_NAME_ANYWHERE = re.compile(r"[0-9a-f]{32}\.txt")
 _TEMP_FILE = re.compile(r"\.[0-9a-f]{32}\.tmp")
 _NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
 _TEMP_MAX_AGE_SECONDS = 3600.0
@@ -49,6 +54,19 @@ def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
                 continue
             if isinstance(value, str) and value:
                 found.add(value)
+    return found
+
+
+def referenced_offload_names(texts: Iterable[str]) -> set[str]:
+    """Return every offload file name (``<32 lowercase hex>.txt``) appearing in ``texts``.
+
+    Matches anywhere: in notices, in bare paths such as ``- File: /ws/tool_result/<name>``
+    written by summaries, inside JSON or Windows paths. Pass the result to
+    :meth:`OffloadStore.cleanup`.
+    """
+    found: set[str] = set()
+    for text in texts:
+        found.update(_OWN_NAME_ANYWHERE.findall(text))
     return found
 
 
@@ -89,11 +107,13 @@ class OffloadStore:
     async def save(self, text: str, encoding: str = "utf-8") -> Path:
         """Write ``text`` atomically to a new file and return its absolute path.
 
-        Raises ``OSError`` if the file cannot be written (no temp file is left behind) and
-        ``LookupError`` for an unknown ``encoding``. Characters the encoding cannot represent
-        are written as backslash escapes rather than failing the save.
+        Lone surrogates are saved as U+FFFD, exactly as :func:`truncate_text_output` shows
+        them (see :func:`scrub_surrogates`). Raises ``OSError`` if the file cannot be
+        written (no temp file is left behind) and ``LookupError`` for an unknown
+        ``encoding``. Other characters the encoding cannot represent are written as
+        backslash escapes rather than failing the save.
         """
-        data = _encode(text, encoding)
+        data = _encode(scrub_surrogates(text), encoding)
         return await asyncio.to_thread(self._write_atomically, data)
 
     def owns(self, path: str | Path) -> bool:
@@ -107,10 +127,14 @@ class OffloadStore:
             return False
 
     async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
-        """Delete expired files of this store that no notice references; return them.
+        """Delete expired files of this store that the context does not reference; return them.
 
-        Also deletes this store's temp files older than one hour (left by a crash). Never
-        raises for a single file: failures are logged and that file is skipped.
+        ``referenced`` holds file names (see :func:`referenced_offload_names`) or paths
+        (see :func:`referenced_offload_paths`); an own file is kept when its name is among
+        them. Referenced own files get their modification time set to now, so that another
+        process's cleanup keeps them for another retention period. Also deletes this
+        store's temp files older than one hour (left by a crash). Never raises for a single
+        file: failures are logged and that file is skipped.
         """
         referenced_items = list(referenced)
         return await asyncio.to_thread(self._cleanup_sync, referenced_items)
@@ -156,13 +180,12 @@ class OffloadStore:
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
         try:
             entries = list(os.scandir(self._directory))
-            directory = self._directory.resolve()
         except FileNotFoundError:
             return []
         except OSError as error:
             logger.warning("offload cleanup: cannot list %s: %s", self._directory, error)
             return []
-        keep = _resolve_all(referenced)
+        keep = _referenced_names(referenced)
         now = self._clock()
         removed: list[Path] = []
         for entry in entries:
@@ -175,10 +198,11 @@ class OffloadStore:
                 info = os.lstat(path)
                 if not stat.S_ISREG(info.st_mode):
                     continue  # symlinks, directories, fifos: never ours, never followed
+                if is_own and name in keep:
+                    _refresh(path, info, now)
+                    continue
                 max_age = self._retention_seconds if is_own else _TEMP_MAX_AGE_SECONDS
                 if now - info.st_mtime <= max_age:
-                    continue
-                if is_own and str(directory / name) in keep:
                     continue
                 os.unlink(path)
             except FileNotFoundError:
@@ -206,14 +230,28 @@ def _encode(text: str, encoding: str) -> bytes:
         return text.encode(encoding, errors="backslashreplace")
 
 
-def _resolve_all(paths: list[str | Path]) -> set[str]:
-    resolved: set[str] = set()
-    for item in paths:
+def _referenced_names(items: list[str | Path]) -> set[str]:
+    """File names of ``items`` (names or paths), and of their targets for paths via links."""
+    names: set[str] = set()
+    for item in items:
         try:
-            resolved.add(str(Path(item).expanduser().resolve()))
-        except (OSError, ValueError, RuntimeError) as error:
+            path = Path(item)
+            names.add(path.name)
+            if len(path.parts) > 1:  # a path: a link elsewhere may name one of our files
+                names.add(path.expanduser().resolve().name)
+        except (OSError, ValueError, RuntimeError, TypeError) as error:
             logger.debug("offload cleanup: ignoring unusable reference %r: %s", item, error)
-    return resolved
+    return names
+
+
+def _refresh(path: Path, info: os.stat_result, now: float) -> None:
+    """Set a referenced file's mtime to ``now`` (never following links); best effort."""
+    if info.st_mtime >= now:
+        return
+    try:
+        os.utime(path, (info.st_atime, now), follow_symlinks=False)
+    except OSError as error:
+        logger.warning("offload cleanup: cannot refresh the time of referenced %s: %s", path, error)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -11,9 +11,11 @@ ordinary text and is bounded like any other.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = [
     "NOTICE_BUDGET_BYTES",
@@ -24,7 +26,9 @@ __all__ = [
     "cut_prefix_to_bytes",
     "file_path_fits_notice",
     "format_truncation_notice",
+    "notice_path",
     "parse_truncation_notice",
+    "scrub_surrogates",
     "truncate_text_output",
 ]
 
@@ -35,6 +39,7 @@ NOTICE_BUDGET_BYTES = 1024
 MAX_FILE_PATH_BYTES = 400
 _MAX_NUMBER = 10**15 - 1  # 15 digits: keeps the notice inside its budget and parsable
 _SEPARATOR = "\n" + TRUNCATION_NOTICE_MARKER + "\n"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _NUMBER = r"(0|[1-9][0-9]{0,14})"
 _NOTICE_RE = re.compile(
@@ -72,6 +77,17 @@ class TruncationNotice:
 def count_lines(text: str) -> int:
     """Number of lines as the reference counts them: ``text.count("\\n") + 1``."""
     return text.count("\n") + 1
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (idempotent).
+
+    Lone surrogates (e.g. from ``surrogateescape`` decoding) are not valid text in any UTF
+    encoding. Scrub once, then save and cut the same string: U+FFFD has the same UTF-8 size
+    (3 bytes) and length (1 character) as the surrogate it replaces, so positions stay put
+    and the saved file and the excerpt agree byte for byte.
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def _codec_name(encoding: str) -> str:
@@ -189,6 +205,44 @@ def file_path_fits_notice(file_path: str) -> bool:
     return _quoted_path_size(file_path) <= MAX_FILE_PATH_BYTES
 
 
+def notice_path(path: Path, workspace: Path | None) -> str:
+    """How a notice should name ``path``: absolute if that fits, else relative to ``workspace``.
+
+    ``read_file`` resolves relative paths against the workspace, so the agent can still
+    follow the notice. Raises ValueError when neither form fits in ``MAX_FILE_PATH_BYTES``.
+    """
+    absolute = Path(path).expanduser().absolute()
+    if file_path_fits_notice(str(absolute)):
+        return str(absolute)
+    relative = _relative_to(absolute, workspace)
+    if relative is not None and file_path_fits_notice(relative):
+        return relative
+    if workspace is None:
+        why = "no workspace was given to name it relative to"
+    elif relative is None:
+        why = f"it is not inside the workspace {workspace}"
+    else:
+        why = f"relative to the workspace it is still {_quoted_path_size(relative)} bytes"
+    raise ValueError(
+        f"the path {absolute} is {_quoted_path_size(str(absolute))} bytes as quoted in a "
+        f"notice, over the {MAX_FILE_PATH_BYTES} that fit, and {why}. Use a shorter "
+        "workspace or tool_results_cache path."
+    )
+
+
+def _relative_to(path: Path, workspace: Path | None) -> str | None:
+    if workspace is None:
+        return None
+    base = Path(workspace).expanduser().absolute()
+    candidates = [(path, base)]
+    with contextlib.suppress(OSError, RuntimeError):  # symlinked workspaces: real locations
+        candidates.append((path.resolve(), base.resolve()))
+    for inner, outer in candidates:
+        if inner != outer and inner.is_relative_to(outer):
+            return str(inner.relative_to(outer))
+    return None
+
+
 def _check_file_path(file_path: str) -> None:
     quoted_size = _quoted_path_size(file_path)
     if quoted_size > MAX_FILE_PATH_BYTES:
@@ -267,7 +321,8 @@ def truncate_text_output(
     ``text`` is the content from position ``(start_line, start_offset)`` onward; the full
     content is in ``file_path`` (None: it could not be saved). ``total_lines=0`` means
     unknown. Text that already ends with our notice is re-cut, keeping its path, line
-    count and start; a body that fits is returned unchanged.
+    count and start; a body that fits is returned unchanged. Lone surrogates are replaced
+    by U+FFFD first (:func:`scrub_surrogates`), so the output is always valid text.
     """
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 4:
         raise ValueError(
@@ -280,6 +335,7 @@ def truncate_text_output(
     if file_path is not None:
         _check_file_path(file_path)
 
+    text = scrub_surrogates(text)
     parsed = parse_truncation_notice(text, encoding)
     if parsed is not None:
         return _retruncate(*parsed, max_bytes, encoding, original=text)
