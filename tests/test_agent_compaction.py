@@ -375,3 +375,40 @@ async def test_servers_that_reuse_tool_call_ids_stay_valid(tmp_path: Path) -> No
     for call in model.calls:
         assert openai_pairing_problems(call.formatted) == []
     assert (tmp_path / "dialog").exists()
+
+
+async def test_llm_summary_that_drops_previous_items_gets_them_back(tmp_path: Path) -> None:
+    forgetful = """## Goal
+- Check the modules
+
+## Constraints & Preferences
+- (none)
+
+## Progress
+### Done
+- [x] Built m0 to m7
+### In Progress
+- [ ] Nothing
+### Blocked
+- (none)
+
+## Key Decisions
+- Build each module separately
+
+## Next Steps
+1. Answer the user
+
+## Critical Context
+- All builds passed"""
+    agent, events = await _compact_with_failing_compactor(tmp_path, text_step(forgetful))
+    (event,) = [e for e in events if e.kind == "compaction"]
+    assert event.method == "llm" and event.fallback_reason is None
+    summary = str(agent.state.summary)
+    for item in (
+        "Ship the parser fix for ticket PARSE-17",
+        "Never modify vendor/ files",
+        "/repo/src/parser.c:412 is where tok is undeclared",
+        "Build each module separately",
+    ):
+        assert item in summary
+    assert summary.count("## Goal") == 1

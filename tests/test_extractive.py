@@ -8,12 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from copaw_context.core._summary_doc import is_placeholder
 from copaw_context.core.extractive import (
     ExtractedFacts,
     carry_verbatim,
     extract_facts,
     extractive_summary,
     merge_sections,
+    preserve_previous,
 )
 from copaw_context.core.prompts import (
     SECTION_TITLES,
@@ -535,7 +537,7 @@ def test_successive_compactions_accumulate_without_loss() -> None:
     assert "Step 0: never delete table t0." in "\n".join(_section_items(summary, 0))
 
 
-def test_max_chars_trims_oldest_but_never_constraints_goal_or_latest_request() -> None:
+def test_max_chars_trims_copied_items_first_keeps_original_task_and_latest_request() -> None:
     previous = GOOD_LLM.replace(
         "## Key Decisions\n",
         "## Key Decisions\n" + "".join(f"- old decision {i}\n" for i in range(80)),
@@ -554,16 +556,25 @@ def test_max_chars_trims_oldest_but_never_constraints_goal_or_latest_request() -
     assert "Fix the off-by-one counter in /repo/src/app/main.py." in summary
     assert "Latest: summarise module 149 for me." in summary
     assert "Older items were left out to fit the summary size limit" in summary
-    assert "old decision 79" in summary and "old decision 0" not in summary  # oldest go first
-    assert "/repo/m149.py" in summary and "- File: /repo/m0.py\n" not in summary
+    # items copied from the messages go first (the archive has them), oldest first
+    assert "- File: /repo/m0.py\n" not in summary and "/repo/m149.py" in summary
+    assert "read_file(/repo/m0.py): ok" not in summary
+    assert "old decision 0" in summary and "old decision 79" in summary
+    assert "- Tests run with `cd /repo && pytest -q`" in summary  # written by the model
 
 
-def test_max_chars_cannot_drop_protected_items() -> None:
+def test_max_chars_budgets_constraints_newest_first_but_keeps_the_request_whole() -> None:
     constraints = " ".join(f"You must keep rule {i}." for i in range(60))
-    summary = extractive_summary([_msg("user", _text(constraints))], max_chars=1000)
-    for i in range(60):
-        assert f"You must keep rule {i}." in summary
-    assert len(summary) > 1000  # over budget rather than losing a constraint
+    messages = [_msg("user", _text(constraints))]
+    summary = extractive_summary(messages, max_chars=2500)
+    goal, kept = _section_items(summary, 0), _section_items(summary, 1)
+    assert goal == [f"- User request: {constraints}"]  # protected: the original task
+    assert kept[-1] == "- You must keep rule 59." and "- You must keep rule 0." not in kept
+    assert len(summary) <= 2500
+    assert "Older items were left out to fit the summary size limit" in summary
+    tiny = extractive_summary(messages, max_chars=1000)
+    assert _section_items(tiny, 0) == goal  # every rule is still there, in the request
+    assert len(tiny) <= len(goal[0]) + 600  # over budget only by the protected request
 
 
 @pytest.mark.parametrize("bad", [999, 0, -5, True, 1.5e4])
@@ -580,7 +591,7 @@ def test_empty_input_still_yields_a_valid_summary() -> None:
 
 _item_text = st.text(
     alphabet=st.sampled_from(list("abcxyz /._-:`()中文")), min_size=1, max_size=20
-).filter(lambda t: t.strip() not in ("", "-", "none", "n/a"))
+).filter(lambda t: bool(t.strip()) and not is_placeholder(t))
 
 
 def _summary_from(items: dict[int, list[str]]) -> str:
@@ -606,3 +617,241 @@ def test_merge_sections_never_loses_an_item(
             assert re.sub(" +", " ", f"- {item.strip()}") in collapsed
     assert len(re.findall(r"^## ", merged, flags=re.MULTILINE)) == 6
     assert merge_sections(merged, _summary_from(new)) == merged  # nothing new: no growth
+
+
+# --------------------------------------------------------------------------- preserve_previous
+
+DROPPING_REPLY = """## Goal
+Add the regression test.
+
+## Constraints & Preferences
+- (none)
+
+## Progress
+### Done
+- [x] Patched `count_items()`
+### In Progress
+- (none)
+### Blocked
+- (none)
+
+## Key Decisions
+- Use pytest
+
+## Next Steps
+1. Commit
+
+## Critical Context
+- Tests: `pytest -q`
+
+## Open Questions
+- none yet
+"""
+
+
+def test_preserve_previous_restores_dropped_goal_constraints_and_context() -> None:
+    previous = GOOD_LLM + "- E   AssertionError: expected 3, got 4\n"
+    out = preserve_previous(previous, DROPPING_REPLY)
+    assert validate_summary(out) is None
+    assert _section_items(out, 0) == [
+        "Add the regression test.",
+        "Fix the off-by-one counter in /repo/src/app/main.py.",
+    ]
+    assert _section_items(out, 1) == ["- never touch prod.yaml"]  # the placeholder is replaced
+    assert _section_items(out, 5) == [
+        "- Tests: `pytest -q`",
+        "- Tests run with `cd /repo && pytest -q`",
+    ]
+    # other sections are untouched, text for text
+    for index in (2, 3, 4):
+        assert _section_items(out, index) == _section_items(DROPPING_REPLY, index)
+    assert out.endswith("## Open Questions\n- none yet\n")
+    assert "Found the bug" not in out and "keep me" not in out  # only the three sections
+    assert preserve_previous(previous, out) == out  # idempotent
+    rendered = render_summary_message(previous, [("dialog/2025-01-15.jsonl", 9)])
+    assert preserve_previous(rendered, DROPPING_REPLY) == out
+    assert preserve_previous(GOOD_LLM, GOOD_LLM) == GOOD_LLM
+    assert preserve_previous("", DROPPING_REPLY) == DROPPING_REPLY
+
+
+def test_preserve_previous_recognises_items_kept_elsewhere_and_carried_blocks() -> None:
+    previous = carry_verbatim(
+        GOOD_LLM, ExtractedFacts(constraints=("Use tabs.", "No new deps."), file_paths=("/a.py",))
+    )
+    reply = DROPPING_REPLY.replace("- Use pytest", "- Use pytest; never touch prod.yaml")
+    reply = reply.replace("- Tests: `pytest -q`", "- Tests: `pytest -q`\n- Use tabs.")
+    out = preserve_previous(previous, reply)
+    assert out.count("never touch prod.yaml") == 1  # present in another section already
+    assert out.count("Use tabs.") == 1
+    critical = "\n".join(_section_items(out, 5))
+    assert "- Constraints (verbatim):\n  - No new deps." in critical
+    assert "- Files:\n  - /a.py" in critical
+    assert preserve_previous(previous, out) == out
+
+
+def test_preserve_previous_chinese_and_missing_section() -> None:
+    previous = "## 目标\n修复计数\n\n## 约束与偏好\n- 不要修改 prod.yaml\n"
+    reply = "# 目标\n添加测试\n\n# 进展\n## 已完成\n- [x] 修复"
+    out = preserve_previous(previous, reply, language="zh")
+    assert out.startswith("# 目标\n添加测试\n\n修复计数\n")
+    assert "# 约束与偏好\n- 不要修改 prod.yaml" in out
+    assert preserve_previous(previous, out, language="zh") == out
+    with pytest.raises(ValueError, match="language"):
+        preserve_previous(previous, reply, language="fr")  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    previous=st.dictionaries(st.integers(0, 5), st.lists(_item_text, max_size=4), max_size=6),
+    new=st.dictionaries(st.integers(0, 5), st.lists(_item_text, max_size=4), max_size=6),
+)
+def test_preserve_previous_keeps_the_three_sections_and_is_idempotent(
+    previous: dict[int, list[str]], new: dict[int, list[str]]
+) -> None:
+    new_text = _summary_from(new)
+    out = preserve_previous(_summary_from(previous), new_text)
+    flat = " ".join(out.split())
+    for index in (0, 1, 5):
+        for item in previous.get(index, []):
+            assert " ".join(item.split()) in flat
+    for index in (2, 3, 4):
+        assert _section_items(out, index) == _section_items(new_text, index)
+    assert preserve_previous(_summary_from(previous), out) == out
+
+
+# --------------------------------------------------------------------------- reviewer fixes
+
+
+def test_every_request_of_a_batch_is_listed_verbatim() -> None:
+    messages = [
+        _msg("user", _text(f"Request number {i}: please do step {i}."), ts=f"T{i}")
+        for i in range(5)
+    ]
+    messages.append(_msg("user", _text("y" * 2500), ts="T5"))
+    goal = "\n".join(_section_items(extractive_summary(messages), 0))
+    for i in range(5):
+        assert f"- User request (T{i}): Request number {i}: please do step {i}." in goal
+    assert "y" * 2000 + " … [500 more characters omitted]" in goal
+
+
+def _batch(step: int, answered: bool) -> list[TranscriptMessage]:
+    out = [
+        _msg("user", _text(f"Drop table t{step} now."), ts=f"2025-01-15T10:{step:02d}:00"),
+        _msg("assistant", _call("sql", f'{{"query": "DROP TABLE t{step}"}}', f"c{step}")),
+        _msg("user", _result("sql", "ok", f"c{step}")),
+    ]
+    if answered:
+        out.append(_msg("assistant", _text(f"Table t{step} was dropped.")))
+    return out
+
+
+def test_answered_requests_do_not_stay_open_after_newer_batches() -> None:
+    first = extractive_summary(_batch(1, answered=False))
+    assert "Open user request (2025-01-15T10:01:00): Drop table t1 now." in first
+    second = extractive_summary(_batch(2, answered=False), previous_summary=first)
+    in_progress = "\n".join(_section_items(second, 2))
+    next_steps = "\n".join(_section_items(second, 4))
+    assert "t1" not in in_progress and "t1" not in next_steps
+    assert "Open user request (2025-01-15T10:02:00): Drop table t2 now." in in_progress
+    assert next_steps.startswith("1. Continue with the user request (2025-01-15T10:02:00)")
+    goal = "\n".join(_section_items(second, 0))
+    assert "- User request (2025-01-15T10:01:00): Drop table t1 now." in goal  # history kept
+
+
+def test_an_open_request_answered_in_a_batch_without_requests_is_closed() -> None:
+    first = extractive_summary(_batch(1, answered=False))
+    tail = [_msg("assistant", _text("Table t1 was dropped."))]
+    second = extractive_summary(tail, previous_summary=first)
+    assert "Open user request" not in second and "Continue with the user request" not in second
+    assert "1. Check that this user request was fully answered (2025-01-15T10:01:00): " in second
+    # a batch that is still working on it keeps it open
+    working = [_msg("assistant", _call("sql", '{"query": "SELECT 1"}', "c9"))]
+    still = extractive_summary(working, previous_summary=first)
+    assert "- [ ] Open user request (2025-01-15T10:01:00): Drop table t1 now." in still
+
+
+def test_a_request_trimmed_from_the_goal_survives_in_the_history() -> None:
+    first = extractive_summary(_batch(1, answered=False))
+    without_goal = first.replace("- User request (2025-01-15T10:01:00): Drop table t1 now.", "")
+    second = extractive_summary(_batch(2, answered=True), previous_summary=without_goal)
+    goal = "\n".join(_section_items(second, 0))
+    assert "- User request (2025-01-15T10:01:00): Drop table t1 now." in goal
+
+
+_BIG_MUST = (
+    "Request {i}: you must keep the public API of module_{i} stable and you must run the "
+    "full test suite before every commit. " + "Context for request {i} goes here. " * 40
+)
+
+
+@pytest.mark.parametrize("max_chars", [6000, 12000])
+def test_sixty_large_compactions_stay_within_max_chars(max_chars: int) -> None:
+    summary = ""
+    for i in range(60):
+        batch = [
+            _msg("user", _text(_BIG_MUST.format(i=i)), ts=f"T{i:02d}"),
+            _msg("assistant", _call("read_file", f'{{"file_path": "/repo/m{i}.py"}}', f"c{i}")),
+            _msg("user", _result("read_file", f"Traceback (most recent call last): {i}", f"c{i}")),
+        ]
+        summary = extractive_summary(batch, previous_summary=summary, max_chars=max_chars)
+        assert len(summary) <= max_chars
+    assert validate_summary(summary) is None
+    goal = _section_items(summary, 0)
+    assert goal[0].startswith("- User request (T00): Request 0: you must keep")  # original task
+    assert goal[-1].startswith("- User request (T59): Request 59:")  # latest request
+    constraints = "\n".join(_section_items(summary, 1))
+    assert "Request 59: you must keep the public API of module_59" in constraints
+    assert "module_0 stable" not in constraints  # oldest constraints go first
+    assert "Older items were left out to fit the summary size limit" in summary
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    max_chars=st.integers(1000, 5000),
+    sizes=st.lists(st.integers(50, 4000), min_size=3, max_size=12),
+)
+def test_summary_size_is_bounded_by_max_chars_or_the_protected_items(
+    max_chars: int, sizes: list[int]
+) -> None:
+    summary = ""
+    for i, size in enumerate(sizes):
+        request = (f"R{i}: you must do thing {i}. " * size)[:size]
+        batch = [_msg("user", _text(request), ts=f"T{i}")]
+        summary = extractive_summary(batch, previous_summary=summary, max_chars=max_chars)
+        goal = _section_items(summary, 0)
+        protected = len(goal[0]) + (len(goal[-1]) if len(goal) > 1 else 0)
+        assert len(summary) <= max(max_chars, protected + 600)
+        assert "R0: you must do thing 0." in goal[0] and f"R{i}: " in goal[-1]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cat: /tmp/x.log: No such file or directory",
+        "bash: rg: command not found",
+        "mkdir: cannot create directory '/opt/x': Permission denied",
+        "curl: (7) Failed to connect to localhost port 8000: Connection refused",
+        "make: *** [Makefile:12: all] Error 2",
+        "make[1]: Leaving directory '/src' Error 1",
+        "Segmentation fault (core dumped)",
+        "==== 1 failed, 3 passed in 0.12s ====",
+        "FAILED tests/test_a.py::test_b - assert 1 == 2",
+    ],
+)
+def test_common_shell_errors_are_error_lines(line: str) -> None:
+    output = f"step one\n{line}\nstep two"
+    assert extract_facts([_msg("user", _result("shell", output, "c"))]).error_lines == (line,)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "See Error 404 handling in docs/http.md for details",
+        "==== 0 failed, 12 passed in 0.40s ====",
+        "12 passed in 0.40s",
+        "Checked permissions on 3 files",
+        "The directory listing follows",
+    ],
+)
+def test_ordinary_lines_are_not_error_lines(line: str) -> None:
+    assert extract_facts([_msg("user", _result("shell", line, "c"))]).error_lines == ()

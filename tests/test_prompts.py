@@ -395,3 +395,147 @@ def test_summary_message_round_trip(summary: str, files: dict[str, int], languag
     assert split_summary_message(outer) == text
     for path, lines in files.items():
         assert re.search(re.escape(path) + r" ?[（(]" + str(lines), text)
+
+
+# --------------------------------------------------------------------------- lenient headings
+
+
+def _with_titles(titles: list[str], *, level: str = "##", sub: str = "###") -> str:
+    bodies = [
+        "Fix the counter in /repo/src/app/main.py.",
+        "- never touch prod.yaml",
+        f"{sub} Done\n- [x] Read main.py\n{sub} In Progress\n- [ ] Patch it\n"
+        f"{sub} Blocked\n- (none)",
+        "- Keep the signature",
+        "1. Run the tests",
+        "- E   AssertionError: expected 3, got 4",
+    ]
+    return "\n\n".join(f"{level} {t}\n{b}" for t, b in zip(titles, bodies, strict=True)) + "\n"
+
+
+_EN = list(SECTION_TITLES["en"])
+
+
+@pytest.mark.parametrize(
+    "titles",
+    [
+        ["Goals", *_EN[1:]],
+        [
+            "🎯 Goal",
+            "🔒 Constraints & Preferences",
+            "📈 Progress",
+            "🧭 Key Decisions",
+            "➡️ Next Steps",
+            "📌 Critical Context",
+        ],
+        ["Goal", "Constraints / Preferences", *_EN[2:]],
+        ["Goal: fix the counter", *_EN[1:]],
+        [
+            "Goal",
+            "Constraints and Preferences",
+            "Progress",
+            "Key Decisions Made",
+            "Next Steps",
+            "Critical Context & Notes",
+        ],
+        ["目标", "约束条件", "进展", "关键决策", "下一步行动", "关键上下文"],
+        ["目标", "约束＆偏好", "进展", "关键决策", "下一步", "关键上下文"],
+        ["1️⃣ Goal", *_EN[1:]],
+    ],
+)
+def test_validate_accepts_common_heading_variants(titles: list[str]) -> None:
+    assert validate_summary(_with_titles(titles)) is None
+
+
+def test_validate_accepts_h1_sections_at_one_level() -> None:
+    h1 = _with_titles(_EN, level="#", sub="##")
+    assert validate_summary(h1) is None
+    preamble, sections = parse_sections(h1)
+    assert [section_index(t) for t, _ in sections] == [0, 1, 2, 3, 4, 5]
+    assert "## Done" in "\n".join(sections[2][1])  # subsections one level below
+    # a stray H1 title above ## sections keeps level 2
+    titled = "# Checkpoint\n\n" + GOOD_EN
+    assert validate_summary(titled) is None
+    assert parse_sections(titled)[0][0] == "# Checkpoint"
+    mixed = _with_titles(_EN).replace("## Goal", "# Goal")
+    assert validate_summary(mixed) == "missing sections: ## Goal"
+
+
+def test_heading_text_after_a_colon_is_content() -> None:
+    _, sections = parse_sections("## Goal: build X\n- more\n## Next Steps\n1. y")
+    assert sections[0] == ("Goal", ["build X", "- more"])
+
+
+@pytest.mark.parametrize(
+    ("title", "index"),
+    [
+        ("Goals", 0),
+        ("🎯 Goal", 0),
+        ("Goal 🎯", 0),
+        ("Goal: build X", 0),
+        ("Constraints / Preferences", 1),
+        ("ConstraintsAndPreferences", 1),
+        ("约束＆偏好", 1),
+        ("约束&偏好", 1),
+        ("约束条件", 1),
+        ("下一步行动", 4),
+        ("Key Decisions Made", 3),
+        ("Goalkeeper", None),
+        ("Tasks Completed", None),
+        ("Note: Goal", None),
+        ("Hello!", None),
+        ("", None),
+    ],
+)
+def test_section_index_lenient_variants(title: str, index: int | None) -> None:
+    assert section_index(title) == index
+
+
+def test_validate_still_rejects_small_talk_and_template_with_lenient_headings() -> None:
+    assert (validate_summary("# Hello!\nHi there 😊\n# Ask me anything") or "").startswith(
+        "missing sections"
+    )
+    request = build_compactor_request("user:\nhi")
+    template = request[request.index("## Goal") : request.index("Rules:")]
+    h1_template = template.replace("## ", "# ").replace("### ", "## ")
+    assert "template placeholder" in (validate_summary(h1_template) or "")
+
+
+# --------------------------------------------------------------------------- placeholder replies
+
+_ALL_NONE = """## Goal
+(none)
+
+## Constraints & Preferences
+- None
+
+## Progress
+### Done
+- [x] (none)
+### In Progress
+- -
+### Blocked
+- N/A
+
+## Key Decisions
+- *None*
+
+## Next Steps
+1. None.
+
+## Critical Context
+- 无
+"""
+
+
+def test_all_placeholder_reply_cannot_replace_a_previous_summary() -> None:
+    reason = validate_summary(_ALL_NONE, previous_summary=GOOD_EN)
+    assert reason is not None and "placeholder" in reason and "previous summary" in reason
+    rendered = render_summary_message(GOOD_EN, [("dialog/2025-01-15.jsonl", 3)])
+    assert validate_summary(_ALL_NONE, previous_summary=rendered) == reason
+    zh = _ALL_NONE.replace("## Goal\n(none)", "## Goal\n（无）")
+    assert validate_summary(zh, previous_summary=GOOD_ZH) == reason
+    assert validate_summary(_ALL_NONE) is None  # nothing to erase
+    assert validate_summary(_ALL_NONE, previous_summary="  \n") is None
+    one_real = _ALL_NONE.replace("- 无", "- /repo/src/app/main.py")
+    assert validate_summary(one_real, previous_summary=GOOD_EN) is None

@@ -21,7 +21,12 @@ from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
-from copaw_context.core.extractive import carry_verbatim, extract_facts, extractive_summary
+from copaw_context.core.extractive import (
+    carry_verbatim,
+    extract_facts,
+    extractive_summary,
+    preserve_previous,
+)
 from copaw_context.core.prompts import (
     Language,
     build_compactor_request,
@@ -100,8 +105,9 @@ class SummaryCompactor:
             summary, stages = await self._llm_in_stages(
                 messages, previous_summary, model, extra_instruction, window_tokens
             )
+            kept = self._keep_previous(previous_summary, summary)
             return CompactorResult(
-                carry_verbatim(summary, facts, language=self.language), "llm", stages=stages
+                carry_verbatim(kept, facts, language=self.language), "llm", stages=stages
             )
         except _SummaryRejected as exc:
             reason = exc.reason
@@ -151,7 +157,7 @@ class SummaryCompactor:
                 extra_instruction=extra_instruction,
                 language=self.language,
             )
-            summary = await self._ask(model, request)
+            summary = await self._ask(model, request, previous=summary)
         return summary, len(chunks)
 
     def _chunk(
@@ -174,7 +180,21 @@ class SummaryCompactor:
             used += tokens
         return [c for c in chunks if c] or [[]]
 
-    async def _ask(self, model: ChatModelBase, request: str) -> str:
+    def _keep_previous(self, previous: str, summary: str) -> str:
+        """Put back the previous Goal, Constraints and Critical Context a model reply dropped.
+
+        Within the size budget only: past it the model's pruning wins (the raw history is in
+        the dialog archive either way).
+        """
+        if not previous:
+            return summary
+        merged = preserve_previous(previous, summary, language=self.language)
+        if len(merged) <= self.max_summary_chars or len(merged) <= len(summary):
+            return merged
+        logger.info("copaw-context: summary over budget; keeping the model's own pruning")
+        return summary
+
+    async def _ask(self, model: ChatModelBase, request: str, *, previous: str) -> str:
         last_reason = "no attempt"
         for _attempt in range(self.retries + 1):
             agent = Agent(
@@ -197,7 +217,7 @@ class SummaryCompactor:
                 last_reason = f"compactor timed out after {self.timeout_seconds:g} s"
                 continue
             text = (reply.get_text_content() or "").strip()
-            problem = validate_summary(text, language=self.language)
+            problem = validate_summary(text, language=self.language, previous_summary=previous)
             if problem is None:
                 return text
             last_reason = f"invalid summary: {problem}"

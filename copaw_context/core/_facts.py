@@ -55,6 +55,13 @@ _ERROR_RE = re.compile(
     r"|\bfatal:|\bpanic:|^Exception in thread|\bERR!|^E\s{2,}\S|错误|失败|异常|"
     + _EXIT_CODE_RE.pattern
 )
+# Common shell and test-runner failures that name no exception. Kept specific: "Error 2"
+# only after make's "***" or at the end of a line, "N failed" only for N > 0.
+_SHELL_ERROR_RE = re.compile(
+    r"No such file or directory|command not found|Permission denied|Connection refused"
+    r"|Operation not permitted|Segmentation fault|core dumped"
+    r"|\*\*\*.*\bError \d+\b|\bError \d+\s*$|\b[1-9]\d* failed\b"
+)
 _NAMED_ERROR_RE = re.compile(
     r"\w(?:Error|Exception)\b|(?i:\b(?:error|fatal|panic):)|错误|失败|异常"
 )
@@ -186,7 +193,8 @@ def _error_lines(text: str) -> list[str]:
     return [
         line.strip()
         for line in text.split("\n")
-        if len(line) <= _MAX_ERROR_LINE_CHARS and _ERROR_RE.search(line)
+        if len(line) <= _MAX_ERROR_LINE_CHARS
+        and (_ERROR_RE.search(line) or _SHELL_ERROR_RE.search(line))
     ]
 
 

@@ -14,8 +14,10 @@ from copaw_context.core._summary_doc import (
     BULLET_PREFIX_RE,
     FENCE_RE,
     find_headings,
-    parse_sections,
+    is_placeholder,
     section_index,
+    split_sections,
+    split_title,
     subsection_index,
 )
 from copaw_context.core.prompts import PROGRESS_SUBSECTIONS, SECTION_TITLES, Language
@@ -26,10 +28,10 @@ __all__ = [
     "merge_docs",
     "parse_doc",
     "render_doc",
+    "split_items",
     "union_items",
 ]
 
-_NONE_KEYS = frozenset({"(none)", "none", "n/a", "无", "（无）", "(无)", "暂无", "-"})
 _NONE_MARK: dict[Language, str] = {"en": "- (none)", "zh": "- （无）"}
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
 _NUMBERED_RE = re.compile(r"^\d+[.)]\s")
@@ -47,7 +49,8 @@ class SummaryDoc:
     extra: list[tuple[str, list[str]]]  # unknown ## sections, in order
 
 
-def _items(lines: Sequence[str]) -> list[str]:
+def split_items(lines: Sequence[str]) -> list[str]:
+    """The items of a section body: bullets with their continuation lines, or paragraphs."""
     items: list[list[str]] = []
     paragraph = False
     blanks = 0
@@ -77,37 +80,29 @@ def item_key(item: str) -> str:
     return " ".join(text.split())
 
 
-_EMPHASIS_RE = re.compile(r"^([*_]{1,2})(.+)\1$")
-
-
-def _is_none(item: str) -> bool:
-    """A placeholder item such as "(none)" or "*None*"; emphasis is only stripped in pairs."""
-    key = item_key(item).casefold().strip()
-    return _EMPHASIS_RE.sub(r"\2", key).strip() in _NONE_KEYS
-
-
 def parse_doc(text: str) -> SummaryDoc:
     """Split a summary into its sections' items; unknown headings are kept as extras."""
-    preamble, sections = parse_sections(text)
-    doc = SummaryDoc(_items(preamble), [[] for _ in range(6)], [[], [], []], [], [])
+    level, preamble, sections = split_sections(text)
+    doc = SummaryDoc(split_items(preamble), [[] for _ in range(6)], [[], [], []], [], [])
     for title, body in sections:
         index = section_index(title)
         if index is None:
-            doc.extra.append((title.strip(), _items(body)))
+            doc.extra.append((title.strip(), split_items(body)))
             continue
         if index != 2:
-            doc.sections[index] += _items(body)
+            doc.sections[index] += split_items(body)
             continue
-        subheadings = find_headings(body, level=3)
+        subheadings = find_headings(body, level=level + 1)
         start = 0
         for row in [*sorted(subheadings), len(body)]:
-            chunk = _items(body[start:row])
             if start == 0:
-                doc.sections[2] += chunk
+                doc.sections[2] += split_items(body[:row])
             else:
-                sub = subsection_index(subheadings[start - 1])
+                sub_title, tail = split_title(subheadings[start - 1])
+                chunk = split_items([tail, *body[start:row]] if tail else body[start:row])
+                sub = subsection_index(sub_title)
                 if sub is None:
-                    doc.progress_extra.append((subheadings[start - 1].strip(), chunk))
+                    doc.progress_extra.append((sub_title.strip(), chunk))
                 else:
                     doc.progress[sub] += chunk
             start = row + 1
@@ -123,7 +118,7 @@ def union_items(*lists: Sequence[str]) -> list[str]:
         if key not in seen:
             seen.add(key)
             out.append(item)
-    real = [item for item in out if not _is_none(item)]
+    real = [item for item in out if not is_placeholder(item)]
     return real if real else out[:1]
 
 

@@ -25,8 +25,10 @@ from copaw_context.core._prompt_text import (
 )
 from copaw_context.core._summary_doc import (
     find_headings,
+    is_placeholder,
     parse_sections,
     section_index,
+    split_sections,
     subsection_index,
     unwrap_code_fence,
 )
@@ -196,11 +198,27 @@ _ECHO_FINGERPRINTS = tuple(
 )
 
 
-def validate_summary(reply: str, *, language: Language = "en") -> str | None:
+def _content_lines(sections: Sequence[tuple[str, list[str]]], level: int) -> list[str]:
+    """The non-blank body lines of ``sections`` that are not subsection headings."""
+    lines = [line for _, body in sections for line in body if line.strip()]
+    subheading = re.compile("^" + "#" * (level + 1) + "(?!#)")
+    return [line for line in lines if not subheading.match(line)]
+
+
+def _has_content(summary: str) -> bool:
+    level, preamble, sections = split_sections(summary)
+    lines = _content_lines(sections, level) if sections else preamble
+    return any(line.strip() and not is_placeholder(line) for line in lines)
+
+
+def validate_summary(
+    reply: str, *, language: Language = "en", previous_summary: str = ""
+) -> str | None:
     """Return None if ``reply`` is a usable summary, else the reason it is not.
 
     Headings are accepted in either language whatever ``language`` is; ``language`` only
-    picks the wording of the reason.
+    picks the wording of the reason. When ``previous_summary`` has content, a reply whose
+    sections hold only placeholders such as "(none)" is rejected: it would erase it.
     """
     language = check_language(language)
     if not reply.strip():
@@ -218,14 +236,22 @@ def validate_summary(reply: str, *, language: Language = "en") -> str | None:
     for sentence in _ECHO_FINGERPRINTS:
         if sentence in reply:
             return f"the reply echoes the prompt's instructions ({sentence!r})"
-    _, sections = parse_sections(reply)
+    level, _, sections = split_sections(reply)
     found = {section_index(title) for title, _ in sections}
     missing = [SECTION_TITLES[language][i] for i in range(6) if i not in found]
     if missing:
         listed = ", ".join(f"## {title}" for title in missing)
         return f"missing sections: {listed}"
-    if not any(line.strip() for _, body in sections for line in body):
+    content = _content_lines(sections, level)
+    if not content:
         return "the sections are all empty"
+    if all(is_placeholder(line) for line in content) and _has_content(
+        split_summary_message(previous_summary)
+    ):
+        return (
+            "every section holds only a placeholder such as (none); accepting it would erase "
+            "the previous summary"
+        )
     return None
 
 
