@@ -855,3 +855,23 @@ def test_common_shell_errors_are_error_lines(line: str) -> None:
 )
 def test_ordinary_lines_are_not_error_lines(line: str) -> None:
     assert extract_facts([_msg("user", _result("shell", line, "c"))]).error_lines == ()
+
+
+def test_a_request_that_mentions_errors_is_not_an_error_line() -> None:
+    messages = [
+        TranscriptMessage(
+            "user",
+            "user",
+            (TranscriptPart("text", "请搜索日志中的 `archiver` 错误，并说明原因。"),),
+        ),
+        TranscriptMessage(
+            "user",
+            "user",
+            (
+                TranscriptPart(
+                    "text", "Search the logs for ERROR lines please.\nValueError: bad input x"
+                ),
+            ),
+        ),
+    ]
+    assert extract_facts(messages).error_lines == ("ValueError: bad input x",)

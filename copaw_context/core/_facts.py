@@ -62,6 +62,12 @@ _SHELL_ERROR_RE = re.compile(
     r"|Operation not permitted|Segmentation fault|core dumped"
     r"|\*\*\*.*\bError \d+\b|\bError \d+\s*$|\b[1-9]\d* failed\b"
 )
+# What counts as pasted error output inside a user's message: only structural markers, so a
+# request that merely mentions errors ("search the logs for 错误") is not taken for one.
+_USER_ERROR_RE = re.compile(
+    r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception): \S"
+    r"|(?i:\berror(?:\[\w+\])?:\s*\S)|\bfatal:|\bpanic:|^E\s{2,}\S|\*\*\*.*\bError \d+\b"
+)
 _NAMED_ERROR_RE = re.compile(
     r"\w(?:Error|Exception)\b|(?i:\b(?:error|fatal|panic):)|错误|失败|异常"
 )
@@ -219,7 +225,11 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
         for part in message.parts:
             if part.kind == "text":
                 if message.role == "user":
-                    errors += _error_lines(part.text)
+                    errors += [
+                        line.strip()
+                        for line in part.text.split("\n")
+                        if len(line) <= _MAX_ERROR_LINE_CHARS and _USER_ERROR_RE.search(line)
+                    ]
                 else:
                     decisions += [s for s in _sentences(part.text) if _DECISION_RE.search(s)]
             elif part.kind == "tool_call":
