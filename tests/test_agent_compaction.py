@@ -14,7 +14,13 @@ from copaw_context.core.archive import read_archive
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.prompts import render_summary_message
 from copaw_context.demo_session import demo_policy, make_demo_tools
-from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems, text_step
+from copaw_context.testing import (
+    ModelCall,
+    ScriptedChatModel,
+    openai_pairing_problems,
+    text_step,
+    tool_calls_step,
+)
 from tests.helpers import allow, make_agent
 
 PREVIOUS_SUMMARY = """## Goal
@@ -412,3 +418,32 @@ async def test_llm_summary_that_drops_previous_items_gets_them_back(tmp_path: Pa
     ):
         assert item in summary
     assert summary.count("## Goal") == 1
+
+
+async def test_error_printed_at_the_end_of_an_offloaded_log_reaches_the_summary(
+    tmp_path: Path,
+) -> None:
+    error = "src/parser.c:412:17: error: 'tok' undeclared (first use in this function)"
+    log = "".join(f"cc -c src/file{i}.c -o file{i}.o\n" for i in range(4000)) + error + "\n"
+    log += "make: *** [Makefile:23: parser.o] Error 1\n"
+
+    def run_build(target: str) -> str:
+        """Run a build.
+
+        Args:
+            target (`str`): The make target.
+        """
+        return log
+
+    hook = MemoryCompactionHook(config(200_000, compactor="extractive"), tmp_path)
+    model = ScriptedChatModel(
+        [tool_calls_step(("run_build", {"target": "all"})), text_step("The build fails.")]
+    )
+    agent = await make_agent(hook, model, [allow(run_build)])
+    await agent.reply(UserMsg("user", "Why is CI red?"))
+    excerpt = str(agent.state.context)
+    assert error not in excerpt, "the excerpt in the context holds only the head of the log"
+    reply = await agent.reply(UserMsg("user", "/compact"))
+    summary = reply.get_text_content() or ""
+    assert error in summary and "make: *** [Makefile:23: parser.o] Error 1" in summary
+    assert "run_build(all): error" in summary or "run_build: error" in summary

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
@@ -17,9 +18,11 @@ from copaw_context.core.archive import DialogArchive
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.prompts import render_summary_message, split_summary_message
+from copaw_context.core.transcript import TranscriptMessage
 from copaw_context.core.truncation import (
     count_lines,
     notice_path,
+    parse_truncation_notice,
     scrub_surrogates,
     truncate_text_output,
 )
@@ -159,7 +162,9 @@ async def compact(
     guard = state.get("guard_total")
     use_llm = force or guard is None or report.total >= int(guard) + margin
     include_thinking = light.context_compact_config.compact_with_thinking_block
-    transcript = handler.to_transcript(check.to_compact, include_thinking=include_thinking)
+    transcript = await _with_saved_tails(
+        hook, handler.to_transcript(check.to_compact, include_thinking=include_thinking)
+    )
     compactor = SummaryCompactor(
         mode=light.compactor if use_llm else "extractive",
         counter=handler.counter,
@@ -239,6 +244,36 @@ async def compact(
     )
     await hook.emit(event)
     return event
+
+
+_TAIL_BYTES = 3000
+
+
+async def _with_saved_tails(
+    hook: MemoryCompactionHook, transcript: list[TranscriptMessage]
+) -> list[TranscriptMessage]:
+    """Show the compactor the END of each offloaded tool output, not only its head.
+
+    The excerpt left in the context is the head of the output; build logs and test runs
+    print their errors last, and those exact lines belong in the summary.
+    """
+    enriched: list[TranscriptMessage] = []
+    for message in transcript:
+        parts = list(message.parts)
+        for index, part in enumerate(parts):
+            parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
+            if parsed is None or not parsed[1].file_path:
+                continue
+            saved = Path(parsed[1].file_path)
+            saved = saved if saved.is_absolute() else hook.workspace / saved
+            tail = await hook.store.read_tail(saved, _TAIL_BYTES)
+            if tail and tail.strip() and tail not in parsed[0]:
+                text = (
+                    f"{part.text}\n[last lines of the saved output {parsed[1].file_path}]\n{tail}"
+                )
+                parts[index] = replace(part, text=text)
+        enriched.append(replace(message, parts=tuple(parts)))
+    return enriched
 
 
 async def _truncate_instead(

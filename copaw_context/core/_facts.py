@@ -68,6 +68,11 @@ _USER_ERROR_RE = re.compile(
     r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception): \S"
     r"|(?i:\berror(?:\[\w+\])?:\s*\S)|\bfatal:|\bpanic:|^E\s{2,}\S|\*\*\*.*\bError \d+\b"
 )
+# Lines that mean the command itself failed (not just that its output mentions an error).
+_FAILURE_RE = re.compile(
+    r"Traceback \(most recent call last\)|\*\*\*.*\bError \d+\b|\b[1-9]\d* failed\b"
+    r"|^FAILED\b|Segmentation fault|command not found"
+)
 _NAMED_ERROR_RE = re.compile(
     r"\w(?:Error|Exception)\b|(?i:\b(?:error|fatal|panic):)|错误|失败|异常"
 )
@@ -240,7 +245,7 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
             elif part.kind == "tool_result":
                 lines = _error_lines(part.text)
                 failed = part.is_error or any(
-                    _EXIT_CODE_RE.search(x) or "Traceback (most recent" in x for x in lines
+                    _EXIT_CODE_RE.search(x) or _FAILURE_RE.search(x) for x in lines
                 )
                 if failed and not lines:
                     lines = [first_line(part.text)]

@@ -126,6 +126,16 @@ class OffloadStore:
         except (OSError, ValueError, RuntimeError):
             return False
 
+    async def read_tail(self, path: str | Path, max_bytes: int = 4096) -> str | None:
+        """The last ``max_bytes`` (whole lines) of one of our own files, else None.
+
+        Errors are printed last; the compactor sees them even when the excerpt in the
+        context only holds the head of the output.
+        """
+        if not self.owns(path):
+            return None
+        return await asyncio.to_thread(_read_tail, Path(path), max_bytes)
+
     async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
         """Delete expired files of this store that the context does not reference; return them.
 
@@ -266,3 +276,18 @@ def _fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _read_tail(path: Path, max_bytes: int) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - max_bytes)
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return None
+    if start > 0:
+        newline = data.find(b"\n")
+        data = data[newline + 1 :] if newline >= 0 else data
+    return data.decode("utf-8", errors="replace")
