@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentscope.message import AssistantMsg, Msg, TextBlock, ToolCallBlock, ToolResultBlock, UserMsg
+from agentscope.middleware import MiddlewareBase
 
 from copaw_context import ContextEvent, MemoryCompactionHook, attach, pin_message
 from copaw_context.core.archive import read_archive
@@ -447,3 +448,45 @@ async def test_error_printed_at_the_end_of_an_offloaded_log_reaches_the_summary(
     summary = reply.get_text_content() or ""
     assert error in summary and "make: *** [Makefile:23: parser.o] Error 1" in summary
     assert "run_build(all): error" in summary or "run_build: error" in summary
+
+
+async def test_large_system_prompt_shrinks_the_kept_tail(tmp_path: Path) -> None:
+    """A third of the window taken by the system prompt: what stays must still fit."""
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(
+        config(6000, compactor="extractive"), tmp_path, on_event=events.append
+    )
+    policy = demo_policy(60, parallel_every=4)
+    model = ScriptedChatModel([policy] * 300, context_size=6000)
+    agent = await make_agent(hook, model, make_demo_tools(seed=5), system_prompt="Rule. " * 600)
+    sent: list[int] = []
+
+    class Recorder(MiddlewareBase):
+        async def on_model_call(
+            self, agent: Any, input_kwargs: dict[str, Any], next_handler: Any
+        ) -> Any:
+            sent.append(hook.last_prompt_tokens)
+            return await next_handler(**input_kwargs)
+
+    agent._model_call_middlewares.append(Recorder())
+    for turn in policy.user_turns():
+        await agent.reply(UserMsg("user", turn))
+    compactions = [e for e in events if e.kind == "compaction"]
+    assert compactions
+    assert all(e.tokens_after <= e.threshold_tokens for e in compactions), [
+        (e.tokens_before, e.tokens_after) for e in compactions
+    ]
+    assert sent and max(sent) <= 6000, "the model must never receive more than the window"
+
+
+async def test_kept_tail_leaves_room_for_a_large_system_prompt(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(
+        config(6000, compactor="extractive"), tmp_path, on_event=events.append
+    )
+    model = ScriptedChatModel([text_step("ok")], context_size=6000)
+    agent = await make_agent(hook, model, system_prompt="Rule. " * 1100)
+    agent.state.context = seeded_history(30, result_bytes=100)
+    await agent.reply(UserMsg("user", "next"))
+    (event,) = [e for e in events if e.kind == "compaction"]
+    assert event.tokens_after <= event.threshold_tokens, (event.tokens_before, event.tokens_after)

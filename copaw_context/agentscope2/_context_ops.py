@@ -148,10 +148,16 @@ async def compact(
             )
         )
     handler = await hook.handler_for(agent)
+    # A large system prompt or tool list shrinks the kept tail, so that what stays (with the
+    # new summary, at most its budget) fits under the threshold instead of compacting again
+    # at every step.
+    summary_room = _summary_budget_chars(report.window) // 2  # ~2 chars a token: CJK-safe
+    others = round((report.fixed - report.summary) * factor)
+    reserve = min(report.reserve, max(0, report.threshold - others - summary_room))
     check = handler.context_check(
         agent.state.context,
         threshold_tokens=int(report.threshold / factor),
-        reserve_tokens=int(report.reserve / factor),
+        reserve_tokens=int(reserve / factor),
         fixed_tokens=report.fixed,
         force=force,
     )
