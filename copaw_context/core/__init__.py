@@ -2,3 +2,5 @@
 
 Nothing in this package imports AgentScope.
 """
+
+__all__: list[str] = []

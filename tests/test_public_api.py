@@ -1,0 +1,72 @@
+"""The public surface: __all__ everywhere, the core free of AgentScope, the chat command."""
+
+from __future__ import annotations
+
+import ast
+import io
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import copaw_context
+from copaw_context.testing import ScriptedChatModel, text_step
+
+PACKAGE = Path(copaw_context.__file__).parent
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
+
+
+def test_every_public_name_is_exported_and_importable() -> None:
+    assert copaw_context.__all__ == sorted(
+        set(copaw_context.__all__), key=copaw_context.__all__.index
+    )
+    for name in copaw_context.__all__:
+        assert getattr(copaw_context, name) is not None
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_module_declares_all(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    assert "__all__" in names, f"{path} has no __all__"
+
+
+def test_core_imports_no_agentscope() -> None:
+    for info in pkgutil.iter_modules([str(PACKAGE / "core")]):
+        source = (PACKAGE / "core" / f"{info.name}.py").read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("agentscope") for a in node.names), info.name
+            elif isinstance(node, ast.ImportFrom):
+                assert not (node.module or "").startswith("agentscope"), info.name
+
+
+async def test_chat_loop_answers_and_handles_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copaw_context import chat
+
+    model = ScriptedChatModel([text_step("Hello! How can I help?")])
+    monkeypatch.setattr(chat, "real_chat_model", lambda *args, **kwargs: model)
+    config = tmp_path / "agent.json"
+    config.write_text('{"running": {"max_input_length": 20000}}')
+    stdin = io.StringIO("hi\n/context\n/exit\n")
+    stdout = io.StringIO()
+    status = await chat.run_chat(
+        str(config), str(tmp_path), model_name="m", stdin=stdin, stdout=stdout
+    )
+    text = stdout.getvalue()
+    assert status == 0
+    assert "assistant> Hello! How can I help?" in text
+    assert "Window: 20000 tokens (from running.max_input_length)" in text
+    model.assert_complete()
