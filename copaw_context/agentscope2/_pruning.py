@@ -133,13 +133,7 @@ class ToolResultPruner:
             entry = block.metadata.get(METADATA_KEY)
             if isinstance(entry, dict) and entry.get("pruned_to") == max_bytes:
                 continue
-            read_info = entry.get("read_file") if isinstance(entry, dict) else None
-            if isinstance(block.output, str):
-                block.output = await self._bound(block.output, max_bytes, read_info, stats)
-            else:
-                for part in block.output:
-                    if isinstance(part, TextBlock):
-                        part.text = await self._bound(part.text, max_bytes, read_info, stats)
+            await self._bound_block(block, max_bytes, stats)
             new_entry = dict(entry) if isinstance(entry, dict) else {}
             new_entry["pruned_to"] = max_bytes
             block.metadata[METADATA_KEY] = new_entry
@@ -150,19 +144,22 @@ class ToolResultPruner:
         stats = PruneStats()
         for msg in context:
             for block in msg.content:
-                if not isinstance(block, ToolResultBlock):
-                    continue
-                entry = block.metadata.get(METADATA_KEY)
-                read_info = entry.get("read_file") if isinstance(entry, dict) else None
-                if isinstance(block.output, str):
-                    block.output = await self._bound(block.output, max_bytes, read_info, stats)
-                else:
-                    for part in block.output:
-                        if isinstance(part, TextBlock):
-                            part.text = await self._bound(part.text, max_bytes, read_info, stats)
+                if isinstance(block, ToolResultBlock):
+                    await self._bound_block(block, max_bytes, stats)
         return stats
 
     # ---------------------------------------------------------------- helpers
+    async def _bound_block(self, block: ToolResultBlock, max_bytes: int, stats: PruneStats) -> None:
+        """Cut every text part of one stored result in place; data parts are left alone."""
+        entry = block.metadata.get(METADATA_KEY)
+        read_info = entry.get("read_file") if isinstance(entry, dict) else None
+        if isinstance(block.output, str):
+            block.output = await self._bound(block.output, max_bytes, read_info, stats)
+            return
+        for part in block.output:
+            if isinstance(part, TextBlock):
+                part.text = await self._bound(part.text, max_bytes, read_info, stats)
+
     async def _bound(
         self,
         text: str,
