@@ -128,6 +128,11 @@ def _add_demo(subcommands: _Subcommands) -> None:
         help="folder for tool_result/ and dialog/ (emptied first; default: ./demo-workspace)",
     )
     parser.add_argument("--plot", metavar="FILE.png", help="draw context tokens per step")
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help="an agent.json to use instead of the demo settings (configs/agent.demo.json)",
+    )
     _add_model_options(parser, required=False)
     parser.set_defaults(handler=_run_demo)
 
@@ -157,6 +162,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         print("copaw-context: error: --steps must be at least 2", file=sys.stderr)
         return 2
     return demo_main(
+        config_path=args.config,
         workspace=args.workspace,
         steps=args.steps,
         plot=args.plot,

@@ -24,7 +24,7 @@ from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config import RunningConfig, load_running_config, parse_running_config
 from copaw_context.core.events import ContextEvent
 from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import ScriptedChatModel
@@ -264,6 +264,7 @@ def real_chat_model(
 
 def demo_main(
     *,
+    config_path: str | None = None,
     workspace: str,
     steps: int,
     plot: str | None,
@@ -275,7 +276,10 @@ def demo_main(
     """Entry point used by the CLI."""
     root = Path(workspace).resolve()
     chat_model = real_chat_model(provider, model, base_url, api_key_env) if model else None
-    config = demo_config(compactor="llm" if chat_model else "extractive")
+    if config_path:
+        config = load_running_config(config_path)
+    else:
+        config = demo_config(compactor="llm" if chat_model else "extractive")
     result = asyncio.run(run_demo(root, steps=steps, model=chat_model, config=config))
     print_report(result, root)
     if plot:

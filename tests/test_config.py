@@ -126,7 +126,7 @@ def test_minimal_and_demo_examples() -> None:
     assert load_running_config(CONFIGS / "agent.minimal.json") == RunningConfig()
     demo = load_running_config(CONFIGS / "agent.demo.json")
     assert demo.light_context_config.compactor == "extractive"
-    assert (demo.compact_threshold_tokens(), demo.reserve_tokens()) == (4800, 600)
+    assert (demo.compact_threshold_tokens(), demo.reserve_tokens()) == (12000, 4000)
 
 
 async def test_async_loader_reads_the_same_config() -> None:

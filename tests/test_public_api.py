@@ -70,3 +70,11 @@ async def test_chat_loop_answers_and_handles_commands(
     assert "assistant> Hello! How can I help?" in text
     assert "Window: 20000 tokens (from running.max_input_length)" in text
     model.assert_complete()
+
+
+def test_demo_settings_match_the_committed_example() -> None:
+    from copaw_context import load_running_config
+    from copaw_context.demo import demo_config
+
+    example = load_running_config(PACKAGE.parent / "configs" / "agent.demo.json")
+    assert example == demo_config()
