@@ -24,8 +24,8 @@ from typing import BinaryIO
 from .truncation import (
     TruncationNotice,
     cut_prefix_to_bytes,
-    file_path_fits_notice,
     format_truncation_notice,
+    notice_path,
 )
 
 __all__ = ["ReadResult", "is_path_allowed", "read_text_file"]
@@ -222,18 +222,13 @@ def _outside(path: Path, roots: str) -> _ReadFailure:
 
 
 def _notice_path(real: Path, workspace: Path) -> str:
-    if file_path_fits_notice(str(real)):
-        return str(real)
     try:
-        relative = str(real.relative_to(workspace.resolve()))
+        return notice_path(real, workspace)  # relative paths resolve against the workspace
     except ValueError:
-        relative = ""
-    if relative and file_path_fits_notice(relative):
-        return relative  # read_file resolves it against the workspace
-    raise _ReadFailure(
-        f"the path {real} is too long to be paged through (over 400 bytes). Copy the file to "
-        "a shorter path inside the workspace and read that."
-    )
+        raise _ReadFailure(
+            f"the path {real} is too long to be paged through (over 400 bytes). Copy the file "
+            "to a shorter path inside the workspace and read that."
+        ) from None
 
 
 def _open_regular_file(real: Path) -> BinaryIO:
