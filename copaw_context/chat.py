@@ -12,7 +12,7 @@ from agentscope.message import UserMsg
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
-from copaw_context.core.config import load_running_config
+from copaw_context.core.config import RunningConfig, aload_running_config, load_running_config
 from copaw_context.demo import real_chat_model
 
 __all__ = ["run_chat"]
@@ -24,7 +24,7 @@ _BANNER = (
 
 
 async def run_chat(
-    config_path: str,
+    config: str | RunningConfig,
     workspace: str,
     *,
     model_name: str,
@@ -35,7 +35,9 @@ async def run_chat(
     stdout: TextIO = sys.stdout,
 ) -> int:
     """Read lines from ``stdin`` and answer them with a real model until /exit or EOF."""
-    hook = MemoryCompactionHook.from_agent_json(config_path, workspace)
+    if not isinstance(config, RunningConfig):
+        config = await aload_running_config(config)
+    hook = MemoryCompactionHook(config, workspace)
     model = real_chat_model(provider, model_name, base_url, api_key_env)
     agent = Agent(
         name="assistant",
@@ -70,11 +72,11 @@ def chat_main(
     api_key_env: str | None = None,
 ) -> int:
     """Entry point used by the CLI."""
-    load_running_config(config)  # fail early with the path-named error
+    running = load_running_config(config)  # fail early with the path-named error
     Path(workspace).mkdir(parents=True, exist_ok=True)
     return asyncio.run(
         run_chat(
-            config,
+            running,
             workspace,
             model_name=model,
             provider=provider,

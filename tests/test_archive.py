@@ -398,3 +398,21 @@ def test_concurrent_processes_never_interleave(tmp_path: Path) -> None:
         for worker in range(PROCESSES):
             batches = [b for w, b in keys[::per_file] if w == worker]
             assert batches == list(range(BATCHES))
+
+
+async def test_line_counts_stay_exact_as_files_grow_and_shrink(tmp_path: Path) -> None:
+    archive = DialogArchive(tmp_path, session_id="s", agent_name="a", tz=UTC)
+    stamp = "2026-11-29T10:00:00+00:00"
+    for batch in range(1, 4):
+        await archive.append([{"n": i} for i in range(batch)], [stamp] * batch)
+        (listed,) = await archive.list_files()
+        assert listed.lines == sum(range(1, batch + 1))
+    path = listed.path
+    with open(path, "r+b") as handle:  # someone cut the file back by hand
+        handle.truncate(len(path.read_bytes().split(b"\n", 2)[0]) + 1)
+    (listed,) = await archive.list_files()
+    assert listed.lines == 1
+    with open(path, "ab") as handle:  # and appended a torn line
+        handle.write(b'{"torn": tr')
+    (listed,) = await archive.list_files()
+    assert listed.lines == 2

@@ -95,7 +95,6 @@ class SummaryCompactor:
         window_tokens: int | None = None,
     ) -> CompactorResult:
         """Merge ``messages`` into ``previous_summary``; never raises for model failures."""
-        facts = extract_facts(messages)
         if self.mode == "extractive" or model is None:
             return CompactorResult(
                 self._extractive(messages, previous_summary, extra_instruction), "extractive"
@@ -106,6 +105,7 @@ class SummaryCompactor:
                 messages, previous_summary, model, extra_instruction, window_tokens
             )
             kept = self._keep_previous(previous_summary, summary)
+            facts = extract_facts(messages)
             return CompactorResult(
                 carry_verbatim(kept, facts, language=self.language), "llm", stages=stages
             )

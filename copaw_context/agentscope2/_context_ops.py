@@ -14,17 +14,13 @@ from agentscope.message import Msg, TextBlock, ToolCallBlock
 
 from copaw_context.agentscope2._commands import ChatCommand, format_compact_reply
 from copaw_context.agentscope2._compactor import SummaryCompactor
-from copaw_context.core.archive import DialogArchive
+from copaw_context.agentscope2._pruning import offload_and_cut
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.prompts import render_summary_message, split_summary_message
 from copaw_context.core.transcript import TranscriptMessage
 from copaw_context.core.truncation import (
-    count_lines,
-    notice_path,
     parse_truncation_notice,
-    scrub_surrogates,
-    truncate_text_output,
 )
 
 if TYPE_CHECKING:
@@ -109,8 +105,8 @@ async def token_report(hook: MemoryCompactionHook, agent: Any) -> TokenReport:
         window=window,
         window_source=source,
         counter=handler.counter.name,
-        # Only the bytes/divisor estimate is calibrated: a real tokenizer is already exact for
-        # its model family, and a scripted or proxy "usage" must not skew it.
+        # Only approximate counters are calibrated (the byte estimate, the auto fallback for an
+        # unknown model family): an exact tokenizer must not be skewed by a proxy's "usage".
         calibration=hook.calibration.factor if hook.calibrates(agent) else 1.0,
     )
 
@@ -189,9 +185,7 @@ async def compact(
         # nominal context_size says.
         window_tokens=None if hook.compactor_model else report.window,
     )
-    archive = DialogArchive(
-        hook.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name
-    )
+    archive = hook.archive_for(agent)
     kept = check.to_keep
 
     async def archive_then_apply() -> list[tuple[str, int]]:
@@ -201,7 +195,8 @@ async def compact(
             [m.created_at for m in check.to_compact],
         )
         files = await archive.list_files()
-        guide = [(_relative(hook, f.path), f.lines) for f in files]
+        # The newest files are where to look first; older ones sit beside them.
+        guide = [(_relative(hook, f.path), f.lines) for f in files[-_GUIDE_FILES:]]
         agent.state.summary = render_summary_message(result.summary, guide, language=light.language)
         agent.state.context = kept
         state["summary"] = result.summary
@@ -253,6 +248,7 @@ async def compact(
 
 
 _TAIL_BYTES = 3000
+_GUIDE_FILES = 7
 
 
 async def _with_saved_tails(
@@ -341,18 +337,9 @@ async def _truncate_request(hook: MemoryCompactionHook, msg: Msg, reserve_tokens
     """
     max_bytes = max(2048, reserve_tokens * 3)
     for block in msg.content:
-        if not isinstance(block, TextBlock):
-            continue
-        block.text = scrub_surrogates(block.text)
-        if len(block.text.encode("utf-8")) > max_bytes:
-            try:
-                saved = await hook.request_store.save(block.text)
-                path: str | None = notice_path(saved, hook.workspace)
-            except (OSError, ValueError):
-                logger.exception("copaw-context: could not save the oversized request")
-                path = None
-            block.text = truncate_text_output(
-                block.text, 1, count_lines(block.text), max_bytes, path
+        if isinstance(block, TextBlock) and len(block.text.encode("utf-8", "replace")) > max_bytes:
+            block.text, _ = await offload_and_cut(
+                hook.request_store, block.text, max_bytes, hook.workspace
             )
 
 
@@ -427,9 +414,7 @@ async def _clear(hook: MemoryCompactionHook, agent: Any, *, new_session: bool) -
         )
     context = list(agent.state.context)
     if context:
-        archive = DialogArchive(
-            hook.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name
-        )
+        archive = hook.archive_for(agent)
         try:
             await archive.append(
                 [m.model_dump(mode="json") for m in context], [m.created_at for m in context]

@@ -33,6 +33,7 @@ from copaw_context.agentscope2._commands import parse_command
 from copaw_context.agentscope2._messages import AsMsgHandler, tool_result_texts
 from copaw_context.agentscope2._pruning import ToolResultPruner
 from copaw_context.agentscope2._tools import make_read_file_tool
+from copaw_context.core.archive import DialogArchive
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import ContextEvent, EventCallback, emit_event
 from copaw_context.core.offload import OffloadStore, referenced_offload_names
@@ -145,6 +146,8 @@ class MemoryCompactionHook(MiddlewareBase):
                     max_bytes=pruning.pruning_recent_msg_max_bytes,
                     exempt_extensions=pruning.exempt_file_extensions,
                     exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
+                    tool_results_dir=pruning.tool_results_cache,
+                    dialog_dir=light.dialog_path,
                 )
             ]
         return list(self._tools)
@@ -168,6 +171,12 @@ class MemoryCompactionHook(MiddlewareBase):
             handler = AsMsgHandler(counter, count_thinking=count_thinking)
             self._handlers[key] = handler
         return handler
+
+    def archive_for(self, agent: Any) -> DialogArchive:
+        """The dialog archive writer for ``agent``'s current session."""
+        return DialogArchive(
+            self.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name
+        )
 
     def calibrates(self, agent: Any) -> bool:
         """Whether the provider's reported usage corrects our count for this agent's model.
@@ -300,6 +309,8 @@ class MemoryCompactionHook(MiddlewareBase):
         token never takes less than one byte, so a limit of that many tokens never fires.
         """
         pruning = self.config.light_context_config.tool_result_pruning_config
+        if not pruning.enabled:
+            return  # nothing of ours bounds the results: leave AgentScope's own cut in place
         ceiling = max(
             pruning.pruning_recent_msg_max_bytes, pruning.effective_exempt_recent_max_bytes
         )

@@ -83,10 +83,9 @@ def _block_text(block: Any, include_thinking: bool) -> tuple[str, int]:
     if isinstance(block, ToolCallBlock):
         return f"{block.name} {block.input}", 0
     if isinstance(block, ToolResultBlock):
-        if isinstance(block.output, str):
-            return f"{block.name} {block.output}", 0
-        texts = [b.text for b in block.output if isinstance(b, TextBlock)]
-        return block.name + " " + "\n".join(texts), len(block.output) - len(texts)
+        texts = tool_result_texts(block)
+        data = 0 if isinstance(block.output, str) else len(block.output) - len(texts)
+        return block.name + " " + "\n".join(texts), data
     if isinstance(block, DataBlock):
         return "", 1
     return "", 0
@@ -123,6 +122,7 @@ class AsMsgHandler:
         self.counter = counter
         self.count_thinking = count_thinking
         self._cache: dict[tuple[str, str, int, int], int] = {}
+        self._tools_count: tuple[str, int] | None = None
 
     def count_text(self, text: str) -> int:
         """Tokens of a plain string."""
@@ -145,10 +145,13 @@ class AsMsgHandler:
         return MESSAGE_OVERHEAD_TOKENS + sum(self.count_block(b) for b in msg.content)
 
     def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
-        """Tokens of the tool schemas sent with every request."""
+        """Tokens of the tool schemas sent with every request (cached: they rarely change)."""
         if not tools:
             return 0
-        return self.count_text(json.dumps(list(tools), ensure_ascii=False, sort_keys=True))
+        schema = json.dumps(list(tools), ensure_ascii=False, sort_keys=True)
+        if self._tools_count is None or self._tools_count[0] != schema:
+            self._tools_count = (schema, self.count_text(schema))
+        return self._tools_count[1]
 
     # ------------------------------------------------------------------ items
     def items(self, context: Sequence[Msg]) -> tuple[list[SplitItem], list[tuple[int, int]]]:

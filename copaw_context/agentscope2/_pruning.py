@@ -24,14 +24,13 @@ from copaw_context.agentscope2._messages import METADATA_KEY
 from copaw_context.core.config import ToolResultPruningConfig
 from copaw_context.core.offload import OffloadStore
 from copaw_context.core.truncation import (
-    count_lines,
     notice_path,
     parse_truncation_notice,
     scrub_surrogates,
     truncate_text_output,
 )
 
-__all__ = ["PruneStats", "ToolResultPruner"]
+__all__ = ["PruneStats", "ToolResultPruner", "offload_and_cut"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -44,7 +43,6 @@ class PruneStats:
 
     truncated: int = 0
     offloaded: int = 0
-    offload_failures: int = 0
     paths: list[str] = field(default_factory=list)
 
 
@@ -62,6 +60,30 @@ def _call_path(tool_input: str | dict[str, Any] | None) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+async def offload_and_cut(
+    store: OffloadStore, text: str, max_bytes: int, workspace: Path | None
+) -> tuple[str, Path | None]:
+    """Save ``text`` whole to ``store``, then cut it with a notice naming the saved file.
+
+    Returns the cut text and the saved path (None when saving failed: the notice then says
+    the full text could not be saved).
+    """
+    text = scrub_surrogates(text)
+    saved: Path | None = None
+    path: str | None = None
+    try:
+        saved = await store.save(text)
+        path = notice_path(saved, workspace)  # absolute if it fits, else workspace-relative
+    except (OSError, ValueError) as exc:
+        logger.error(
+            "copaw-context: could not save %d bytes to %s (%s); cutting without a saved copy",
+            len(text.encode("utf-8")),
+            store.directory,
+            exc,
+        )
+    return truncate_text_output(text, max_bytes=max_bytes, file_path=path), saved
 
 
 class ToolResultPruner:
@@ -177,30 +199,10 @@ class ToolResultPruner:
         elif read_info is not None:
             out = self._recut_read(text, max_bytes, read_info)
         if out is None:
-            path: str | None
-            try:
-                saved = await self.store.save(text)
+            out, saved = await offload_and_cut(self.store, text, max_bytes, self.workspace)
+            if saved is not None:
                 stats.offloaded += 1
                 stats.paths.append(str(saved))
-                # Absolute when it fits the notice, else relative to the workspace.
-                path = notice_path(saved, self.workspace)
-            except (OSError, ValueError) as exc:
-                logger.error(
-                    "copaw-context: could not offload a %d-byte tool result to %s (%s); "
-                    "truncating without a saved copy",
-                    len(text.encode("utf-8")),
-                    self.store.directory,
-                    exc,
-                )
-                stats.offload_failures += 1
-                path = None
-            out = truncate_text_output(
-                text,
-                start_line=1,
-                total_lines=count_lines(text),
-                max_bytes=max_bytes,
-                file_path=path,
-            )
         if out != text:
             stats.truncated += 1
         return out

@@ -22,8 +22,13 @@ def make_read_file_tool(
     max_bytes: int = 50000,
     exempt_extensions: Sequence[str] = (".md",),
     exempt_max_bytes: int | None = None,
+    tool_results_dir: str = "tool_result",
+    dialog_dir: str = "dialog",
 ) -> FunctionTool:
-    """Build the ``read_file`` tool (permission ALLOW) reading inside ``workspace``."""
+    """Build the ``read_file`` tool (permission ALLOW) reading inside ``workspace``.
+
+    ``tool_results_dir`` and ``dialog_dir`` name the folders in the description the model sees.
+    """
     roots = tuple(Path(r) for r in extra_roots)
 
     async def read_file(
@@ -38,7 +43,7 @@ def make_read_file_tool(
         <<<TRUNCATED>>> notice that gives the exact `file_path`, `start_line` (and
         `line_offset` when the cut fell inside a very long line) to pass to the next call
         to continue exactly where the excerpt stopped. Relative paths are resolved against
-        the workspace, which holds `tool_result/` (saved tool outputs) and `dialog/`
+        the workspace, which holds `{tool_results}/` (saved tool outputs) and `{dialog}/`
         (archived conversation history, one JSON message per line; read it from the end).
 
         Args:
@@ -80,6 +85,11 @@ def make_read_file_tool(
             metadata=metadata,
         )
 
+    read_file.__doc__ = (
+        (read_file.__doc__ or "")
+        .replace("{tool_results}", tool_results_dir.strip("/"))
+        .replace("{dialog}", dialog_dir.strip("/"))
+    )
     return FunctionTool(
         read_file,
         name="read_file",

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
@@ -280,8 +281,7 @@ class DialogArchive:
         for name in names:
             path = self._directory / name
             try:
-                with open(path, "rb") as handle:
-                    files.append(ArchivedFile(path, _count_lines(handle)))
+                files.append(ArchivedFile(path, _cached_line_count(path)))
             except FileNotFoundError:
                 continue
             except OSError as error:
@@ -325,6 +325,32 @@ def _write_all(handle: Any, payload: bytes) -> None:
         if not written:
             raise OSError(f"write returned {written!r} with {len(view)} bytes left")
         view = view[written:]
+
+
+# path -> (size, newlines in the first `size` bytes, whether byte `size - 1` is a newline).
+# Archive files only grow (a failed append is rolled back to its old size), so a larger
+# file is counted from where the last count stopped instead of from the start.
+_LINE_COUNTS: dict[str, tuple[int, int, bool]] = {}
+_LINE_COUNTS_LOCK = threading.Lock()
+
+
+def _cached_line_count(path: Path) -> int:
+    key = str(path)
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        with _LINE_COUNTS_LOCK:
+            cached = _LINE_COUNTS.get(key)
+        start, newlines, ends_with_newline = (0, 0, True)
+        if cached is not None and cached[0] <= size:
+            start, newlines, ends_with_newline = cached
+        handle.seek(start)
+        while chunk := handle.read(_COUNT_CHUNK_BYTES):
+            newlines += chunk.count(b"\n")
+            ends_with_newline = chunk.endswith(b"\n")
+            start += len(chunk)
+    with _LINE_COUNTS_LOCK:
+        _LINE_COUNTS[key] = (start, newlines, ends_with_newline)
+    return newlines + (0 if ends_with_newline or start == 0 else 1)
 
 
 def _count_lines(handle: Any) -> int:

@@ -207,7 +207,9 @@ class LightContextConfig(Section):
         "with that tokenizer.",
     )
     language: Language = Field(
-        "en", description="Language of the compaction prompt and of the notices put in the context."
+        "en",
+        description="Language of the compactor prompts and of the summary guide (truncation "
+        'notices stay in English). When unset, QwenPaw\'s top-level "language" is used.',
     )
     compactor: CompactorKind = Field(
         "llm",
@@ -259,8 +261,9 @@ class RunningConfig(Section):
     max_input_length: Int = Field(
         131072,
         ge=1000,
-        description="The context window in tokens. When set it wins; when absent the model's own "
-        "context size is used, and this default only if the model gives none.",
+        description="The context window in tokens. When the file sets it, it wins; when absent "
+        "the model's own context_size is used at run time (this default is only what "
+        "check-config shows without a model).",
     )
     context_manager_backend: Backend = Field(
         "light",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .truncation import (
+    MAX_FILE_PATH_BYTES,
     TruncationNotice,
     cut_prefix_to_bytes,
     format_truncation_notice,
@@ -226,7 +227,8 @@ def _notice_path(real: Path, workspace: Path) -> str:
         return notice_path(real, workspace)  # relative paths resolve against the workspace
     except ValueError:
         raise _ReadFailure(
-            f"the path {real} is too long to be paged through (over 400 bytes). Copy the file "
+            f"the path {real} is too long to be paged through (over {MAX_FILE_PATH_BYTES} bytes "
+            "in a notice). Copy the file "
             "to a shorter path inside the workspace and read that."
         ) from None
 

@@ -132,9 +132,11 @@ class OffloadStore:
         Errors are printed last; the compactor sees them even when the excerpt in the
         context only holds the head of the output.
         """
-        if not self.owns(path):
-            return None
-        return await asyncio.to_thread(_read_tail, Path(path), max_bytes)
+
+        def read() -> str | None:
+            return _read_tail(Path(path), max_bytes) if self.owns(path) else None
+
+        return await asyncio.to_thread(read)
 
     async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
         """Delete expired files of this store that the context does not reference; return them.

@@ -197,10 +197,9 @@ def counter_is_exact(spec: str, model_name: str | None = None) -> bool:
     False for ``estimate`` and for ``auto`` when no rule matched the model name (the
     ``o200k_base`` fallback for e.g. Claude, DeepSeek or GLM is only an approximation).
     """
-    normalized = resolve_counter_name(spec, model_name) and spec.strip().lower()
-    if normalized == "estimate":
+    if resolve_counter_name(spec, model_name) == "estimate":
         return False
-    if normalized != "auto":
+    if spec.strip().lower() != "auto":
         return True
     lowered = (model_name or "").lower()
     return any(pattern.search(lowered) for pattern, _ in _AUTO_RULES)
