@@ -490,3 +490,22 @@ async def test_kept_tail_leaves_room_for_a_large_system_prompt(tmp_path: Path) -
     await agent.reply(UserMsg("user", "next"))
     (event,) = [e for e in events if e.kind == "compaction"]
     assert event.tokens_after <= event.threshold_tokens, (event.tokens_before, event.tokens_after)
+
+
+async def test_chinese_setting_gives_a_chinese_summary_and_guide(tmp_path: Path) -> None:
+    hook = MemoryCompactionHook(config(200_000, compactor="extractive", language="zh"), tmp_path)
+    agent = await make_agent(hook, ScriptedChatModel([text_step("好的")]))
+    agent.state.context = seeded_history(3)
+    reply = await agent.reply(UserMsg("user", "/compact"))
+    assert (reply.get_text_content() or "").startswith("**Compact Complete!**")
+    summary = str(agent.state.summary)
+    for title in (
+        "## 目标",
+        "## 约束与偏好",
+        "## 进展",
+        "## 关键决策",
+        "## 下一步",
+        "## 关键上下文",
+    ):
+        assert title in summary
+    assert "dialog/" in summary and "Never touch prod.yaml." in summary
