@@ -96,10 +96,10 @@ class _StepRecorder(MiddlewareBase):
     async def on_model_call(
         self, agent: Any, input_kwargs: dict[str, Any], next_handler: Callable[..., Awaitable[Any]]
     ) -> Any:
-        stats = self.hook.stats
+        stats = await self.hook.agent_stats(agent)
         record = StepRecord(
             step=len(self.result.steps) + 1,
-            context_tokens=round(self.hook.last_prompt_tokens),
+            context_tokens=stats["last_prompt_tokens"],
             truncated=stats["truncated"],
             offloaded=stats["offloaded"],
             compactions=stats["compactions"],

@@ -39,7 +39,10 @@ __all__ = [
     "Step",
     "StepResult",
     "UnconsumedStepsError",
+    "UsageFunction",
     "openai_pairing_problems",
+    "scaled_usage",
+    "text_bytes",
     "text_step",
     "tool_calls_step",
 ]
@@ -73,6 +76,9 @@ Step: TypeAlias = (
     StepResult | Callable[[ModelCall], StepResult | Awaitable[StepResult]] | BaseException
 )
 """One scripted reply: blocks, a callable producing blocks, or an exception to raise."""
+
+UsageFunction: TypeAlias = Callable[[ModelCall], "tuple[int, int] | ChatUsage"]
+"""What a scripted call reports as usage: (input, output) tokens, or a whole ``ChatUsage``."""
 
 _ALLOWED_BLOCKS = (TextBlock, ToolCallBlock, ThinkingBlock, DataBlock)
 _call_ids = itertools.count(1)
@@ -166,6 +172,36 @@ def _default_usage(call: ModelCall) -> tuple[int, int]:
     return len(payload.encode("utf-8")) // 4, 10
 
 
+def text_bytes(call: ModelCall) -> int:
+    """UTF-8 bytes of the text the call carries (messages' text parts and tool schemas)."""
+    total = len(json.dumps(call.tools, ensure_ascii=False).encode("utf-8")) if call.tools else 0
+    for msg in call.messages:
+        for block in msg.content:
+            for name in ("text", "thinking", "input", "hint"):
+                value = getattr(block, name, None)
+                if isinstance(value, str):
+                    total += len(value.encode("utf-8", "replace"))
+            if isinstance(block, ToolResultBlock):
+                outputs = [block.output] if isinstance(block.output, str) else block.output
+                for part in outputs:
+                    text = part if isinstance(part, str) else getattr(part, "text", "")
+                    total += len(text.encode("utf-8", "replace"))
+    return total
+
+
+def scaled_usage(tokens_per_4_bytes: float, output_tokens: int = 10) -> UsageFunction:
+    """A usage function reporting ``tokens_per_4_bytes`` x (text bytes / 4) input tokens.
+
+    E.g. ``scaled_usage(1.5)`` plays a provider whose tokenizer counts 1.5x the bytes/4
+    estimate (CJK-heavy input), ``scaled_usage(0)`` one that reports no usage figure.
+    """
+
+    def usage(call: ModelCall) -> tuple[int, int]:
+        return int(text_bytes(call) / 4 * tokens_per_4_bytes), output_tokens
+
+    return usage
+
+
 class ScriptedChatModel(ChatModelBase):
     """A `ChatModelBase` that replays scripted steps instead of calling an API."""
 
@@ -176,7 +212,7 @@ class ScriptedChatModel(ChatModelBase):
         stream: bool = False,
         context_size: int = 32768,
         model_name: str = "scripted",
-        usage: Callable[[ModelCall], tuple[int, int]] | None = None,
+        usage: UsageFunction | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(
@@ -243,8 +279,12 @@ class ScriptedChatModel(ChatModelBase):
         step = self._steps[self._next]
         self._next += 1
         blocks = await self._run_step(step, call)
-        input_tokens, output_tokens = self._usage(call)
-        usage = ChatUsage(input_tokens=input_tokens, output_tokens=output_tokens, time=0.0)
+        reported = self._usage(call)
+        if isinstance(reported, ChatUsage):
+            usage = reported
+        else:
+            input_tokens, output_tokens = reported
+            usage = ChatUsage(input_tokens=input_tokens, output_tokens=output_tokens, time=0.0)
         if not self.stream:
             return ChatResponse(content=blocks, is_last=True, usage=usage)
         return _stream_deltas(blocks, usage)

@@ -465,7 +465,7 @@ async def test_large_system_prompt_shrinks_the_kept_tail(tmp_path: Path) -> None
         async def on_model_call(
             self, agent: Any, input_kwargs: dict[str, Any], next_handler: Any
         ) -> Any:
-            sent.append(hook.last_prompt_tokens)
+            sent.append((await hook.agent_stats(agent))["last_prompt_tokens"])
             return await next_handler(**input_kwargs)
 
     agent._model_call_middlewares.append(Recorder())

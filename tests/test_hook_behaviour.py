@@ -20,7 +20,13 @@ from agentscope.tool import ToolChunk
 from copaw_context import ContextEvent, MemoryCompactionHook, parse_truncation_notice
 from copaw_context.agentscope2 import token_report
 from copaw_context.core.config import parse_running_config
-from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
+from copaw_context.testing import (
+    ModelCall,
+    ScriptedChatModel,
+    scaled_usage,
+    text_step,
+    tool_calls_step,
+)
 from tests.helpers import allow, lines_text, make_agent, tool_results, workspace_file
 
 SMALL_LIMITS = {
@@ -185,14 +191,11 @@ async def test_paths_that_look_like_commands_are_ordinary_input(tmp_path: Path) 
 
 
 async def test_estimate_is_calibrated_by_reported_usage(tmp_path: Path) -> None:
-    def usage(call: ModelCall) -> tuple[int, int]:
-        return 5000, 10
-
     hook = MemoryCompactionHook(small_config(token_counter="estimate"), tmp_path)
-    model = ScriptedChatModel([text_step("a"), text_step("b")], usage=usage)
+    model = ScriptedChatModel([text_step("a"), text_step("b")], usage=scaled_usage(2.0))
     agent = await make_agent(hook, model)
     await agent.reply(UserMsg("user", "hello"))
-    assert hook.calibration.factor > 1.0
+    assert (await hook.calibration_for(agent)).factor > 1.0
     report = await token_report(hook, agent)
     raw = report.fixed + report.messages
     assert report.total == round(raw * report.calibration) and report.total > raw
@@ -339,15 +342,12 @@ async def test_thinking_counts_only_when_the_formatter_sends_it(tmp_path: Path) 
 
 
 async def test_usage_calibrates_only_approximate_counters(tmp_path: Path) -> None:
-    def usage(call: ModelCall) -> tuple[int, int]:
-        return 9000, 5
-
     for model_name, expected in (("claude-sonnet-4", True), ("gpt-4o", False), ("qwen-max", False)):
         hook = MemoryCompactionHook(small_config(token_counter="auto"), tmp_path / model_name)
-        model = ScriptedChatModel([text_step("a")], model_name=model_name, usage=usage)
+        model = ScriptedChatModel([text_step("a")], model_name=model_name, usage=scaled_usage(2.2))
         agent = await make_agent(hook, model)
         await agent.reply(UserMsg("user", "hello"))
-        assert hook.calibrates(agent) is expected
+        assert hook.calibrates(agent, await hook.handler_for(agent)) is expected
         report = await token_report(hook, agent)
         assert (report.calibration > 1.0) is expected
 

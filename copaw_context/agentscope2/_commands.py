@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 from agentscope.message import Msg
 
-__all__ = ["COMMANDS", "ChatCommand", "parse_command", "format_compact_reply"]
+from copaw_context.agentscope2._agent_state import agent_entry
+from copaw_context.agentscope2._context_ops import (
+    TokenReport,
+    archive_messages,
+    compact,
+    previous_summary,
+    shielded,
+    token_report,
+)
+from copaw_context.core.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from copaw_context.agentscope2._hook import MemoryCompactionHook
+
+__all__ = ["COMMANDS", "ChatCommand", "format_compact_reply", "parse_command", "run_command"]
 
 COMMANDS = ("compact", "context", "clear", "new")
 _MAX_NOTE_CHARS = 2000
@@ -68,3 +84,90 @@ def format_compact_reply(
         )
     lines += ["", "**Compressed Summary:**", summary]
     return "\n".join(lines)
+
+
+async def run_command(hook: MemoryCompactionHook, agent: Any, command: ChatCommand) -> str:
+    """Execute a chat command and return the reply text."""
+    if command.name == "context":
+        return _format_context(await token_report(hook, agent), agent)
+    if command.name in ("clear", "new"):
+        return await _clear(hook, agent, new_session=command.name == "new")
+    before = await token_report(hook, agent)
+    if not agent.state.context:
+        return "**No messages to compact.** The context is empty; the summary is unchanged."
+    event = await compact(hook, agent, trigger="command", note=command.argument)
+    if event is not None and event.kind == "truncation":
+        return (
+            "**Nothing safe to compact.** Everything left is the latest request, pinned or a "
+            f"pending tool call, so it was cut instead: {event.message}; tokens "
+            f"{event.tokens_before} -> {event.tokens_after}. The summary is unchanged."
+        )
+    if event is None:
+        return (
+            "**No messages to compact.** Everything in the context is the latest request, "
+            "pinned or a pending tool call; the summary is unchanged."
+        )
+    if event.kind == "compaction_failed":
+        return f"**Compact Failed!** {event.message}. The previous summary is kept."
+    entry = await agent_entry(hook, agent)
+    return format_compact_reply(
+        compacted=event.messages_compacted,
+        tokens_before=before.total,
+        tokens_after=event.tokens_after,
+        window=before.window,
+        summary=previous_summary(entry, agent),
+        fallback_reason=event.fallback_reason,
+    )
+
+
+def _format_context(report: TokenReport, agent: Any) -> str:
+    return "\n".join(
+        [
+            "**Context usage**",
+            "",
+            f"- System prompt: {report.system} tokens",
+            f"- Summary: {report.summary} tokens",
+            f"- Messages ({len(agent.state.context)}): {report.messages} tokens",
+            f"- Tool schemas: {report.tools} tokens",
+            f"- Total: {report.total} tokens "
+            f"(calibration x{report.calibration:.2f}, counter {report.counter})",
+            f"- Compaction threshold: {report.threshold} tokens; "
+            f"reserve for recent messages: {report.reserve}",
+            f"- Window: {report.window} tokens (from {report.window_source})",
+        ]
+    )
+
+
+async def _clear(hook: MemoryCompactionHook, agent: Any, *, new_session: bool) -> str:
+    if agent.state.has_awaiting_tool_calls(agent.name):
+        return (
+            "**Not cleared.** A tool call is waiting for your confirmation (or an external "
+            "result); answer or interrupt it first, then clear."
+        )
+    context = list(agent.state.context)
+    entry = await agent_entry(hook, agent)
+
+    async def archive_then_clear() -> None:
+        if context:
+            await archive_messages(hook, agent, context)
+        agent.state.context = []
+        agent.state.summary = ""
+        for key in ("summary", "guard_total"):
+            entry.data.pop(key, None)
+        if new_session:
+            agent.state.session_id = uuid4().hex
+
+    try:
+        await shielded(archive_then_clear())
+    except ArchiveError as exc:
+        return (
+            f"**Clear Failed!** The dialog archive could not be written ({exc}); "
+            "nothing was removed."
+        )
+    where = f" to {hook.config.light_context_config.dialog_path}/" if context else ""
+    if new_session:
+        return (
+            f"**New session started.** {len(context)} message(s) archived{where}; "
+            "context and summary cleared."
+        )
+    return f"**Context cleared.** {len(context)} message(s) archived{where}; summary cleared."

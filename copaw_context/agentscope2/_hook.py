@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -23,23 +24,27 @@ from agentscope.event import (
     TextBlockEndEvent,
     TextBlockStartEvent,
 )
-from agentscope.message import AssistantMsg, Msg, TextBlock, ToolResultBlock
+from agentscope.message import AssistantMsg, TextBlock, ToolResultBlock
 from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase, ChatResponse
 from agentscope.tool import ToolBase, ToolResponse
 
 from copaw_context.agentscope2 import _context_ops as ops
-from copaw_context.agentscope2._commands import parse_command
-from copaw_context.agentscope2._messages import AsMsgHandler, tool_result_texts
+from copaw_context.agentscope2._agent_state import agent_entry
+from copaw_context.agentscope2._commands import parse_command, run_command
+from copaw_context.agentscope2._messages import AsMsgHandler, hint_text, tool_result_texts
 from copaw_context.agentscope2._pruning import ToolResultPruner
+from copaw_context.agentscope2._thinking import thinking_policy
 from copaw_context.agentscope2._tools import make_read_file_tool
+from copaw_context.agentscope2._usage import prompt_tokens
 from copaw_context.core.archive import DialogArchive
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import ContextEvent, EventCallback, emit_event
 from copaw_context.core.offload import OffloadStore, referenced_offload_names
+from copaw_context.core.overflow import is_context_overflow
 from copaw_context.core.tokens import (
     UsageCalibration,
-    counter_is_exact,
+    counter_in_use_is_exact,
     make_token_counter_async,
 )
 
@@ -61,19 +66,6 @@ def _reply_events(agent: Any, text: str) -> list[Any]:
         ReplyEndEvent(session_id=session, reply_id=reply),
         msg,
     ]
-
-
-def _formatter_sends_thinking(model: Any) -> bool:
-    """Whether the model's formatter passes thinking blocks back to the provider.
-
-    OpenAI-style formatters drop them, so counting them would compact far too early.
-    """
-    formatter = getattr(model, "formatter", None)
-    if formatter is None:
-        return True  # unknown: count, to stay on the safe side of the window
-    if getattr(formatter, "supports_thinking_input", False) is True:
-        return True
-    return type(formatter).__name__.startswith(("Anthropic", "DeepSeek"))
 
 
 class MemoryCompactionHook(MiddlewareBase):
@@ -111,10 +103,7 @@ class MemoryCompactionHook(MiddlewareBase):
             self.workspace / Path(r).expanduser() for r in light.extra_read_roots
         ]  # an absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs")
         self.pruner = ToolResultPruner(pruning, self.store, self.workspace)
-        self.calibration = UsageCalibration()
-        self.stats: dict[str, int] = {"truncated": 0, "offloaded": 0, "compactions": 0}
-        self.last_prompt_tokens = 0
-        self._handlers: dict[str, AsMsgHandler] = {}
+        self._handlers: dict[tuple[str, str, int], AsMsgHandler] = {}
         self._tools: list[ToolBase] | None = None
 
     @classmethod
@@ -155,12 +144,12 @@ class MemoryCompactionHook(MiddlewareBase):
     async def handler_for(self, agent: Any) -> AsMsgHandler:
         """The :class:`AsMsgHandler` (and its token cache) for the agent's model.
 
-        The tokenizer is loaded off the event loop the first time a model is seen.
+        The tokenizer is loaded off the event loop the first time a model is seen, and the
+        formatter is probed once for whether it sends thinking blocks back.
         """
         light = self.config.light_context_config
         model = agent.model
-        count_thinking = _formatter_sends_thinking(model)
-        key = f"{light.token_counter}:{model.model}:{count_thinking}"
+        key = (light.token_counter, str(model.model), id(getattr(model, "formatter", None)))
         handler = self._handlers.get(key)
         if handler is None:
             counter = await make_token_counter_async(
@@ -168,7 +157,7 @@ class MemoryCompactionHook(MiddlewareBase):
                 model_name=str(model.model),
                 estimate_divisor=light.token_count_estimate_divisor,
             )
-            handler = AsMsgHandler(counter, count_thinking=count_thinking)
+            handler = AsMsgHandler(counter, count_thinking=await thinking_policy(model))
             self._handlers[key] = handler
         return handler
 
@@ -178,15 +167,26 @@ class MemoryCompactionHook(MiddlewareBase):
             self.dialog_dir, session_id=str(agent.state.session_id), agent_name=agent.name
         )
 
-    def calibrates(self, agent: Any) -> bool:
+    def calibrates(self, agent: Any, handler: AsMsgHandler) -> bool:
         """Whether the provider's reported usage corrects our count for this agent's model.
 
-        Only approximations are calibrated: the byte estimate and the ``auto`` fallback for a
-        model family we have no vocabulary for. An exact tokenizer is left alone.
+        Only approximations are calibrated: the byte estimate (also when a vocabulary failed
+        to load and counting fell back to it) and the ``auto`` fallback for a model family we
+        have no vocabulary for. An exact tokenizer is left alone.
         """
-        return not counter_is_exact(
-            self.config.light_context_config.token_counter, str(agent.model.model)
+        return not counter_in_use_is_exact(
+            handler.counter, self.config.light_context_config.token_counter, str(agent.model.model)
         )
+
+    async def agent_stats(self, agent: Any) -> dict[str, int]:
+        """Counters for ``agent``: results truncated and offloaded, compactions, and the
+        tokens of the last model input (``last_prompt_tokens``)."""
+        entry = await agent_entry(self, agent)
+        return {**entry.stats, "last_prompt_tokens": entry.last_prompt_tokens}
+
+    async def calibration_for(self, agent: Any) -> UsageCalibration:
+        """The usage calibration learned for ``agent`` (a copy)."""
+        return (await agent_entry(self, agent)).calibration
 
     # ------------------------------------------------------------------- hooks
     async def on_acting(
@@ -202,8 +202,8 @@ class MemoryCompactionHook(MiddlewareBase):
                 self._relax_builtin_truncation(agent)
                 try:
                     stats = await self.pruner.prune_fresh(tool_call, item)
-                    self.stats["truncated"] += stats.truncated
-                    self.stats["offloaded"] += stats.offloaded
+                    entry = await agent_entry(self, agent)
+                    entry.add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
                 except Exception:
                     logger.exception("copaw-context: stage-1 truncation failed; result kept as is")
             yield item
@@ -214,18 +214,30 @@ class MemoryCompactionHook(MiddlewareBase):
         input_kwargs: dict[str, Any],
         next_handler: Callable[..., Awaitable[None]],
     ) -> None:
-        """Stage-2 pruning, token check, compaction and archive (replaces the built-in)."""
+        """Stage-2 pruning, token check, compaction and archive (replaces the built-in).
+
+        AgentScope's own inputs still apply: the image limit of the ``context_config`` in
+        use, an explicit ``context_config`` (e.g. from its compression tool) for the
+        threshold and reserve, and ``instructions`` as a note to the compactor.
+        """
         if not self.is_light:
             await next_handler(**input_kwargs)
             return
+        explicit_config = input_kwargs.get("context_config")
         try:
             self._align_builtin_hint(agent)
+            await self._limit_images(agent, explicit_config or agent.context_config)
             await self._cleanup_offloads(agent)
             stats = await self.pruner.prune_old(agent.state.context)
-            self.stats["truncated"] += stats.truncated
-            self.stats["offloaded"] += stats.offloaded
+            entry = await agent_entry(self, agent)
+            entry.add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
             if self.config.light_context_config.context_compact_config.enabled:
-                await ops.compact(self, agent, force=False, note="")
+                await ops.compact(
+                    self,
+                    agent,
+                    note=hint_text(input_kwargs.get("instructions")),
+                    context_config=explicit_config,
+                )
         except Exception:
             # The context manager must never kill the agent's reply.
             logger.exception("copaw-context: context management failed this step; context kept")
@@ -243,7 +255,7 @@ class MemoryCompactionHook(MiddlewareBase):
                 yield item
             return
         try:
-            text = await ops.run_command(self, agent, command)
+            text = await run_command(self, agent, command)
         except Exception as exc:
             logger.exception("copaw-context: /%s failed", command.name)
             text = f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
@@ -256,36 +268,120 @@ class MemoryCompactionHook(MiddlewareBase):
         input_kwargs: dict[str, Any],
         next_handler: Callable[..., Awaitable[Any]],
     ) -> Any:
-        """Record what the model receives and calibrate against its reported usage."""
-        estimated = 0
+        """Record what the model receives, calibrate against its reported usage, and recover
+        once from a provider's "input too long" error by compacting harder."""
+        measured = await self._measure_input(agent, input_kwargs)
+        try:
+            response = await next_handler(**input_kwargs)
+        except Exception as exc:
+            if not (self.is_light and is_context_overflow(exc)):
+                raise
+            input_kwargs = await self._recover_from_overflow(agent, input_kwargs, exc)
+            measured = await self._measure_input(agent, input_kwargs)
+            try:
+                response = await next_handler(**input_kwargs)
+            except Exception as again:
+                await self._overflow_event(agent, "retry failed", again)
+                raise exc from again
+        if isinstance(response, ChatResponse):
+            await self._observe_usage(agent, measured, response)
+            return response
+        return self._observe_stream(agent, measured, response)
+
+    async def _measure_input(
+        self, agent: Any, input_kwargs: dict[str, Any]
+    ) -> tuple[int, int] | None:
+        """(tokens, estimate bytes) of the model input; None if it could not be counted."""
         try:
             handler = await self.handler_for(agent)
-            messages: list[Msg] = input_kwargs.get("messages") or []
-            estimated = sum(handler.count_message(m) for m in messages)
-            estimated += handler.count_tools(input_kwargs.get("tools") or [])
-            self.last_prompt_tokens = estimated
+            tokens, size = handler.measure_tools(input_kwargs.get("tools") or [])
+            for msg in input_kwargs.get("messages") or []:
+                msg_tokens, msg_size = handler.measure_message(msg)
+                tokens += msg_tokens
+                size += msg_size
+            entry = await agent_entry(self, agent)
+            entry.last_prompt_tokens = tokens
+            return tokens, size
         except Exception:
             logger.exception("copaw-context: could not count the model input")
-        response = await next_handler(**input_kwargs)
-        if isinstance(response, ChatResponse):
-            self._observe_usage(estimated, response)
-            return response
-        return self._observe_stream(estimated, response)
+            return None
+
+    async def _recover_from_overflow(
+        self, agent: Any, input_kwargs: dict[str, Any], exc: Exception
+    ) -> dict[str, Any]:
+        """Compact down to half the reserve and rebuild the model input (or re-raise ``exc``)."""
+        logger.warning(
+            "copaw-context: the model rejected the input as too long (%s); compacting harder "
+            "and retrying once",
+            exc,
+        )
+        try:
+            await ops.compact(self, agent, trigger="overflow")
+            # Private but unavoidable: the model input for the new context. Pinned by
+            # tests/test_agentscope_pins.py.
+            fresh = await agent._prepare_model_input()
+        except Exception as failure:
+            logger.exception("copaw-context: overflow recovery failed")
+            await self._overflow_event(agent, "recovery failed", failure)
+            raise exc from failure
+        await self._overflow_event(agent, "compacted, retrying the call once", exc)
+        return {**input_kwargs, "messages": fresh["messages"], "tools": fresh["tools"]}
+
+    async def _overflow_event(self, agent: Any, outcome: str, exc: BaseException) -> None:
+        await self.emit(
+            ContextEvent(
+                kind="overflow_recovery",
+                agent_name=agent.name,
+                session_id=str(agent.state.session_id),
+                trigger="overflow",
+                message=f"{outcome}: {type(exc).__name__}: {str(exc)[:300]}",
+            )
+        )
 
     async def _observe_stream(
-        self, estimated: int, stream: AsyncGenerator[ChatResponse, None]
+        self,
+        agent: Any,
+        measured: tuple[int, int] | None,
+        stream: AsyncGenerator[ChatResponse, None],
     ) -> AsyncGenerator[ChatResponse, None]:
         last: ChatResponse | None = None
         async for chunk in stream:
             last = chunk
             yield chunk
         if last is not None:
-            self._observe_usage(estimated, last)
+            await self._observe_usage(agent, measured, last)
 
-    def _observe_usage(self, estimated: int, response: ChatResponse) -> None:
+    async def _observe_usage(
+        self, agent: Any, measured: tuple[int, int] | None, response: ChatResponse
+    ) -> None:
         usage = response.usage
-        if usage is not None and usage.input_tokens and estimated:
-            self.calibration.observe(estimated, int(usage.input_tokens))
+        if usage is None or measured is None:
+            return
+        try:
+            handler = await self.handler_for(agent)
+            if not self.calibrates(agent, handler):
+                return
+            estimated, size = measured
+            reported = prompt_tokens(usage, agent.model)
+            entry = await agent_entry(self, agent)
+            calibration = entry.calibration
+            byte_estimate = math.ceil(size / 4)
+            if calibration.observe(estimated, reported, byte_estimate=byte_estimate):
+                entry.calibration = calibration
+            elif entry.warn_once("implausible_usage"):
+                logger.warning(
+                    "copaw-context: ignoring reported usage of %d input tokens for an input of "
+                    "about %d (UTF-8 bytes / 4): outside %.1fx-%.1fx, so not a full prompt count "
+                    "(partial streaming usage, cached tokens reported apart, or a proxy); "
+                    "calibration keeps x%.2f (logged once per agent)",
+                    reported,
+                    byte_estimate,
+                    UsageCalibration.PLAUSIBLE_LOW,
+                    UsageCalibration.PLAUSIBLE_HIGH,
+                    calibration.factor,
+                )
+        except Exception:
+            logger.exception("copaw-context: could not use the reported usage")
 
     # ---------------------------------------------------------------- helpers
     def _align_builtin_hint(self, agent: Any) -> None:
@@ -319,6 +415,15 @@ class MemoryCompactionHook(MiddlewareBase):
                 agent.context_config.tool_result_limit = ceiling
         except (AttributeError, TypeError, ValueError):
             logger.debug("copaw-context: could not raise the built-in tool_result_limit")
+
+    async def _limit_images(self, agent: Any, context_config: Any) -> None:
+        """AgentScope's own ``max_image_num`` rule (oldest images out first)."""
+        try:
+            # Private but it is AgentScope's own rule, applied as the built-in does. Pinned
+            # by tests/test_agentscope_pins.py.
+            await agent._limit_context_images(context_config)
+        except Exception:
+            logger.exception("copaw-context: could not apply AgentScope's image limit")
 
     async def _cleanup_offloads(self, agent: Any) -> None:
         def referenced() -> set[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,8 @@ __all__ = [
     "METADATA_KEY",
     "AsMsgHandler",
     "ContextCheck",
+    "ThinkingPolicy",
+    "hint_text",
     "is_pinned",
     "pin_message",
     "tool_result_texts",
@@ -69,6 +71,13 @@ def tool_result_texts(block: ToolResultBlock) -> list[str]:
     return [b.text for b in block.output if isinstance(b, TextBlock)]
 
 
+def hint_text(hint: Any) -> str:
+    """The text of a ``HintBlock`` (e.g. ``compress_context(instructions=...)``), or ""."""
+    if not isinstance(hint, HintBlock):
+        return ""
+    return _block_text(hint, False)[0].strip()
+
+
 def _block_text(block: Any, include_thinking: bool) -> tuple[str, int]:
     """The text the model receives for ``block`` and the count of data blocks in it."""
     if isinstance(block, TextBlock):
@@ -89,6 +98,10 @@ def _block_text(block: Any, include_thinking: bool) -> tuple[str, int]:
     if isinstance(block, DataBlock):
         return "", 1
     return "", 0
+
+
+ThinkingPolicy = bool | Callable[[ThinkingBlock], bool]
+"""Whether the model's formatter sends a thinking block back: for all, or decided per block."""
 
 
 @dataclass(frozen=True)
@@ -115,43 +128,73 @@ class AsMsgHandler:
     """Maps an AgentScope 2.x context onto split items and back.
 
     Per-block token counts are cached (keyed by block id and text identity), so a step
-    costs about the new content, not the whole context.
+    costs about the new content, not the whole context. Each cache entry also holds the
+    block's UTF-8 size, from which the plain byte estimates (bounds for usage calibration)
+    are derived without touching the text again.
     """
 
-    def __init__(self, counter: TokenCounter, *, count_thinking: bool = True) -> None:
+    def __init__(self, counter: TokenCounter, *, count_thinking: ThinkingPolicy = True) -> None:
         self.counter = counter
         self.count_thinking = count_thinking
-        self._cache: dict[tuple[str, str, int, int], int] = {}
-        self._tools_count: tuple[str, int] | None = None
+        self._cache: dict[tuple[str, str, int, int], tuple[int, int]] = {}
+        self._tools_count: tuple[str, int, int] | None = None
 
     def count_text(self, text: str) -> int:
         """Tokens of a plain string."""
         return self.counter.count(text) if text else 0
 
-    def count_block(self, block: Any) -> int:
-        """Tokens the model receives for one content block."""
-        text, data_blocks = _block_text(block, self.count_thinking)
+    def _thinking_sent(self, block: Any) -> bool:
+        policy = self.count_thinking
+        return policy if isinstance(policy, bool) else bool(policy(block))
+
+    def measure_block(self, block: Any) -> tuple[int, int]:
+        """(tokens, estimate bytes) the model receives for one content block.
+
+        Estimate bytes are the UTF-8 size of the text plus ``DATA_BLOCK_TOKENS * 4`` per data
+        block, so that bytes / 4 is AgentScope's own estimate of the block.
+        """
+        include = self._thinking_sent(block) if isinstance(block, ThinkingBlock) else True
+        text, data_blocks = _block_text(block, include)
         key = (getattr(block, "id", ""), getattr(block, "type", ""), len(text), hash(text))
         cached = self._cache.get(key)
         if cached is None:
-            cached = self.count_text(text) + BLOCK_OVERHEAD_TOKENS
+            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            cached = (self.count_text(text) + BLOCK_OVERHEAD_TOKENS, size)
             if len(self._cache) > 50_000:
                 self._cache.clear()
             self._cache[key] = cached
-        return cached + data_blocks * DATA_BLOCK_TOKENS
+        tokens, size = cached
+        return tokens + data_blocks * DATA_BLOCK_TOKENS, size + data_blocks * DATA_BLOCK_TOKENS * 4
+
+    def count_block(self, block: Any) -> int:
+        """Tokens the model receives for one content block."""
+        return self.measure_block(block)[0]
+
+    def measure_message(self, msg: Msg) -> tuple[int, int]:
+        """(tokens, estimate bytes) of a whole message."""
+        tokens, size = MESSAGE_OVERHEAD_TOKENS, 0
+        for block in msg.content:
+            block_tokens, block_size = self.measure_block(block)
+            tokens += block_tokens
+            size += block_size
+        return tokens, size
 
     def count_message(self, msg: Msg) -> int:
         """Tokens of a whole message."""
-        return MESSAGE_OVERHEAD_TOKENS + sum(self.count_block(b) for b in msg.content)
+        return self.measure_message(msg)[0]
+
+    def measure_tools(self, tools: Sequence[dict[str, Any]]) -> tuple[int, int]:
+        """(tokens, bytes) of the tool schemas sent with every request (cached)."""
+        if not tools:
+            return 0, 0
+        schema = json.dumps(list(tools), ensure_ascii=False, sort_keys=True)
+        if self._tools_count is None or self._tools_count[0] != schema:
+            self._tools_count = (schema, self.count_text(schema), len(schema.encode("utf-8")))
+        return self._tools_count[1], self._tools_count[2]
 
     def count_tools(self, tools: Sequence[dict[str, Any]]) -> int:
         """Tokens of the tool schemas sent with every request (cached: they rarely change)."""
-        if not tools:
-            return 0
-        schema = json.dumps(list(tools), ensure_ascii=False, sort_keys=True)
-        if self._tools_count is None or self._tools_count[0] != schema:
-            self._tools_count = (schema, self.count_text(schema))
-        return self._tools_count[1]
+        return self.measure_tools(tools)[0]
 
     # ------------------------------------------------------------------ items
     def items(self, context: Sequence[Msg]) -> tuple[list[SplitItem], list[tuple[int, int]]]:

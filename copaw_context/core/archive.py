@@ -42,6 +42,7 @@ logger = logging.getLogger("copaw_context")
 _ARCHIVE_FILE = re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl")
 _LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
 _COUNT_CHUNK_BYTES = 1 << 20
+_ARCHIVE_ID = re.compile(r"[A-Za-z0-9._:#-]{1,200}")
 
 
 @dataclass(frozen=True)
@@ -134,23 +135,32 @@ class DialogArchive:
         self,
         messages: Sequence[Mapping[str, Any]],
         timestamps: Sequence[str | None],
+        archive_ids: Sequence[str] | None = None,
     ) -> list[ArchivedFile]:
         """Append ``messages`` (full JSON-able dicts) to the file of each one's local date.
 
         ``timestamps[i]`` is the timestamp of ``messages[i]``; a missing or unparseable one
-        means now. Returns the files written with their line counts after the append.
-        Raises :class:`ArchiveError` on any failure; a batch that cannot be serialised
-        writes nothing.
+        means now. ``archive_ids[i]``, when given, is a stable identity of ``messages[i]``:
+        a message whose id this session already archived in its day file is skipped (a
+        retry after a crash between the archive write and the context update must not
+        archive it twice). Returns the files written with their line counts after the
+        append. Raises :class:`ArchiveError` on any failure; a batch that cannot be
+        serialised writes nothing.
         """
         if len(messages) != len(timestamps):
             raise ValueError(
                 f"append() got {len(messages)} messages but {len(timestamps)} timestamps; "
                 "pass one timestamp (or None) per message"
             )
+        if archive_ids is not None and len(archive_ids) != len(messages):
+            raise ValueError(
+                f"append() got {len(messages)} messages but {len(archive_ids)} archive ids; "
+                "pass one id per message, or none"
+            )
         if not messages:
             return []
         # Serialise on the caller's thread: a consistent snapshot, checked before any write.
-        batches = self._encode_batch(messages, timestamps)
+        batches = self._encode_batch(messages, timestamps, archive_ids)
         return await asyncio.to_thread(self._write_batches, batches)
 
     async def list_files(self) -> list[ArchivedFile]:
@@ -164,10 +174,11 @@ class DialogArchive:
         self,
         messages: Sequence[Mapping[str, Any]],
         timestamps: Sequence[str | None],
-    ) -> dict[date, list[bytes]]:
+        archive_ids: Sequence[str] | None,
+    ) -> dict[date, list[tuple[str | None, bytes]]]:
         now = self._now()
         archived_at = now.isoformat()
-        batches: dict[date, list[bytes]] = {}
+        batches: dict[date, list[tuple[str | None, bytes]]] = {}
         for index, (message, timestamp) in enumerate(zip(messages, timestamps, strict=True)):
             when = parse_timestamp(timestamp, self._tz)
             if when is None:
@@ -180,13 +191,23 @@ class DialogArchive:
                     f"cannot archive message #{index} to {target}: expected a dict, "
                     f"got {type(message).__name__}; nothing was written"
                 )
-            record = {
-                "session_id": self._session_id,
-                "agent_name": self._agent_name,
-                "archived_at": archived_at,
-                "timestamp": timestamp,
-                "message": dict(message),
-            }
+            archive_id = archive_ids[index] if archive_ids is not None else None
+            if archive_id is not None and not _ARCHIVE_ID.fullmatch(archive_id):
+                raise ValueError(
+                    f"archive id {archive_id!r} of message #{index} is not allowed; use 1-200 "
+                    "characters from letters, digits and ._:#-"
+                )
+            record: dict[str, Any] = {"session_id": self._session_id}
+            if archive_id is not None:
+                record["archive_id"] = archive_id  # right after session_id: see _ids_in
+            record.update(
+                {
+                    "agent_name": self._agent_name,
+                    "archived_at": archived_at,
+                    "timestamp": timestamp,
+                    "message": dict(message),
+                }
+            )
             try:
                 line = _dump_line(record)
             except (TypeError, ValueError, RecursionError) as error:
@@ -194,13 +215,15 @@ class DialogArchive:
                     f"cannot archive message #{index} to {target}: it is not JSON-serialisable "
                     f"({type(error).__name__}: {error}); nothing was written"
                 ) from error
-            batches.setdefault(when.date(), []).append(line)
+            batches.setdefault(when.date(), []).append((archive_id, line))
         return batches
 
     def _path_for(self, day: date) -> Path:
         return self._directory / f"{day.isoformat()}.jsonl"
 
-    def _write_batches(self, batches: dict[date, list[bytes]]) -> list[ArchivedFile]:
+    def _write_batches(
+        self, batches: dict[date, list[tuple[str | None, bytes]]]
+    ) -> list[ArchivedFile]:
         try:
             self._directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -225,14 +248,31 @@ class DialogArchive:
             for day in days:
                 path = self._path_for(day)
                 try:
-                    done.append(_append(path, batches[day]))
+                    lines = self._not_yet_archived(path, batches[day])
+                    if lines:
+                        done.append(_append(path, lines))
                 except _AppendError as error:
                     self._undo(done, error)
+                except OSError as error:  # reading the existing ids failed
+                    self._undo(done, _AppendError(path, error, None))
                 except BaseException:
                     for item in done:
                         _truncate(item.path, item.size_before)
                     raise
         return [ArchivedFile(item.path, item.lines_after) for item in done]
+
+    def _not_yet_archived(self, path: Path, batch: list[tuple[str | None, bytes]]) -> list[bytes]:
+        """The lines of ``batch`` whose archive id this session has not written to ``path``."""
+        if all(archive_id is None for archive_id, _ in batch):
+            return [line for _, line in batch]
+        known = _archived_ids(path, self._session_id)
+        fresh: list[bytes] = []
+        for archive_id, line in batch:
+            if archive_id is not None and archive_id in known:
+                logger.info("archive: %s is already in %s, not written again", archive_id, path)
+                continue
+            fresh.append(line)
+        return fresh
 
     def _cause(self, path: Path, error: BaseException) -> str:
         if isinstance(error, filelock.Timeout):
@@ -351,6 +391,57 @@ def _cached_line_count(path: Path) -> int:
     with _LINE_COUNTS_LOCK:
         _LINE_COUNTS[key] = (start, newlines, ends_with_newline)
     return newlines + (0 if ends_with_newline or start == 0 else 1)
+
+
+# (path, session) -> (bytes scanned, archive ids of that session in them). Like the line
+# counts: archive files only grow, so a larger file is scanned from where the last scan
+# stopped (a partial last line is left for the next scan).
+_ARCHIVED_IDS: dict[tuple[str, str], tuple[int, int, set[str]]] = {}
+_ARCHIVED_IDS_LOCK = threading.Lock()
+
+
+def _archived_ids(path: Path, session_id: str) -> set[str]:
+    """Archive ids that ``session_id`` wrote to ``path`` (the file's lock is held)."""
+    key = (str(path), session_id)
+    # Lines are written with ensure_ascii=False, or True when a lone surrogate forced it.
+    prefixes = {
+        b"{"
+        + json.dumps({"session_id": session_id}, ensure_ascii=ascii)[1:-1].encode()
+        + b', "archive_id": "'
+        for ascii in (False, True)
+        if ascii or not _has_surrogate(session_id)
+    }
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
+    except FileNotFoundError:
+        return set()
+    with handle:
+        info = os.fstat(handle.fileno())
+        with _ARCHIVED_IDS_LOCK:
+            cached = _ARCHIVED_IDS.get(key)
+        start, inode, ids = 0, info.st_ino, set()
+        if cached is not None and cached[1] == info.st_ino and cached[0] <= info.st_size:
+            start, ids = cached[0], set(cached[2])
+        handle.seek(start)
+        pending = b""
+        while chunk := handle.read(_COUNT_CHUNK_BYTES):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                for prefix in prefixes:
+                    if line.startswith(prefix):
+                        end = line.find(b'"', len(prefix))
+                        if end > 0:
+                            ids.add(line[len(prefix) : end].decode("ascii", "replace"))
+            start += len(chunk)
+        start -= len(pending)
+    with _ARCHIVED_IDS_LOCK:
+        _ARCHIVED_IDS[key] = (start, inode, ids)
+    return ids
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 def _count_lines(handle: Any) -> int:

@@ -16,6 +16,7 @@ EventKind = Literal[
     "compaction",  # messages were summarised, archived and removed
     "truncation",  # nothing could be compacted; tool results / the request were cut instead
     "compaction_failed",  # nothing was removed (e.g. the archive could not be written)
+    "overflow_recovery",  # the provider rejected the input as too long; compacted and retried
     "warning",  # e.g. the system prompt, summary and tools alone exceed the threshold
 ]
 

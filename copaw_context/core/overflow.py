@@ -1,0 +1,68 @@
+"""Recognise a provider's "the input is too long" error, whatever client raised it.
+
+Used for reactive recovery: when a model call fails because the input exceeds the window
+(our count was wrong, or the provider counts differently), the context is compacted harder
+and the call is retried once.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["is_context_overflow"]
+
+# Lower-cased fragments of the messages providers and OpenAI-compatible servers send.
+_OVERFLOW_TEXT = re.compile(
+    "|".join(
+        [
+            r"context_length_exceeded",  # OpenAI error code
+            r"maximum context length",  # OpenAI, vLLM, many compatible servers
+            r"prompt is too long",  # Anthropic
+            r"range of input length should be",  # DashScope
+            r"input (?:length (?:should|exceeds?|is too)|is too long|tokens? exceeds?)",
+            r"exceeds? the (?:model'?s? )?(?:maximum )?context (?:window|length|size)",
+            r"context window (?:is )?exceeded",
+            r"too many tokens in (?:the )?(?:prompt|input|request)",  # llama.cpp, Ollama
+            r"exceeds the available context size",  # llama.cpp server
+            r"requested \d+ tokens.*context",  # vLLM
+            r"prompt (?:tokens )?(?:exceeds?|is longer than) (?:the )?(?:max|context)",
+            r"request too large for model",  # a 413 body
+            r"payload too large",
+        ]
+    )
+)
+_STATUS_ATTRIBUTES = ("status_code", "status", "http_status")
+_CODE_ATTRIBUTES = ("code", "type")
+
+
+def _errors(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from, at most 8 deep."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(chain) < 8 and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) says the model input exceeds the context window.
+
+    Looks at HTTP status 413, an error code ``context_length_exceeded`` and the message text
+    of OpenAI, Anthropic, DashScope, Gemini and OpenAI-compatible local servers.
+    """
+    for error in _errors(exc):
+        for name in _STATUS_ATTRIBUTES:
+            if getattr(error, name, None) == 413:
+                return True
+        for name in _CODE_ATTRIBUTES:
+            value = getattr(error, name, None)
+            if isinstance(value, str) and value.lower() == "context_length_exceeded":
+                return True
+        text = f"{type(error).__name__}: {error}"
+        body = getattr(error, "body", None) or getattr(error, "message", None)
+        if body is not None:
+            text += f" {body}"
+        if _OVERFLOW_TEXT.search(text.lower()):
+            return True
+    return False

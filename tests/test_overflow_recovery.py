@@ -1,0 +1,163 @@
+"""Reactive overflow recovery (defects issue, item 2).
+
+When the provider rejects the input as too long, the context is compacted down to half the
+reserve and the call is retried once; a second failure raises the original error. An event
+is emitted either way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentscope.message import UserMsg
+
+from copaw_context import ContextEvent, MemoryCompactionHook
+from copaw_context.core.config import parse_running_config
+from copaw_context.core.overflow import is_context_overflow
+from copaw_context.testing import (
+    ModelCall,
+    ScriptedChatModel,
+    openai_pairing_problems,
+    text_bytes,
+    text_step,
+    tool_calls_step,
+)
+from tests.helpers import allow, lines_text, make_agent
+
+
+class ProviderError(Exception):
+    """Shaped like the errors of the openai / anthropic clients."""
+
+    def __init__(self, message: str, *, status_code: int = 400, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.code = code
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ProviderError("Error code: 400", code="context_length_exceeded"),
+        ProviderError(
+            "This model's maximum context length is 128000 tokens. However, your messages "
+            "resulted in 130512 tokens."
+        ),
+        ProviderError("prompt is too long: 207605 tokens > 200000 maximum"),
+        ProviderError(
+            "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 30720]"
+        ),
+        ProviderError("Request Entity Too Large", status_code=413),
+        RuntimeError("the request exceeds the available context size, try increasing it"),
+        ValueError("Requested 9000 tokens, but the model's context length is 8192"),
+    ],
+)
+def test_overflow_errors_are_recognised(error: Exception) -> None:
+    assert is_context_overflow(error)
+
+
+def test_an_overflow_raised_from_another_error_is_recognised() -> None:
+    try:
+        try:
+            raise ProviderError("prompt is too long: 9000 tokens > 8192 maximum")
+        except ProviderError as inner:
+            raise RuntimeError("model call failed") from inner
+    except RuntimeError as outer:
+        assert is_context_overflow(outer)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ProviderError("Rate limit reached for gpt-4o on tokens per min (TPM)", status_code=429),
+        ProviderError("Incorrect API key provided", status_code=401),
+        RuntimeError("connection reset by peer"),
+        ValueError("invalid tool call arguments"),
+    ],
+)
+def test_other_errors_are_not_overflows(error: Exception) -> None:
+    assert not is_context_overflow(error)
+
+
+def config() -> Any:
+    return parse_running_config(
+        {
+            "running": {
+                "max_input_length": 20_000,
+                "light_context_config": {
+                    "token_counter": "o200k_base",
+                    "compactor": "extractive",
+                    "tool_result_pruning_config": {
+                        "pruning_recent_msg_max_bytes": 6000,
+                        "pruning_old_msg_max_bytes": 3000,
+                    },
+                },
+            }
+        }
+    )
+
+
+def build_log(target: str) -> str:
+    """Ask for a build log.
+
+    Args:
+        target (`str`): What to build.
+    """
+    return lines_text(90, seed=f"build {target}")
+
+
+def session_steps(*failures: Exception) -> list[Any]:
+    steps: list[Any] = [tool_calls_step(("build_log", {"target": f"m{i}"})) for i in range(6)]
+    return [*steps, *failures, text_step("all modules build")]
+
+
+async def test_overflow_is_recovered_by_compacting_and_retrying_once(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(config(), tmp_path, on_event=events.append)
+    error = ProviderError("prompt is too long: 30512 tokens > 20000 maximum")
+    model = ScriptedChatModel(session_steps(error), context_size=20_000)
+    agent = await make_agent(hook, model, [allow(build_log)])
+    reply = await agent.reply(UserMsg("user", "build every module"))
+    assert reply.get_text_content() == "all modules build"
+    failed, retried = model.calls[-2], model.calls[-1]
+    assert text_bytes(retried) < text_bytes(failed) / 2, "the retry must send much less"
+    assert openai_pairing_problems(retried.formatted) == []
+    assert [m.get_text_content() for m in retried.messages if m.role == "user"][-1] == (
+        "build every module"
+    ), "the latest request survives the recovery"
+    kinds = [e.kind for e in events]
+    assert "overflow_recovery" in kinds
+    compaction = [e for e in events if e.kind == "compaction" and e.trigger == "overflow"]
+    assert len(compaction) == 1 and compaction[0].messages_compacted > 0
+    assert list((tmp_path / "dialog").glob("*.jsonl")), "what left the context was archived"
+
+
+async def test_a_second_overflow_raises_the_original_error(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(config(), tmp_path, on_event=events.append)
+    first = ProviderError("prompt is too long: 30512 tokens > 20000 maximum")
+    second = ProviderError("prompt is too long: 20100 tokens > 20000 maximum")
+    model = ScriptedChatModel(session_steps(first, second), context_size=20_000)
+    agent = await make_agent(hook, model, [allow(build_log)])
+    with pytest.raises(ProviderError) as raised:
+        await agent.reply(UserMsg("user", "build every module"))
+    assert raised.value is first
+    recoveries = [e for e in events if e.kind == "overflow_recovery"]
+    assert [e.message.split(":")[0] for e in recoveries] == [
+        "compacted, retrying the call once",
+        "retry failed",
+    ]
+
+
+async def test_other_model_errors_are_not_retried(tmp_path: Path) -> None:
+    hook = MemoryCompactionHook(config(), tmp_path)
+
+    def fail(call: ModelCall) -> Any:
+        raise ProviderError("Incorrect API key provided", status_code=401)
+
+    model = ScriptedChatModel([fail, text_step("never")], context_size=20_000)
+    agent = await make_agent(hook, model)
+    with pytest.raises(ProviderError, match="API key"):
+        await agent.reply(UserMsg("user", "hello"))
+    assert len(model.calls) == 1 and model.remaining == 1
