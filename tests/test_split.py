@@ -81,6 +81,40 @@ def forced_units(items: Sequence[SplitItem], units: Sequence[Unit]) -> list[bool
     ]
 
 
+def expected_tail(
+    items: Sequence[SplitItem],
+    units: Sequence[Unit],
+    forced: Sequence[bool],
+    budget: dict[str, int],
+) -> list[int]:
+    """Independent oracle for the free (not forced) units a plan keeps.
+
+    The longest run of free units from the end that fits the reserve (forced units cost
+    nothing; an unkeepable unit ends the run), then trimmed to start at the first kept unit
+    holding a user request, so that no turn is kept without its user message.
+    """
+    longest: list[int] = []
+    budget_left = budget["reserve_tokens"]
+    start = len(units)
+    for position in range(len(units) - 1, -1, -1):
+        unit = units[position]
+        if not unit.keepable:
+            break
+        if not forced[position]:
+            if unit.tokens > budget_left:
+                break
+            budget_left -= unit.tokens
+            longest.append(position)
+        start = position
+    users = [
+        n
+        for n in range(start, len(units))
+        if any(items[i].is_user_request for i in range(units[n].start, units[n].end))
+    ]
+    first_user = users[0] if users else start
+    return sorted(n for n in longest if n >= first_user)
+
+
 def check_structure(items: Sequence[SplitItem], plan: SplitPlan) -> None:
     """Invariants that hold for every input."""
     assert list(plan.compact) == sorted(set(plan.compact))
@@ -329,13 +363,7 @@ def test_realistic_plans_are_valid_and_keep_the_longest_tail(
     free = [n for n, f in enumerate(forced) if not f]
     tail_tokens = sum(units[n].tokens for n in free if kept[n])
     assert tail_tokens <= budget["reserve_tokens"]
-    dropped = [n for n in free if not kept[n]]
-    if dropped:
-        stop = dropped[-1]
-        assert all(kept[n] for n in free if n > stop)  # the tail is contiguous
-        assert not any(kept[n] for n in free if n < stop)
-        next_unit = units[stop]
-        assert not next_unit.keepable or (tail_tokens + next_unit.tokens > budget["reserve_tokens"])
+    assert [n for n in free if kept[n]] == expected_tail(items, units, forced, budget)
     requests = [i for i, it in enumerate(items) if it.is_user_request]
     assert plan.request_over_reserve == bool(
         requests and items[requests[-1]].tokens > budget["reserve_tokens"]
@@ -363,22 +391,38 @@ def test_below_threshold_compacts_nothing(items: list[SplitItem], fixed: int) ->
 
 
 def test_parallel_tool_calls_are_kept_together_issue_947() -> None:
-    items = [user(0), text(1), call(1, "a"), call(1, "b"), result(2, "a"), result(2, "b")]
-    items += [text(3), user(4)]
+    items = [user(0), text(1), user(2), text(3), call(3, "a"), call(3, "b")]
+    items += [result(4, "a"), result(4, "b"), text(5)]
     plan = plan_split(items, threshold_tokens=50, reserve_tokens=60)
-    assert plan.keep == (1, 2, 3, 4, 5, 6, 7) and plan.compact == (0,)
+    assert plan.keep == (2, 3, 4, 5, 6, 7, 8) and plan.compact == (0, 1)
     assert plan.reason == "compacted"
     # a reserve that fits only part of the group compacts the whole group
     plan = plan_split(items, threshold_tokens=50, reserve_tokens=30)
-    assert plan.keep == (6, 7) and plan.compact == (0, 1, 2, 3, 4, 5)
+    assert plan.keep == (2, 8) and plan.compact == (0, 1, 3, 4, 5, 6, 7)
+
+
+def test_the_kept_tail_never_starts_inside_an_earlier_turn() -> None:
+    """ "不拆分 user-assistant 对话对": a reply is not kept without the message it answers."""
+    items = [user(0), text(1), call(1, "a"), result(2, "a"), text(3), user(4), text(5)]
+    # The reserve would fit the end of turn 0 (its call, result and answer) and turn 1;
+    # turn 0's request does not fit, so its reply goes with it.
+    plan = plan_split(items, threshold_tokens=50, reserve_tokens=40)
+    assert plan.keep == (5, 6) and plan.compact == (0, 1, 2, 3, 4)
+    # When the reserve fits a whole earlier turn, the tail starts at its request.
+    plan = plan_split(items, threshold_tokens=50, reserve_tokens=60)
+    assert plan.keep == (0, 1, 2, 3, 4, 5, 6)
+    items = [user(0), text(1), user(2), text(3), text(3), text(3)]
+    plan = plan_split(items, threshold_tokens=40, reserve_tokens=30)
+    assert plan.keep == (2, 3, 4, 5), "the turn of the latest request keeps any part of it"
 
 
 def test_huge_tool_result_is_compacted_with_its_call() -> None:
     items = [user(0, 10), call(1, "a", tokens=10), result(2, "a", tokens=12592)]
     items += [text(3, 50), user(4, 20)]
     plan = plan_split(items, threshold_tokens=10000, reserve_tokens=2000)
-    assert plan.compact == (0, 1, 2) and plan.keep == (3, 4)
-    assert plan.kept_tokens == 70 and plan.total_tokens == 12682
+    # The answer at 3 ends the turn of request 0: it goes with that request (not kept alone).
+    assert plan.compact == (0, 1, 2, 3) and plan.keep == (4,)
+    assert plan.kept_tokens == 20 and plan.total_tokens == 12682
 
 
 def test_reserve_zero_keeps_only_the_forced_units() -> None:
@@ -398,14 +442,15 @@ def test_threshold_below_fixed_tokens_still_gives_a_valid_plan() -> None:
     items = [user(0), call(1, "a"), result(1, "a"), text(1), user(2)]
     plan = plan_split(items, threshold_tokens=100, reserve_tokens=20, fixed_tokens=500)
     check_structure(items, plan)
-    assert plan.compact == (0, 1, 2) and plan.keep == (3, 4)
-    assert plan.total_tokens == 550 and plan.kept_tokens == 520
+    # The text at 3 would fit the reserve, but it ends the turn of request 0.
+    assert plan.compact == (0, 1, 2, 3) and plan.keep == (4,)
+    assert plan.total_tokens == 550 and plan.kept_tokens == 510
 
 
 def test_live_request_larger_than_reserve_is_kept_and_flagged() -> None:
     items = [user(0, 200), text(1, 400), user(2, 5000)]
     plan = plan_split(items, threshold_tokens=1000, reserve_tokens=500)
-    assert plan.keep == (1, 2) and plan.compact == (0,)
+    assert plan.keep == (2,) and plan.compact == (0, 1)
     assert plan.request_over_reserve and plan.reason == "compacted"
     alone = plan_split([user(0, 5000)], threshold_tokens=1000, reserve_tokens=500)
     assert alone.keep == (0,) and alone.reason == "nothing-safe-to-compact"
@@ -415,7 +460,7 @@ def test_live_request_larger_than_reserve_is_kept_and_flagged() -> None:
 def test_orphan_result_is_never_kept_even_if_pinned() -> None:
     items = [result(0, "gone", pinned=True), text(1), user(2)]
     plan = plan_split(items, threshold_tokens=0, reserve_tokens=10_000)
-    assert plan.compact == (0,) and plan.keep == (1, 2)
+    assert 0 in plan.compact and plan.keep == (2,)
 
 
 def test_unfinished_call_and_everything_after_it_are_kept() -> None:
@@ -470,6 +515,9 @@ def test_latest_request_inside_a_malformed_unit_is_kept_alone() -> None:
 
 def test_tail_stops_at_a_unit_that_cannot_be_kept() -> None:
     items = [user(0), text(1), call(1, "dangling"), text(2), user(3)]
+    plan = plan_split(items, threshold_tokens=0, reserve_tokens=10_000)
+    assert plan.keep == (4,) and plan.compact == (0, 1, 2, 3)
+    items = [user(0), text(1), call(1, "dangling"), user(2), text(3)]
     plan = plan_split(items, threshold_tokens=0, reserve_tokens=10_000)
     assert plan.keep == (3, 4) and plan.compact == (0, 1, 2)
 

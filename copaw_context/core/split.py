@@ -222,16 +222,18 @@ def plan_split(
     ]
     if not force:
         budget = reserve_tokens
+        tail_start = len(units)
         for position in range(len(units) - 1, -1, -1):
             unit = units[position]
             if not unit.keepable:
                 break
-            if forced[position]:
-                continue
-            if unit.tokens > budget:
-                break
-            budget -= unit.tokens
-            kept_units[position] = True
+            if not forced[position]:
+                if unit.tokens > budget:
+                    break
+                budget -= unit.tokens
+                kept_units[position] = True
+            tail_start = position
+        _start_tail_at_user_turn(items, units, forced, kept_units, tail_start)
 
     compact: list[int] = []
     keep: list[int] = []
@@ -254,6 +256,27 @@ def plan_split(
         reason = "nothing-safe-to-compact"
     over_reserve = latest_request is not None and items[latest_request].tokens > reserve_tokens
     return SplitPlan(tuple(compact), tuple(keep), total, kept_tokens, reason, over_reserve)
+
+
+def _start_tail_at_user_turn(
+    items: Sequence[SplitItem],
+    units: Sequence[Unit],
+    forced: Sequence[bool],
+    kept_units: list[bool],
+    tail_start: int,
+) -> None:
+    """Never keep the end of a turn whose user message is compacted ("不拆分 user-assistant
+    对话对"): when the kept tail starts inside a turn and a later user message is kept, the
+    tail starts at that message instead. Forced units stay kept wherever they are."""
+    for position in range(tail_start, len(units)):
+        unit = units[position]
+        if any(items[i].is_user_request for i in range(unit.start, unit.end)):
+            if position == tail_start:
+                return  # already starts at a user turn
+            for earlier in range(tail_start, position):
+                if not forced[earlier]:
+                    kept_units[earlier] = False
+            return
 
 
 def _forced_units(

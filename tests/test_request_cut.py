@@ -1,0 +1,94 @@
+"""An oversized user request is cut only once its full text is saved (defects 6, 14)."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentscope.message import UserMsg
+
+from copaw_context import ContextEvent, MemoryCompactionHook, parse_truncation_notice
+from copaw_context.core.config import parse_running_config
+from copaw_context.core.offload import OffloadStore
+from copaw_context.testing import ScriptedChatModel, text_step, tool_calls_step
+from tests.helpers import allow, lines_text, make_agent
+
+
+def config() -> Any:
+    return parse_running_config(
+        {
+            "running": {
+                "max_input_length": 8000,
+                "light_context_config": {
+                    "token_counter": "o200k_base",
+                    "compactor": "extractive",
+                    "tool_result_pruning_config": {
+                        "pruning_recent_msg_max_bytes": 6000,
+                        "pruning_old_msg_max_bytes": 2000,
+                    },
+                },
+            }
+        }
+    )
+
+
+def fetch(page: int) -> str:
+    """Fetch a page of the report.
+
+    Args:
+        page (`int`): Page number.
+    """
+    return lines_text(95, seed=f"page {page}")
+
+
+REQUEST = "Please review this incident log carefully:\n" + lines_text(260, seed="incident")
+
+
+def steps(pages: int) -> list[Any]:
+    calls = [tool_calls_step(("fetch", {"page": n})) for n in range(pages)]
+    return [*calls, text_step("reviewed")]
+
+
+def request_text(model: ScriptedChatModel, call: int) -> str:
+    users = [m for m in model.calls[call].messages if m.role == "user"]
+    return users[-1].get_text_content() or ""
+
+
+async def test_a_cut_request_is_saved_once_however_many_passes(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(config(), tmp_path, on_event=events.append)
+    model = ScriptedChatModel(steps(16), context_size=8000)
+    # A large system prompt leaves little reserve: every pass finds the request over it.
+    agent = await make_agent(hook, model, [allow(fetch)], system_prompt="Rule. " * 2200)
+    await agent.reply(UserMsg("user", REQUEST))
+    passes = [e for e in events if e.kind in ("compaction", "truncation")]
+    assert len(passes) >= 3
+    saved = list((tmp_path / "dialog" / "requests").glob("*.txt"))
+    assert len(saved) == 1, f"{len(saved)} copies of one request"
+    assert saved[0].read_text(encoding="utf-8") == REQUEST
+    cut = parse_truncation_notice(request_text(model, -1))
+    assert cut is not None and Path(cut[1].file_path or "").name == saved[0].name
+
+
+async def test_a_request_that_cannot_be_saved_is_kept_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = OffloadStore.save
+
+    async def disk_full(self: OffloadStore, text: str, encoding: str = "utf-8") -> Path:
+        if self.directory.name == "requests":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return await original(self, text, encoding)
+
+    monkeypatch.setattr(OffloadStore, "save", disk_full)
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(config(), tmp_path, on_event=events.append)
+    model = ScriptedChatModel(steps(4), context_size=8000)
+    agent = await make_agent(hook, model, [allow(fetch)])
+    await agent.reply(UserMsg("user", REQUEST))
+    for index in range(len(model.calls)):
+        assert request_text(model, index) == REQUEST, "the request lost text it had nowhere else"
+    warnings = [e for e in events if e.kind == "warning" and "kept whole" in e.message]
+    assert warnings, "an event must say the request could not be saved"
