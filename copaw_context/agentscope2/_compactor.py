@@ -1,8 +1,9 @@
 """The compactor: a separate AgentScope 2.x ``Agent`` with no tools, plus the fallbacks.
 
 The LLM summary is accepted only when it has every required section and is not an
-echo of the prompt; after ``retries`` failed attempts (exception, timeout, empty,
-missing sections) a deterministic extractive summary is used instead. Either way the
+echo of the prompt. A failed attempt (exception, timeout, empty, missing sections) is
+retried up to ``retries`` times, after an exception with an exponential backoff; then a
+deterministic extractive summary is used instead. Either way the
 previous summary is merged in, never lost, and the user's constraints, exact error lines
 and file paths are carried verbatim.
 """
@@ -42,6 +43,7 @@ __all__ = ["CompactorResult", "SummaryCompactor"]
 logger = logging.getLogger("copaw_context")
 
 _INPUT_SHARE_OF_WINDOW = 0.6  # room left for the compactor's own prompt and its answer
+_MAX_RETRY_DELAY = 4.0  # seconds: the backoff doubles from ``retry_delay`` up to this
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class SummaryCompactor:
         retries: int = 1,
         include_thinking: bool = True,
         max_summary_chars: int = 16000,
+        retry_delay: float = 0.5,
     ) -> None:
         self.mode = mode
         self.counter = counter
@@ -84,6 +87,7 @@ class SummaryCompactor:
         self.retries = retries
         self.include_thinking = include_thinking
         self.max_summary_chars = max_summary_chars
+        self.retry_delay = retry_delay
 
     async def summarise(
         self,
@@ -194,34 +198,52 @@ class SummaryCompactor:
         logger.info("copaw-context: summary over budget; keeping the model's own pruning")
         return summary
 
+    def backoff_seconds(self, failures: int) -> float:
+        """The pause after the ``failures``-th failed call (0-based): doubles, capped."""
+        return float(min(_MAX_RETRY_DELAY, self.retry_delay * 2**failures))
+
     async def _ask(self, model: ChatModelBase, request: str, *, previous: str) -> str:
         last_reason = "no attempt"
+        failures = 0  # calls that raised so far
+        pause = 0.0
         for _attempt in range(self.retries + 1):
-            agent = Agent(
-                name="copaw_compactor",
-                system_prompt=compactor_system_prompt(self.language),
-                model=model,
-                toolkit=Toolkit(),
-                middlewares=[_NoCompression()],
-                injection_config=InjectionConfig(inject_runtime_state=False),
-                # A timeout cancels the reply; without this the agent would swallow the
-                # cancellation and return its "interrupted" message as if it were a summary.
-                react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
-            )
+            if pause:
+                await asyncio.sleep(pause)
+                pause = 0.0
             try:
-                reply = await asyncio.wait_for(
-                    agent.reply(UserMsg(name="user", content=request)),
-                    timeout=self.timeout_seconds,
-                )
+                text = await self._call(model, request)
             except TimeoutError:
                 last_reason = f"compactor timed out after {self.timeout_seconds:g} s"
                 continue
-            text = (reply.get_text_content() or "").strip()
+            except Exception as exc:  # a provider or connection error: retry after a pause
+                last_reason = f"{type(exc).__name__}: {exc}"
+                logger.info("copaw-context: compactor call failed (%s)", last_reason)
+                pause = self.backoff_seconds(failures)
+                failures += 1
+                continue
             problem = validate_summary(text, language=self.language, previous_summary=previous)
             if problem is None:
                 return text
             last_reason = f"invalid summary: {problem}"
         raise _SummaryRejected(last_reason)
+
+    async def _call(self, model: ChatModelBase, request: str) -> str:
+        """One compactor call: a fresh tool-less agent, bounded by the timeout."""
+        agent = Agent(
+            name="copaw_compactor",
+            system_prompt=compactor_system_prompt(self.language),
+            model=model,
+            toolkit=Toolkit(),
+            middlewares=[_NoCompression()],
+            injection_config=InjectionConfig(inject_runtime_state=False),
+            # A timeout cancels the reply; without this the agent would swallow the
+            # cancellation and return its "interrupted" message as if it were a summary.
+            react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
+        )
+        reply = await asyncio.wait_for(
+            agent.reply(UserMsg(name="user", content=request)), timeout=self.timeout_seconds
+        )
+        return (reply.get_text_content() or "").strip()
 
 
 class _SummaryRejected(Exception):

@@ -114,6 +114,8 @@ class MemoryCompactionHook(MiddlewareBase):
         self.calibration = UsageCalibration()
         self.stats: dict[str, int] = {"truncated": 0, "offloaded": 0, "compactions": 0}
         self.last_prompt_tokens = 0
+        # Seconds before the first retry of a compactor call that raised; doubles each time.
+        self.compactor_retry_delay = 0.5
         self._handlers: dict[str, AsMsgHandler] = {}
         self._tools: list[ToolBase] | None = None
 
