@@ -215,6 +215,15 @@ class SummaryCompactor:
             except TimeoutError:
                 last_reason = f"compactor timed out after {self.timeout_seconds:g} s"
                 continue
+            except asyncio.CancelledError:
+                if _turn_is_cancelled():
+                    raise  # the user's turn is being cancelled: leave, apply nothing
+                # Raised inside the model call (e.g. by its HTTP client): a failed call.
+                last_reason = "the compactor call was cancelled (not by the user's turn)"
+                logger.info("copaw-context: %s", last_reason)
+                pause = self.backoff_seconds(failures)
+                failures += 1
+                continue
             except Exception as exc:  # a provider or connection error: retry after a pause
                 last_reason = f"{type(exc).__name__}: {exc}"
                 logger.info("copaw-context: compactor call failed (%s)", last_reason)
@@ -244,6 +253,15 @@ class SummaryCompactor:
             agent.reply(UserMsg(name="user", content=request)), timeout=self.timeout_seconds
         )
         return (reply.get_text_content() or "").strip()
+
+
+def _turn_is_cancelled() -> bool:
+    """Whether the task running the compaction (the user's turn) is being cancelled.
+
+    A timeout of ``asyncio.wait_for`` is not: it uncancels the task and raises TimeoutError.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 class _SummaryRejected(Exception):
