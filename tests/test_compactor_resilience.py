@@ -6,6 +6,7 @@ Every test drives real AgentScope agents with ScriptedChatModel; the backoff is 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,12 @@ from agentscope.types import ReplyFinishedReason
 
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2._compactor import SummaryCompactor
-from copaw_context.core.prompts import render_summary_message
+from copaw_context.agentscope2._context_ops import _summary_budget_chars, previous_summary
+from copaw_context.core.prompts import render_summary_message, validate_summary
 from copaw_context.core.tokens import make_token_counter
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.testing import ModelCall, ScriptedChatModel, Step, text_step
-from tests.helpers import make_agent
+from tests.helpers import make_agent, six_section_summary
 from tests.test_agent_compaction import PREVIOUS_SUMMARY, block_keys, config, seeded_history
 
 WINDOW = 4000
@@ -148,3 +151,82 @@ async def test_cancelling_the_users_turn_during_compaction_applies_nothing(
     assert agent.state.summary == summary
     assert not [e for e in events if e.kind == "compaction"]
     assert not list(tmp_path.glob("dialog/*.jsonl")), "nothing archived"
+
+
+# ----------------------------------------------------------------- item 11: size budget
+
+BUDGET = _summary_budget_chars(WINDOW)  # 2,000 characters for a 4,000-token window
+
+
+@pytest.mark.parametrize("done_lines", [1_700, 17_000], ids=["100KB", "1MB"])
+async def test_an_oversized_compactor_reply_never_reaches_the_window(
+    tmp_path: Path, done_lines: int
+) -> None:
+    big = six_section_summary(done_lines)
+    compactor = ScriptedChatModel([text_step(big) for _ in range(6)])
+    agent, hook, events = await _agent(
+        tmp_path, compactor, [text_step("still working"), text_step("done")]
+    )
+    sent: list[int] = []
+    for request, answer in (("What next?", "still working"), ("And then?", "done")):
+        reply = await agent.reply(UserMsg("user", request))
+        assert reply.get_text_content() == answer
+        sent.append(hook.last_prompt_tokens)  # what the agent's model received
+    assert max(sent) <= WINDOW, sent
+    assert len(compactor.calls) == 2  # over the budget twice (retries=1), then the fallback
+    event = [e for e in events if e.kind == "compaction"][0]
+    assert event.method == "extractive" and "too long" in (event.fallback_reason or "")
+    assert len(previous_summary(agent)) <= BUDGET
+    assert "Finished step 00100" not in str(agent.state.summary)
+    assert "Ship the parser fix for ticket PARSE-17" in previous_summary(agent)
+
+
+async def test_a_reply_over_the_budget_is_retried_with_the_size_stated(tmp_path: Path) -> None:
+    big = six_section_summary(1_700)
+    compactor = ScriptedChatModel([text_step(big), text_step(PREVIOUS_SUMMARY)])
+    agent, _, events = await _agent(tmp_path, compactor)  # compactor_retries: 1 (default)
+    reply = await agent.reply(UserMsg("user", "What next?"))
+    assert reply.get_text_content() == "still working"
+    assert len(compactor.calls) == 2
+    event = _compaction(events)
+    assert event.method == "llm" and event.fallback_reason is None
+    first, second = (call.messages[-1].get_text_content() or "" for call in compactor.calls)
+    assert f"at most {BUDGET} characters" in first
+    assert (
+        f"Your previous answer was {len(big)} characters; the summary must be at most "
+        f"{BUDGET} characters." in second
+    )
+    summary = previous_summary(agent)
+    assert "Keep the public API unchanged" in summary  # the second answer
+    assert "Finished step 00100" not in summary and len(summary) <= BUDGET
+    compactor.assert_complete()
+
+
+async def test_the_merged_llm_summary_respects_the_budget() -> None:
+    """A reply within the budget, plus the carried paths and errors, is bounded again."""
+    reply = six_section_summary(25)  # ~1,900 characters
+    assert len(reply) <= BUDGET
+    messages = [TranscriptMessage("user", "user", (TranscriptPart("text", "Fix the build."),))]
+    for i in range(60):
+        path = f"/repo/src/package_{i:02d}/very_long_module_name_{i:02d}.py"
+        messages.append(
+            TranscriptMessage(
+                "assistant",
+                "assistant",
+                (
+                    TranscriptPart("tool_call", json.dumps({"file_path": path}), "read", f"c{i}"),
+                    TranscriptPart("tool_result", f"{path}:3: error: bad {i}", "read", f"c{i}"),
+                ),
+            )
+        )
+    compactor_model = ScriptedChatModel([text_step(reply)])
+    compactor = SummaryCompactor(
+        mode="llm", counter=make_token_counter("estimate"), max_summary_chars=BUDGET
+    )
+    result = await compactor.summarise(
+        messages, previous_summary=PREVIOUS_SUMMARY, model=compactor_model
+    )
+    assert result.method == "llm"
+    assert len(result.summary) <= BUDGET
+    assert validate_summary(result.summary) is None
+    assert "Ship the parser fix for ticket PARSE-17" in result.summary

@@ -1,9 +1,10 @@
 """The compactor: a separate AgentScope 2.x ``Agent`` with no tools, plus the fallbacks.
 
-The LLM summary is accepted only when it has every required section and is not an
-echo of the prompt. A failed attempt (exception, timeout, empty, missing sections) is
-retried up to ``retries`` times, after an exception with an exponential backoff; then a
-deterministic extractive summary is used instead. Either way the
+The LLM summary is accepted only when it has every required section, is not an echo of
+the prompt and fits ``max_summary_chars``. A failed attempt (exception, timeout, empty,
+missing sections, too long) is retried up to ``retries`` times, after an exception with an
+exponential backoff, after a reply that was too long with the size stated again; then a
+deterministic extractive summary is used instead. The merged result is bounded too. Either way the
 previous summary is merged in, never lost, and the user's constraints, exact error lines
 and file paths are carried verbatim.
 """
@@ -26,6 +27,7 @@ from copaw_context.core.extractive import (
     carry_verbatim,
     extract_facts,
     extractive_summary,
+    fit_summary,
     preserve_previous,
 )
 from copaw_context.core.prompts import (
@@ -33,6 +35,7 @@ from copaw_context.core.prompts import (
     build_compactor_request,
     compactor_system_prompt,
     render_transcript,
+    size_retry_note,
     validate_summary,
 )
 from copaw_context.core.tokens import TokenCounter
@@ -110,9 +113,8 @@ class SummaryCompactor:
             )
             kept = self._keep_previous(previous_summary, summary)
             facts = extract_facts(messages)
-            return CompactorResult(
-                carry_verbatim(kept, facts, language=self.language), "llm", stages=stages
-            )
+            carried = carry_verbatim(kept, facts, language=self.language)
+            return CompactorResult(self._fit(carried), "llm", stages=stages)
         except _SummaryRejected as exc:
             reason = exc.reason
         except Exception as exc:  # any model/provider failure degrades to extractive
@@ -130,13 +132,18 @@ class SummaryCompactor:
     def _extractive(
         self, messages: Sequence[TranscriptMessage], previous: str, extra_instruction: str
     ) -> str:
-        return extractive_summary(
+        summary = extractive_summary(
             messages,
             previous_summary=previous,
             extra_instruction=extra_instruction,
             language=self.language,
             max_chars=self.max_summary_chars,
         )
+        return self._fit(summary)
+
+    def _fit(self, summary: str) -> str:
+        """The final summary within ``max_summary_chars``, whichever way it was made."""
+        return fit_summary(summary, max_chars=self.max_summary_chars, language=self.language)
 
     async def _llm_in_stages(
         self,
@@ -160,6 +167,7 @@ class SummaryCompactor:
                 previous_summary=summary,
                 extra_instruction=extra_instruction,
                 language=self.language,
+                max_chars=self.max_summary_chars,
             )
             summary = await self._ask(model, request, previous=summary)
         return summary, len(chunks)
@@ -206,12 +214,13 @@ class SummaryCompactor:
         last_reason = "no attempt"
         failures = 0  # calls that raised so far
         pause = 0.0
+        prompt = request
         for _attempt in range(self.retries + 1):
             if pause:
                 await asyncio.sleep(pause)
                 pause = 0.0
             try:
-                text = await self._call(model, request)
+                text = await self._call(model, prompt)
             except TimeoutError:
                 last_reason = f"compactor timed out after {self.timeout_seconds:g} s"
                 continue
@@ -229,6 +238,12 @@ class SummaryCompactor:
                 logger.info("copaw-context: compactor call failed (%s)", last_reason)
                 pause = self.backoff_seconds(failures)
                 failures += 1
+                continue
+            limit = self.max_summary_chars
+            if len(text) > limit:  # checked first: validating a megabyte is wasted work
+                last_reason = f"summary too long: {len(text)} characters, the limit is {limit}"
+                note = size_retry_note(len(text), limit, language=self.language)
+                prompt = f"{request}\n\n{note}"
                 continue
             problem = validate_summary(text, language=self.language, previous_summary=previous)
             if problem is None:
