@@ -15,7 +15,7 @@ from copaw_context.core._extractive_doc import (
     trim_to_fit,
 )
 from copaw_context.core._facts import ExtractedFacts, cut, extract_facts, unique, user_texts
-from copaw_context.core._summary_doc import FENCE_RE, is_placeholder
+from copaw_context.core._summary_doc import BULLET_PREFIX_RE, FENCE_RE, is_placeholder
 from copaw_context.core._summary_edit import (
     CARRY_LABELS,
     carried_label,
@@ -58,6 +58,16 @@ def _carry_block(groups: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     return lines
 
 
+def _line_keys(text: str) -> set[str]:
+    """Substrings of ``text`` that an item often equals: each line, bare or without its bullet
+    or label. A set lookup first spares most ``item in text`` scans of a long summary."""
+    keys: set[str] = set()
+    for line in text.split("\n"):
+        bare = BULLET_PREFIX_RE.sub("", line.strip(), count=1)
+        keys.update((line, line.strip(), bare, bare.partition(": ")[2], bare.partition("：")[2]))
+    return keys
+
+
 def carry_verbatim(summary: str, facts: ExtractedFacts, *, language: Language = "en") -> str:
     """Add every constraint, error line and file path missing from ``summary`` verbatim.
 
@@ -68,16 +78,24 @@ def carry_verbatim(summary: str, facts: ExtractedFacts, *, language: Language = 
     every = (facts.constraints, facts.error_lines, facts.file_paths)
     groups: list[tuple[str, list[str]]] = []
     present = summary
+    lines = _line_keys(summary)
     for label, items in zip(labels[:3], every, strict=True):
-        missing = [item for item in unique(items) if item not in present]
+        missing = [item for item in unique(items) if item not in lines and item not in present]
         present += "".join("\n" + item for item in missing)
+        lines.update(missing)
         groups.append((label, missing))
     block = _carry_block(groups)
     if not block:
         return summary
     result = insert_items(summary, 5, ["\n".join(block)], language, replace_none=False)
     # Only multi-line items can be split by the insertion; appending never breaks anything.
-    broken = [item for items in every for item in unique(items) if item not in result]
+    lines = _line_keys(result)
+    broken = [
+        item
+        for items in every
+        for item in unique(items)
+        if item not in lines and item not in result
+    ]
     if broken:
         sep = "" if result.endswith("\n") else "\n"
         result += sep + "\n".join(_carry_block([(labels[3], broken)])) + "\n"
