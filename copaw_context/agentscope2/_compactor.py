@@ -101,20 +101,25 @@ class SummaryCompactor:
         extra_instruction: str = "",
         window_tokens: int | None = None,
     ) -> CompactorResult:
-        """Merge ``messages`` into ``previous_summary``; never raises for model failures."""
+        """Merge ``messages`` into ``previous_summary``; never raises for model failures.
+
+        The CPU-bound steps (fact extraction, merging, the extractive summary, staging) run
+        in a worker thread, so a megabyte transcript does not stall the event loop. They get
+        a tuple of frozen messages and strings: nothing the loop can change meanwhile.
+        """
+        frozen = tuple(messages)
         if self.mode == "extractive" or model is None:
-            return CompactorResult(
-                self._extractive(messages, previous_summary, extra_instruction), "extractive"
+            summary = await asyncio.to_thread(
+                self._extractive, frozen, previous_summary, extra_instruction
             )
+            return CompactorResult(summary, "extractive")
         reason = "no attempt"
         try:
             summary, stages = await self._llm_in_stages(
-                messages, previous_summary, model, extra_instruction, window_tokens
+                frozen, previous_summary, model, extra_instruction, window_tokens
             )
-            kept = self._keep_previous(previous_summary, summary)
-            facts = extract_facts(messages)
-            carried = carry_verbatim(kept, facts, language=self.language)
-            return CompactorResult(self._fit(carried), "llm", stages=stages)
+            final = await asyncio.to_thread(self._finish, frozen, previous_summary, summary)
+            return CompactorResult(final, "llm", stages=stages)
         except _SummaryRejected as exc:
             reason = exc.reason
         except Exception as exc:  # any model/provider failure degrades to extractive
@@ -122,11 +127,10 @@ class SummaryCompactor:
         logger.warning(
             "copaw-context: LLM compaction failed (%s); using the extractive summary", reason
         )
-        return CompactorResult(
-            self._extractive(messages, previous_summary, extra_instruction),
-            "extractive",
-            fallback_reason=reason,
+        summary = await asyncio.to_thread(
+            self._extractive, frozen, previous_summary, extra_instruction
         )
+        return CompactorResult(summary, "extractive", fallback_reason=reason)
 
     # ----------------------------------------------------------------- internals
     def _extractive(
@@ -140,6 +144,12 @@ class SummaryCompactor:
             max_chars=self.max_summary_chars,
         )
         return self._fit(summary)
+
+    def _finish(self, messages: Sequence[TranscriptMessage], previous: str, summary: str) -> str:
+        """The model's summary with the previous items and the verbatim facts, bounded."""
+        kept = self._keep_previous(previous, summary)
+        carried = carry_verbatim(kept, extract_facts(messages), language=self.language)
+        return self._fit(carried)
 
     def _fit(self, summary: str) -> str:
         """The final summary within ``max_summary_chars``, whichever way it was made."""
@@ -158,10 +168,11 @@ class SummaryCompactor:
             window = min(window, window_tokens)
         budget = max(512, int(window * _INPUT_SHARE_OF_WINDOW))
         budget -= self.counter.count(compactor_system_prompt(self.language))
-        chunks = self._chunk(messages, budget - self.counter.count(previous) - 256)
+        transcripts = await asyncio.to_thread(
+            self._stage_transcripts, messages, budget - self.counter.count(previous) - 256
+        )
         summary = previous
-        for chunk in chunks:
-            transcript = render_transcript(chunk, include_thinking=self.include_thinking)
+        for transcript in transcripts:
             request = build_compactor_request(
                 transcript,
                 previous_summary=summary,
@@ -170,7 +181,14 @@ class SummaryCompactor:
                 max_chars=self.max_summary_chars,
             )
             summary = await self._ask(model, request, previous=summary)
-        return summary, len(chunks)
+        return summary, len(transcripts)
+
+    def _stage_transcripts(self, messages: Sequence[TranscriptMessage], budget: int) -> list[str]:
+        """The rendered transcript of each stage (see :meth:`_chunk`)."""
+        return [
+            render_transcript(chunk, include_thinking=self.include_thinking)
+            for chunk in self._chunk(messages, budget)
+        ]
 
     def _chunk(
         self, messages: Sequence[TranscriptMessage], budget: int
