@@ -291,7 +291,8 @@ class SummaryCompactor:
 def _turn_is_cancelled() -> bool:
     """Whether the task running the compaction (the user's turn) is being cancelled.
 
-    A timeout of ``asyncio.wait_for`` is not: it uncancels the task and raises TimeoutError.
+    A timeout of ``asyncio.wait_for`` does not count: it raises TimeoutError and leaves the
+    task with no pending cancellation.
     """
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
