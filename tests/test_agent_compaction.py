@@ -161,6 +161,7 @@ async def _compact_with_failing_compactor(
         compactor_model=compactor,
         on_event=events.append,
     )
+    hook.compactor_retry_delay = 0.001  # a raising compactor is retried; keep the pause short
     agent = await make_agent(
         hook, ScriptedChatModel([text_step("still working")], context_size=4000)
     )

@@ -1,8 +1,10 @@
 """The compactor: a separate AgentScope 2.x ``Agent`` with no tools, plus the fallbacks.
 
-The LLM summary is accepted only when it has every required section and is not an
-echo of the prompt; after ``retries`` failed attempts (exception, timeout, empty,
-missing sections) a deterministic extractive summary is used instead. Either way the
+The LLM summary is accepted only when it has every required section, is not an echo of
+the prompt and fits ``max_summary_chars``. A failed attempt (exception, timeout, empty,
+missing sections, too long) is retried up to ``retries`` times, after an exception with an
+exponential backoff, after a reply that was too long with the size stated again; then a
+deterministic extractive summary is used instead. The merged result is bounded too. Either way the
 previous summary is merged in, never lost, and the user's constraints, exact error lines
 and file paths are carried verbatim.
 """
@@ -25,6 +27,7 @@ from copaw_context.core.extractive import (
     carry_verbatim,
     extract_facts,
     extractive_summary,
+    fit_summary,
     preserve_previous,
 )
 from copaw_context.core.prompts import (
@@ -32,6 +35,7 @@ from copaw_context.core.prompts import (
     build_compactor_request,
     compactor_system_prompt,
     render_transcript,
+    size_retry_note,
     validate_summary,
 )
 from copaw_context.core.tokens import TokenCounter
@@ -42,6 +46,7 @@ __all__ = ["CompactorResult", "SummaryCompactor"]
 logger = logging.getLogger("copaw_context")
 
 _INPUT_SHARE_OF_WINDOW = 0.6  # room left for the compactor's own prompt and its answer
+_MAX_RETRY_DELAY = 4.0  # seconds: the backoff doubles from ``retry_delay`` up to this
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class SummaryCompactor:
         retries: int = 1,
         include_thinking: bool = True,
         max_summary_chars: int = 16000,
+        retry_delay: float = 0.5,
     ) -> None:
         self.mode = mode
         self.counter = counter
@@ -84,6 +90,7 @@ class SummaryCompactor:
         self.retries = retries
         self.include_thinking = include_thinking
         self.max_summary_chars = max_summary_chars
+        self.retry_delay = retry_delay
 
     async def summarise(
         self,
@@ -94,21 +101,25 @@ class SummaryCompactor:
         extra_instruction: str = "",
         window_tokens: int | None = None,
     ) -> CompactorResult:
-        """Merge ``messages`` into ``previous_summary``; never raises for model failures."""
+        """Merge ``messages`` into ``previous_summary``; never raises for model failures.
+
+        The CPU-bound steps (fact extraction, merging, the extractive summary, staging) run
+        in a worker thread, so a megabyte transcript does not stall the event loop. They get
+        a tuple of frozen messages and strings: nothing the loop can change meanwhile.
+        """
+        frozen = tuple(messages)
         if self.mode == "extractive" or model is None:
-            return CompactorResult(
-                self._extractive(messages, previous_summary, extra_instruction), "extractive"
+            summary = await asyncio.to_thread(
+                self._extractive, frozen, previous_summary, extra_instruction
             )
+            return CompactorResult(summary, "extractive")
         reason = "no attempt"
         try:
             summary, stages = await self._llm_in_stages(
-                messages, previous_summary, model, extra_instruction, window_tokens
+                frozen, previous_summary, model, extra_instruction, window_tokens
             )
-            kept = self._keep_previous(previous_summary, summary)
-            facts = extract_facts(messages)
-            return CompactorResult(
-                carry_verbatim(kept, facts, language=self.language), "llm", stages=stages
-            )
+            final = await asyncio.to_thread(self._finish, frozen, previous_summary, summary)
+            return CompactorResult(final, "llm", stages=stages)
         except _SummaryRejected as exc:
             reason = exc.reason
         except Exception as exc:  # any model/provider failure degrades to extractive
@@ -116,23 +127,33 @@ class SummaryCompactor:
         logger.warning(
             "copaw-context: LLM compaction failed (%s); using the extractive summary", reason
         )
-        return CompactorResult(
-            self._extractive(messages, previous_summary, extra_instruction),
-            "extractive",
-            fallback_reason=reason,
+        summary = await asyncio.to_thread(
+            self._extractive, frozen, previous_summary, extra_instruction
         )
+        return CompactorResult(summary, "extractive", fallback_reason=reason)
 
     # ----------------------------------------------------------------- internals
     def _extractive(
         self, messages: Sequence[TranscriptMessage], previous: str, extra_instruction: str
     ) -> str:
-        return extractive_summary(
+        summary = extractive_summary(
             messages,
             previous_summary=previous,
             extra_instruction=extra_instruction,
             language=self.language,
             max_chars=self.max_summary_chars,
         )
+        return self._fit(summary)
+
+    def _finish(self, messages: Sequence[TranscriptMessage], previous: str, summary: str) -> str:
+        """The model's summary with the previous items and the verbatim facts, bounded."""
+        kept = self._keep_previous(previous, summary)
+        carried = carry_verbatim(kept, extract_facts(messages), language=self.language)
+        return self._fit(carried)
+
+    def _fit(self, summary: str) -> str:
+        """The final summary within ``max_summary_chars``, whichever way it was made."""
+        return fit_summary(summary, max_chars=self.max_summary_chars, language=self.language)
 
     async def _llm_in_stages(
         self,
@@ -147,18 +168,27 @@ class SummaryCompactor:
             window = min(window, window_tokens)
         budget = max(512, int(window * _INPUT_SHARE_OF_WINDOW))
         budget -= self.counter.count(compactor_system_prompt(self.language))
-        chunks = self._chunk(messages, budget - self.counter.count(previous) - 256)
+        transcripts = await asyncio.to_thread(
+            self._stage_transcripts, messages, budget - self.counter.count(previous) - 256
+        )
         summary = previous
-        for chunk in chunks:
-            transcript = render_transcript(chunk, include_thinking=self.include_thinking)
+        for transcript in transcripts:
             request = build_compactor_request(
                 transcript,
                 previous_summary=summary,
                 extra_instruction=extra_instruction,
                 language=self.language,
+                max_chars=self.max_summary_chars,
             )
             summary = await self._ask(model, request, previous=summary)
-        return summary, len(chunks)
+        return summary, len(transcripts)
+
+    def _stage_transcripts(self, messages: Sequence[TranscriptMessage], budget: int) -> list[str]:
+        """The rendered transcript of each stage (see :meth:`_chunk`)."""
+        return [
+            render_transcript(chunk, include_thinking=self.include_thinking)
+            for chunk in self._chunk(messages, budget)
+        ]
 
     def _chunk(
         self, messages: Sequence[TranscriptMessage], budget: int
@@ -194,34 +224,78 @@ class SummaryCompactor:
         logger.info("copaw-context: summary over budget; keeping the model's own pruning")
         return summary
 
+    def backoff_seconds(self, failures: int) -> float:
+        """The pause after the ``failures``-th failed call (0-based): doubles, capped."""
+        return float(min(_MAX_RETRY_DELAY, self.retry_delay * 2**failures))
+
     async def _ask(self, model: ChatModelBase, request: str, *, previous: str) -> str:
         last_reason = "no attempt"
+        failures = 0  # calls that raised so far
+        pause = 0.0
+        prompt = request
         for _attempt in range(self.retries + 1):
-            agent = Agent(
-                name="copaw_compactor",
-                system_prompt=compactor_system_prompt(self.language),
-                model=model,
-                toolkit=Toolkit(),
-                middlewares=[_NoCompression()],
-                injection_config=InjectionConfig(inject_runtime_state=False),
-                # A timeout cancels the reply; without this the agent would swallow the
-                # cancellation and return its "interrupted" message as if it were a summary.
-                react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
-            )
+            if pause:
+                await asyncio.sleep(pause)
+                pause = 0.0
             try:
-                reply = await asyncio.wait_for(
-                    agent.reply(UserMsg(name="user", content=request)),
-                    timeout=self.timeout_seconds,
-                )
+                text = await self._call(model, prompt)
             except TimeoutError:
                 last_reason = f"compactor timed out after {self.timeout_seconds:g} s"
                 continue
-            text = (reply.get_text_content() or "").strip()
+            except asyncio.CancelledError:
+                if _turn_is_cancelled():
+                    raise  # the user's turn is being cancelled: leave, apply nothing
+                # Raised inside the model call (e.g. by its HTTP client): a failed call.
+                last_reason = "the compactor call was cancelled (not by the user's turn)"
+                logger.info("copaw-context: %s", last_reason)
+                pause = self.backoff_seconds(failures)
+                failures += 1
+                continue
+            except Exception as exc:  # a provider or connection error: retry after a pause
+                last_reason = f"{type(exc).__name__}: {exc}"
+                logger.info("copaw-context: compactor call failed (%s)", last_reason)
+                pause = self.backoff_seconds(failures)
+                failures += 1
+                continue
+            limit = self.max_summary_chars
+            if len(text) > limit:  # checked first: validating a megabyte is wasted work
+                last_reason = f"summary too long: {len(text)} characters, the limit is {limit}"
+                note = size_retry_note(len(text), limit, language=self.language)
+                prompt = f"{request}\n\n{note}"
+                continue
             problem = validate_summary(text, language=self.language, previous_summary=previous)
             if problem is None:
                 return text
             last_reason = f"invalid summary: {problem}"
         raise _SummaryRejected(last_reason)
+
+    async def _call(self, model: ChatModelBase, request: str) -> str:
+        """One compactor call: a fresh tool-less agent, bounded by the timeout."""
+        agent = Agent(
+            name="copaw_compactor",
+            system_prompt=compactor_system_prompt(self.language),
+            model=model,
+            toolkit=Toolkit(),
+            middlewares=[_NoCompression()],
+            injection_config=InjectionConfig(inject_runtime_state=False),
+            # A timeout cancels the reply; without this the agent would swallow the
+            # cancellation and return its "interrupted" message as if it were a summary.
+            react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
+        )
+        reply = await asyncio.wait_for(
+            agent.reply(UserMsg(name="user", content=request)), timeout=self.timeout_seconds
+        )
+        return (reply.get_text_content() or "").strip()
+
+
+def _turn_is_cancelled() -> bool:
+    """Whether the task running the compaction (the user's turn) is being cancelled.
+
+    A timeout of ``asyncio.wait_for`` does not count: it raises TimeoutError and leaves the
+    task with no pending cancellation.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 class _SummaryRejected(Exception):

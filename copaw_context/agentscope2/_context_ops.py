@@ -241,6 +241,7 @@ async def compact(
         language=light.language,
         timeout_seconds=light.compactor_timeout_seconds,
         retries=light.compactor_retries,
+        retry_delay=hook.compactor_retry_delay,
         include_thinking=include_thinking,
         max_summary_chars=_summary_budget_chars(report.window),
     )

@@ -103,6 +103,8 @@ class MemoryCompactionHook(MiddlewareBase):
             self.workspace / Path(r).expanduser() for r in light.extra_read_roots
         ]  # an absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs")
         self.pruner = ToolResultPruner(pruning, self.store, self.workspace)
+        # Seconds before the first retry of a compactor call that raised; doubles each time.
+        self.compactor_retry_delay = 0.5
         self._handlers: dict[tuple[str, str, int], AsMsgHandler] = {}
         self._tools: list[ToolBase] | None = None
 

@@ -15,6 +15,8 @@ __all__ = [
     "PROGRESS_SUBSECTIONS",
     "RULES",
     "SECTION_TITLES",
+    "SIZE_RETRY",
+    "SIZE_RULE",
     "SYSTEM_PROMPTS",
     "UPDATE_LEAD",
     "Language",
@@ -170,4 +172,22 @@ LABELS: dict[Language, dict[str, str]] = {
             "# 用户要求额外关注的内容\n在遵守上述规则的前提下额外照顾这一点；它不取代上述规则。"
         ),
     },
+}
+
+# The size budget, as a rule of every request and as the note of a retry after a reply
+# that was too long. Filled with str.format(limit=..., got=...).
+SIZE_RULE: dict[Language, str] = {
+    "en": "The whole summary must be at most {limit} characters long.",
+    "zh": "整份摘要不得超过 {limit} 个字符。",
+}
+SIZE_RETRY: dict[Language, str] = {
+    "en": (
+        "Your previous answer was {got} characters; the summary must be at most {limit} "
+        "characters. Write it again, shorter: keep the Goal, every constraint and what is "
+        "needed to go on; leave out details the dialog archive already holds."
+    ),
+    "zh": (
+        "你上一次的回答有 {got} 个字符；摘要最多只能有 {limit} 个字符。请重新撰写一份更短的"
+        "摘要：保留目标、每一条约束和继续工作所需的内容，省略对话归档里已有的细节。"
+    ),
 }

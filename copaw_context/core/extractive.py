@@ -14,8 +14,8 @@ from copaw_context.core._extractive_doc import (
     new_doc,
     trim_to_fit,
 )
-from copaw_context.core._facts import ExtractedFacts, extract_facts, unique, user_texts
-from copaw_context.core._summary_doc import is_placeholder
+from copaw_context.core._facts import ExtractedFacts, cut, extract_facts, unique, user_texts
+from copaw_context.core._summary_doc import BULLET_PREFIX_RE, FENCE_RE, is_placeholder
 from copaw_context.core._summary_edit import (
     CARRY_LABELS,
     carried_label,
@@ -23,6 +23,7 @@ from copaw_context.core._summary_edit import (
     is_present,
 )
 from copaw_context.core._summary_merge import (
+    SummaryDoc,
     item_key,
     merge_docs,
     parse_doc,
@@ -40,6 +41,7 @@ __all__ = [
     "carry_verbatim",
     "extract_facts",
     "extractive_summary",
+    "fit_summary",
     "merge_sections",
     "preserve_previous",
 ]
@@ -56,6 +58,16 @@ def _carry_block(groups: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     return lines
 
 
+def _line_keys(text: str) -> set[str]:
+    """Substrings of ``text`` that an item often equals: each line, bare or without its bullet
+    or label. A set lookup first spares most ``item in text`` scans of a long summary."""
+    keys: set[str] = set()
+    for line in text.split("\n"):
+        bare = BULLET_PREFIX_RE.sub("", line.strip(), count=1)
+        keys.update((line, line.strip(), bare, bare.partition(": ")[2], bare.partition("：")[2]))
+    return keys
+
+
 def carry_verbatim(summary: str, facts: ExtractedFacts, *, language: Language = "en") -> str:
     """Add every constraint, error line and file path missing from ``summary`` verbatim.
 
@@ -66,16 +78,24 @@ def carry_verbatim(summary: str, facts: ExtractedFacts, *, language: Language = 
     every = (facts.constraints, facts.error_lines, facts.file_paths)
     groups: list[tuple[str, list[str]]] = []
     present = summary
+    lines = _line_keys(summary)
     for label, items in zip(labels[:3], every, strict=True):
-        missing = [item for item in unique(items) if item not in present]
+        missing = [item for item in unique(items) if item not in lines and item not in present]
         present += "".join("\n" + item for item in missing)
+        lines.update(missing)
         groups.append((label, missing))
     block = _carry_block(groups)
     if not block:
         return summary
     result = insert_items(summary, 5, ["\n".join(block)], language, replace_none=False)
     # Only multi-line items can be split by the insertion; appending never breaks anything.
-    broken = [item for items in every for item in unique(items) if item not in result]
+    lines = _line_keys(result)
+    broken = [
+        item
+        for items in every
+        for item in unique(items)
+        if item not in lines and item not in result
+    ]
     if broken:
         sep = "" if result.endswith("\n") else "\n"
         result += sep + "\n".join(_carry_block([(labels[3], broken)])) + "\n"
@@ -182,3 +202,59 @@ def extractive_summary(
     protected.update(item_key(item) for item in (new.sections[0] or goal)[-1:])
     trim_to_fit(merged, protected, language, max_chars)
     return render_doc(merged, language)
+
+
+# --------------------------------------------------------------------------- size bound
+
+
+def _cut_item(item: str, limit: int) -> str:
+    if len(item) <= limit:
+        return item
+    text = cut(item, limit)
+    if sum(1 for line in text.split("\n") if FENCE_RE.match(line)) % 2:
+        text += "\n  ```"  # a cut inside a code block must not swallow later headings
+    return text
+
+
+def _with_items_cut(doc: SummaryDoc, limit: int) -> SummaryDoc:
+    def each(items: list[str]) -> list[str]:
+        return [_cut_item(item, limit) for item in items]
+
+    return SummaryDoc(
+        preamble=each(doc.preamble),
+        sections=[each(items) for items in doc.sections],
+        progress=[each(items) for items in doc.progress],
+        progress_extra=[(title, each(items)) for title, items in doc.progress_extra],
+        extra=[(title, each(items)) for title, items in doc.extra],
+    )
+
+
+def fit_summary(summary: str, *, max_chars: int, language: Language = "en") -> str:
+    """``summary`` within ``max_chars`` characters, whatever it holds.
+
+    Unchanged when it fits. Otherwise old items are left out as in
+    :func:`extractive_summary` (items copied from the messages first; the first and the
+    last Goal items are kept), then, if the kept items alone are too long, every item is
+    cut to one common length, and as a last resort the text itself is cut at a line end.
+    No step is quadratic: a megabyte of short lines is handled in well under a second.
+    """
+    language = check_language(language)
+    if len(summary) <= max_chars:
+        return summary
+    doc = parse_doc(split_summary_message(summary))
+    flatten_carried(doc, language)
+    goal = doc.sections[0]
+    trim_to_fit(doc, {item_key(item) for item in goal[:1] + goal[-1:]}, language, max_chars)
+    text = render_doc(doc, language)
+    if len(text) > max_chars:  # the longest item length that fits, by bisection
+        low, high = 0, len(text)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if len(render_doc(_with_items_cut(doc, middle), language)) <= max_chars:
+                low = middle
+            else:
+                high = middle - 1
+        text = render_doc(_with_items_cut(doc, max(low, 40)), language)
+    if len(text) > max_chars:
+        text = text[: text.rfind("\n", 0, max_chars) + 1 or max_chars]
+    return text

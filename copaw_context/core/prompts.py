@@ -19,6 +19,8 @@ from copaw_context.core._prompt_text import (
     PROGRESS_SUBSECTIONS,
     RULES,
     SECTION_TITLES,
+    SIZE_RETRY,
+    SIZE_RULE,
     SYSTEM_PROMPTS,
     UPDATE_LEAD,
     Language,
@@ -49,6 +51,7 @@ __all__ = [
     "render_summary_message",
     "render_transcript",
     "section_index",
+    "size_retry_note",
     "split_summary_message",
     "subsection_index",
     "unwrap_code_fence",
@@ -164,11 +167,13 @@ def build_compactor_request(
     previous_summary: str = "",
     extra_instruction: str = "",
     language: Language = "en",
+    max_chars: int | None = None,
 ) -> str:
     """The compactor's user message: the delimited transcript, then the instruction.
 
     With a non-empty ``previous_summary`` the UPDATE instruction asks for one merged
-    summary; ``extra_instruction`` (the /compact note) is appended as extra focus.
+    summary; ``extra_instruction`` (the /compact note) is appended as extra focus;
+    ``max_chars`` adds the size limit to the rules.
     """
     language = check_language(language)
     if not transcript.strip():
@@ -183,10 +188,18 @@ def build_compactor_request(
         chunks += [labels["previous"], _fenced(_PREVIOUS_OPEN, previous, _PREVIOUS_CLOSE)]
     chunks.append(UPDATE_LEAD[language] if previous else INITIAL_LEAD[language])
     chunks.append(_template(language))
-    chunks.append("\n".join([labels["rules"], *(f"- {rule}" for rule in RULES[language])]))
+    rules = list(RULES[language])
+    if max_chars is not None:
+        rules.append(SIZE_RULE[language].format(limit=max_chars))
+    chunks.append("\n".join([labels["rules"], *(f"- {rule}" for rule in rules)]))
     if extra_instruction.strip():
         chunks += [labels["note"], _fenced(_NOTE_OPEN, extra_instruction.strip(), _NOTE_CLOSE)]
     return "\n\n".join(chunks)
+
+
+def size_retry_note(got: int, limit: int, *, language: Language = "en") -> str:
+    """What a retry adds to the request after a reply of ``got`` characters over ``limit``."""
+    return SIZE_RETRY[check_language(language)].format(got=got, limit=limit)
 
 
 # --------------------------------------------------------------------------- validation
