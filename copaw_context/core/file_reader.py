@@ -4,7 +4,9 @@ The output is the exact slice of the file from ``(start_line, line_offset)`` to 
 ``end_line`` (with its ``"\\n"``), so consecutive reads that follow the notices rebuild
 the file byte for byte. Only the requested slice plus the byte budget is ever held in
 memory; the line count is a chunked binary scan, cached per file version. Problems the
-agent can fix come back as an ``"Error: ..."`` text, never as an exception.
+agent can fix come back as an ``"Error: ..."`` text, never as an exception. The file is
+opened once and checked after opening (see ``_safe_open``), so a file or directory swapped
+for a symlink or a FIFO while it is read can neither escape the roots nor block the read.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
-import stat
 import threading
 import time
 from collections import OrderedDict
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ._safe_open import ReadFailure as _ReadFailure
+from ._safe_open import is_path_allowed, open_inside, resolve_inside
 from .truncation import (
     MAX_FILE_PATH_BYTES,
     TruncationNotice,
@@ -54,16 +57,6 @@ class ReadResult:
     truncated: bool
     next_line: int | None
     next_offset: int | None
-
-
-class _ReadFailure(Exception):
-    """An agent-facing error; ``str(self)`` is the text after ``"Error: "``."""
-
-
-def is_path_allowed(path: Path, workspace: Path, extra_roots: Sequence[Path]) -> bool:
-    """Whether ``path`` (symlinks resolved) lies inside ``workspace`` or one of ``extra_roots``."""
-    real = Path(path).resolve()
-    return any(real.is_relative_to(Path(root).resolve()) for root in (workspace, *extra_roots))
 
 
 async def read_text_file(
@@ -146,9 +139,10 @@ def _normalise_suffix(extension: str) -> str:
 def _read_sync(request: _Request) -> ReadResult:
     try:
         _check_arguments(request)
-        real = _resolve(request)
-        notice_path = _notice_path(real, request.workspace)
-        with _open_regular_file(real) as stream:
+        named = resolve_inside(request.file_path, request.workspace, request.roots)
+        stream, real = open_inside(named, request.roots)
+        with stream:  # from here on only the opened file is read, never the name again
+            notice_path = _notice_path(real, request.workspace)
             return _read_slice(stream, request, real, notice_path)
     except _ReadFailure as failure:
         start, offset = request.start_line, request.line_offset
@@ -185,43 +179,6 @@ def _check_arguments(request: _Request) -> None:
         )
 
 
-def _resolve(request: _Request) -> Path:
-    raw = request.file_path
-    if not isinstance(raw, str) or not raw.strip():
-        raise _ReadFailure(
-            f"file_path {raw!r} is empty or not text. Pass the path of a text file, absolute "
-            f"or relative to the workspace {request.workspace}."
-        )
-    roots = ", ".join(str(root) for root in request.roots)
-    try:
-        candidate = Path(raw).expanduser()
-        if not candidate.is_absolute():
-            candidate = request.workspace / candidate
-        try:
-            real = candidate.resolve(strict=True)
-        except FileNotFoundError:
-            if not is_path_allowed(candidate, request.roots[0], request.roots[1:]):
-                raise _outside(candidate, roots) from None
-            raise _ReadFailure(
-                f"{candidate} does not exist. Check the spelling; relative paths are resolved "
-                f"against the workspace {request.workspace}."
-            ) from None
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise _ReadFailure(
-            f"cannot resolve the path {raw!r} ({exc}). Pass a valid file path."
-        ) from None
-    if not is_path_allowed(real, request.roots[0], request.roots[1:]):
-        raise _outside(candidate, roots)
-    return real
-
-
-def _outside(path: Path, roots: str) -> _ReadFailure:
-    return _ReadFailure(
-        f"{path} is outside the directories read_file may read ({roots}), after resolving "
-        "symlinks. Use a path inside one of them."
-    )
-
-
 def _notice_path(real: Path, workspace: Path) -> str:
     try:
         return notice_path(real, workspace)  # relative paths resolve against the workspace
@@ -231,23 +188,6 @@ def _notice_path(real: Path, workspace: Path) -> str:
             "in a notice). Copy the file "
             "to a shorter path inside the workspace and read that."
         ) from None
-
-
-def _open_regular_file(real: Path) -> BinaryIO:
-    try:
-        mode = os.stat(real).st_mode
-        if stat.S_ISDIR(mode):
-            raise _ReadFailure(
-                f"{real} is a directory, not a file. Pass the path of a file inside it."
-            )
-        if not stat.S_ISREG(mode):
-            raise _ReadFailure(
-                f"{real} is not a regular file (a device, socket or pipe); read_file only "
-                "reads regular text files."
-            )
-        return open(real, "rb")  # noqa: SIM115 - closed by the caller's with-block
-    except OSError as exc:
-        raise _ReadFailure(f"cannot open {real}: {exc.strerror or exc}.") from None
 
 
 def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: str) -> ReadResult:
