@@ -71,12 +71,14 @@ async def read_text_file(
     exempt_extensions: Sequence[str] = (".md",),
     exempt_max_bytes: int | None = None,
     encoding: str = "utf-8",
+    text_dirs: Sequence[Path] = (),
 ) -> ReadResult:
     """Read lines ``start_line..end_line`` (1-based, inclusive) of a text file, bounded.
 
     Bad arguments from the agent and unreadable paths give ``ok=False`` and an error
     text; bad configuration (``max_bytes``, ``exempt_max_bytes``, ``encoding``) raises
-    ValueError.
+    ValueError. Files under ``text_dirs`` (saved tool outputs; relative folders are inside
+    the workspace) are text by definition: never refused as binary for holding NUL bytes.
     """
     _check_limit("max_bytes", max_bytes)
     if exempt_max_bytes is not None:
@@ -96,6 +98,7 @@ async def read_text_file(
         exempt=frozenset(exempt),
         exempt_max_bytes=exempt_max_bytes,
         encoding=encoding,
+        text_dirs=tuple(Path(workspace) / d for d in text_dirs),  # absolute ones stay
     )
     return await asyncio.to_thread(_read_sync, request)
 
@@ -112,6 +115,7 @@ class _Request:
     exempt: frozenset[str]
     exempt_max_bytes: int | None
     encoding: str
+    text_dirs: tuple[Path, ...] = ()
 
 
 def _check_limit(name: str, value: object) -> None:
@@ -198,7 +202,7 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
         limit = request.exempt_max_bytes
     encoding = request.encoding
     try:
-        if b"\x00" in stream.read(_BINARY_PROBE_BYTES):
+        if not _is_under(real, request.text_dirs) and b"\x00" in stream.read(_BINARY_PROBE_BYTES):
             raise _ReadFailure(
                 f"{real} looks like a binary file (NUL byte in its first 8 KB); read_file only "
                 "reads text files."
@@ -267,6 +271,17 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
         next_line=next_line,
         next_offset=next_offset,
     )
+
+
+def _is_under(real: Path, directories: Sequence[Path]) -> bool:
+    """Whether the real path ``real`` lies inside one of ``directories`` (links resolved)."""
+    for directory in directories:
+        try:
+            if real.is_relative_to(directory.resolve()):
+                return True
+        except (OSError, RuntimeError):
+            continue
+    return False
 
 
 def _locate_line(
