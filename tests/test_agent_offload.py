@@ -9,7 +9,7 @@ from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig, parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
-from tests.helpers import allow, last_result_text, make_agent, tool_results
+from tests.helpers import allow, follow_notices, last_result_text, make_agent, tool_results
 
 
 def _html_page() -> str:
@@ -116,54 +116,13 @@ async def test_single_line_json_keeps_its_notice_and_path(tmp_path: Path) -> Non
     assert len(tool_results(agent.state.context)) == 1
 
 
-async def _follow_notices(tmp_path: Path, output: str, config: RunningConfig) -> list[str]:
-    """Run an agent whose tool returns ``output`` and which follows every notice to the end.
-
-    Returns the excerpt bodies the model saw, in order (the first is the tool's excerpt).
-    """
-
-    def run_find(pattern: str) -> str:
-        """Find files.
-
-        Args:
-            pattern (`str`): What to look for.
-        """
-        return output
-
-    bodies: list[str] = []
-
-    def follow(call: ModelCall) -> list:
-        text = last_result_text(call.messages)
-        parsed = parse_truncation_notice(text)
-        if parsed is None:
-            bodies.append(text)
-            return text_step("done reading")
-        body, notice = parsed
-        bodies.append(body)
-        args: dict[str, object] = {"file_path": notice.file_path, "start_line": notice.next_line}
-        if notice.next_offset:
-            args["line_offset"] = notice.next_offset
-        return tool_calls_step(("read_file", args))
-
-    hook = MemoryCompactionHook(config, tmp_path)
-    model = ScriptedChatModel(
-        [tool_calls_step(("run_find", {"pattern": "*"}))] + [follow] * 40, context_size=400_000
-    )
-    agent = await make_agent(hook, model, [allow(run_find)])
-    reply = await agent.reply(UserMsg("user", "Find everything."))
-    assert reply.get_text_content() == "done reading", [
-        last_result_text(call.messages)[:300] for call in model.calls[-2:]
-    ]
-    return bodies
-
-
 async def test_output_with_nul_bytes_is_recovered_whole_through_read_file(tmp_path: Path) -> None:
     # find -print0: NUL-separated names, no newline at all; then a NUL-separated CSV.
     names = "".join(f"./src/module_{i:05d}/file.py\x00" for i in range(5000))
     csv = "".join(f"{i}\x00name-{i}\x00{'v' * 20}\n" for i in range(3000))
     output = names + csv
     assert len(output.encode()) > 200_000 and "\x00" in output[:100]
-    bodies = await _follow_notices(tmp_path, output, RunningConfig())
+    bodies, _ = await follow_notices(tmp_path, output, RunningConfig())
     assert not any(body.startswith("Error:") for body in bodies), bodies[-1][-200:]
     assert len(bodies) > 3
     assert "".join(bodies) == output

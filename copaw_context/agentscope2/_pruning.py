@@ -63,12 +63,18 @@ def _call_path(tool_input: str | dict[str, Any] | None) -> str | None:
 
 
 async def offload_and_cut(
-    store: OffloadStore, text: str, max_bytes: int, workspace: Path | None
+    store: OffloadStore,
+    text: str,
+    max_bytes: int,
+    workspace: Path | None,
+    *,
+    recut_notice: bool = True,
 ) -> tuple[str, Path | None]:
     """Save ``text`` whole to ``store``, then cut it with a notice naming the saved file.
 
     Returns the cut text and the saved path (None when saving failed: the notice then says
-    the full text could not be saved).
+    the full text could not be saved). ``recut_notice`` as in :func:`truncate_text_output`:
+    pass False when a notice at the end of ``text`` is content, not our earlier cut.
     """
     text = scrub_surrogates(text)
     saved: Path | None = None
@@ -83,7 +89,8 @@ async def offload_and_cut(
             store.directory,
             exc,
         )
-    return truncate_text_output(text, max_bytes=max_bytes, file_path=path), saved
+    cut = truncate_text_output(text, max_bytes=max_bytes, file_path=path, recut_notice=recut_notice)
+    return cut, saved
 
 
 class ToolResultPruner:
@@ -125,8 +132,8 @@ class ToolResultPruner:
             return stats  # our read_file bounds itself at read time, with the real path
         max_bytes = self.limit(recent=True, exempt=self.is_exempt(tool_call.name, tool_call.input))
         for block in response.content:
-            if isinstance(block, TextBlock):
-                block.text = await self._bound(block.text, max_bytes, None, stats)
+            if isinstance(block, TextBlock):  # nothing of ours cut it yet: any notice is content
+                block.text = await self._bound(block.text, max_bytes, stats, frozenset(), None)
         if stats.paths:
             entry = dict(response.metadata.get(METADATA_KEY) or {})
             entry["offloaded"] = [*entry.get("offloaded", []), *stats.paths]
@@ -172,40 +179,81 @@ class ToolResultPruner:
 
     # ---------------------------------------------------------------- helpers
     async def _bound_block(self, block: ToolResultBlock, max_bytes: int, stats: PruneStats) -> None:
-        """Cut every text part of one stored result in place; data parts are left alone."""
+        """Cut every text part of one stored result in place; data parts are left alone.
+
+        A notice is re-cut in place (same file, harder cut) only when it is ours: it names
+        a file this block's metadata records (saved by stage 1, or read by our read_file).
+        """
         entry = block.metadata.get(METADATA_KEY)
-        read_info = entry.get("read_file") if isinstance(entry, dict) else None
+        entry = entry if isinstance(entry, dict) else {}
+        read_info = entry.get("read_file") if isinstance(entry.get("read_file"), dict) else None
+        owned = self._owned_paths(entry, read_info)
+        local = PruneStats()
         if isinstance(block.output, str):
-            block.output = await self._bound(block.output, max_bytes, read_info, stats)
-            return
-        for part in block.output:
-            if isinstance(part, TextBlock):
-                part.text = await self._bound(part.text, max_bytes, read_info, stats)
+            block.output = await self._bound(block.output, max_bytes, local, owned, read_info)
+        else:
+            for part in block.output:
+                if isinstance(part, TextBlock):
+                    part.text = await self._bound(part.text, max_bytes, local, owned, read_info)
+        stats.truncated += local.truncated
+        stats.offloaded += local.offloaded
+        stats.paths.extend(local.paths)
+        if local.paths:  # so a later, harder cut knows these notices are ours
+            new_entry = dict(entry)
+            new_entry["offloaded"] = [*entry.get("offloaded", []), *local.paths]
+            block.metadata[METADATA_KEY] = new_entry
 
     async def _bound(
         self,
         text: str,
         max_bytes: int,
-        read_info: dict[str, Any] | None,
         stats: PruneStats,
+        owned: frozenset[str],
+        read_info: dict[str, Any] | None,
     ) -> str:
         """Return ``text`` cut to ``max_bytes``; offload the original first if needed."""
         text = scrub_surrogates(text)  # so the saved file and the excerpt agree byte for byte
         if len(text.encode("utf-8")) <= max_bytes:
             return text
         out: str | None = None
-        if parse_truncation_notice(text) is not None:
-            out = truncate_text_output(text, max_bytes=max_bytes)
+        parsed = parse_truncation_notice(text)
+        if parsed is not None and self._is_owned(parsed[1].file_path, owned):
+            out = truncate_text_output(text, max_bytes=max_bytes)  # ours: same file, cut harder
         elif read_info is not None:
             out = self._recut_read(text, max_bytes, read_info)
         if out is None:
-            out, saved = await offload_and_cut(self.store, text, max_bytes, self.workspace)
+            out, saved = await offload_and_cut(
+                self.store, text, max_bytes, self.workspace, recut_notice=False
+            )
             if saved is not None:
                 stats.offloaded += 1
                 stats.paths.append(str(saved))
         if out != text:
             stats.truncated += 1
         return out
+
+    @staticmethod
+    def _owned_paths(entry: dict[str, Any], read_info: dict[str, Any] | None) -> frozenset[str]:
+        """The files a block's notices may name as ours (saved by us, or read by read_file)."""
+        paths = [p for p in entry.get("offloaded", []) if isinstance(p, str)]
+        if read_info is not None and isinstance(read_info.get("path"), str):
+            paths.append(read_info["path"])
+        return frozenset(paths)
+
+    def _is_owned(self, file_path: str | None, owned: frozenset[str]) -> bool:
+        """Whether a notice's ``file_path`` (absolute or workspace-relative) is in ``owned``."""
+        if file_path is None or not owned:
+            return False
+        path = Path(file_path)
+        if not path.is_absolute() and self.workspace is not None:
+            path = self.workspace / path
+        if str(path) in owned:
+            return True
+        try:
+            real = path.resolve()
+            return any(real == Path(p).resolve() for p in owned)
+        except (OSError, RuntimeError, ValueError):
+            return False
 
     @staticmethod
     def _recut_read(text: str, max_bytes: int, read_info: dict[str, Any]) -> str | None:
@@ -218,6 +266,7 @@ class ToolResultPruner:
                 max_bytes=max_bytes,
                 file_path=str(read_info["path"]),
                 start_offset=int(read_info.get("line_offset", 0)),
+                recut_notice=False,  # the file's own text, whatever it ends with
             )
         except (KeyError, TypeError, ValueError):
             return None  # e.g. a path too long for the notice: offload a copy instead
