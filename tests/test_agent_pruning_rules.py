@@ -1,20 +1,23 @@
-"""Pruning rules with real agents: foreign notices (defects #13b)."""
+"""Pruning rules with real agents: foreign notices (defects #13b), whole results, parallel
+results the model has not seen yet (defects #9)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from agentscope.message import TextBlock, UserMsg
+from agentscope.message import Base64Source, DataBlock, TextBlock, UserMsg
+from agentscope.tool import ToolChunk
 
 from copaw_context import (
+    TRUNCATION_NOTICE_MARKER,
     MemoryCompactionHook,
     RunningConfig,
     parse_truncation_notice,
     truncate_text_output,
 )
 from copaw_context.core.config import parse_running_config
-from copaw_context.testing import ScriptedChatModel, text_step, tool_calls_step
+from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
 from tests.helpers import (
     allow,
     follow_notices,
@@ -139,3 +142,123 @@ async def test_old_results_recut_our_notices_in_place_and_save_foreign_ones(
 def _saved_for_last_dump(agent: Any) -> list[Path]:
     last = parse_truncation_notice(texts_of(tool_results(agent.state.context)[-1])[0])
     return [Path(last[1].file_path or "")] if last is not None else []
+
+
+# ------------------------------------------------------------------ whole results
+async def test_a_result_with_many_text_blocks_is_bounded_as_a_whole(tmp_path: Path) -> None:
+    parts = [lines_text(500, seed=seed) for seed in ("aaa", "bbb", "ccc")]  # 30 KB each
+    images = [
+        DataBlock(source=Base64Source(data=f"iVBORw0KGgo{i}" * 500, media_type="image/png"))
+        for i in range(2)
+    ]
+    a, b, c = (TextBlock(text=part) for part in parts)
+    # AgentScope merges adjacent text blocks: separate text blocks sit between data blocks.
+    chunk = ToolChunk(content=[a, images[0], b, images[1], c])
+    seen: list[Any] = []
+
+    def look(call: ModelCall) -> Any:
+        seen.append(tool_results(call.messages)[0])
+        return tool_calls_step(("small", {"query": str(len(seen))}))
+
+    hook = MemoryCompactionHook(RunningConfig(), tmp_path)  # 50000 recent, 3000 old, n=2
+    model = ScriptedChatModel(
+        [tool_calls_step(("multi", {"query": "x"})), look, look, look, text_step("done")]
+    )
+    tools = [tool_returning("multi", chunk), tool_returning("small", "ok")]
+    agent = await make_agent(hook, model, tools)
+    await agent.reply(UserMsg("user", "go"))
+
+    fresh = texts_of(seen[0])
+    assert sum(len(t.encode()) for t in fresh) <= 50_000 + 1024
+    assert sum(TRUNCATION_NOTICE_MARKER in t for t in fresh) == 1
+    assert fresh[0] == parts[0]  # text that fits keeps its place
+    body, notice = parse_truncation_notice(fresh[-1]) or ("", None)
+    assert notice is not None and notice.excerpt_bytes == len(body.encode())
+    saved = Path(notice.file_path or "").read_text(encoding="utf-8")
+    assert saved == parts[1] + "\n" + parts[2]  # nothing lost: every cut block is saved
+    assert [b for b in seen[0].output if isinstance(b, DataBlock)] == images
+
+    old = tool_results(agent.state.context)[0]
+    old_texts = texts_of(old)
+    assert sum(len(t.encode()) for t in old_texts) <= 3000 + 1024
+    assert sum(TRUNCATION_NOTICE_MARKER in t for t in old_texts) == 1
+    old_notice = parse_truncation_notice(old_texts[-1])
+    assert old_notice is not None
+    # The stage-2 copy holds what the model saw (the chain continues at the first file).
+    assert Path(old_notice[1].file_path or "").read_text(encoding="utf-8") == "\n".join(fresh)
+    assert [b for b in old.output if isinstance(b, DataBlock)] == images
+
+
+async def test_an_old_result_is_bounded_as_a_whole_too(tmp_path: Path) -> None:
+    parts = [lines_text(30, seed=seed) for seed in ("aaa", "bbb", "ccc")]  # under 2 KB each
+    one, two = (
+        DataBlock(source=Base64Source(data=f"iVBORw0KGgo{i}" * 50, media_type="image/png"))
+        for i in range(2)
+    )
+    a, b, c = (TextBlock(text=part) for part in parts)
+    chunk = ToolChunk(content=[a, one, b, two, c])
+    hook = MemoryCompactionHook(RunningConfig(), tmp_path)  # old limit 3000, n=2
+    model = ScriptedChatModel(
+        [
+            tool_calls_step(("shots", {"query": "x"})),
+            tool_calls_step(("small", {"query": "1"})),
+            tool_calls_step(("small", {"query": "2"})),
+            text_step("done"),
+        ]
+    )
+    tools = [tool_returning("shots", chunk), tool_returning("small", "ok")]
+    agent = await make_agent(hook, model, tools)
+    await agent.reply(UserMsg("user", "go"))
+    fresh = texts_of(tool_results(model.calls[1].messages)[0])
+    assert fresh == parts  # 5.3 KB in all: fits the recent limit
+
+    old = texts_of(tool_results(agent.state.context)[0])
+    assert sum(len(t.encode()) for t in old) <= 3000 + 1024
+    assert sum(TRUNCATION_NOTICE_MARKER in t for t in old) == 1
+    assert old[0] == parts[0]
+    notice = parse_truncation_notice(old[-1])
+    assert notice is not None
+    saved = Path(notice[1].file_path or "").read_text(encoding="utf-8")
+    assert saved == parts[1] + "\n" + parts[2]
+    output = tool_results(agent.state.context)[0].output
+    assert [x for x in output if isinstance(x, DataBlock)] == [one, two]
+
+
+# ------------------------------------------------------------------ parallel results
+async def test_parallel_results_stay_whole_until_the_model_has_seen_them(tmp_path: Path) -> None:
+    outputs = {str(i): lines_text(100, seed=f"part{i}") for i in range(4)}  # 6 KB each
+    assert all(6000 <= len(o.encode()) < 8000 for o in outputs.values())
+
+    def fetch(part: str) -> str:
+        """Fetch one part.
+
+        Args:
+            part (`str`): Which part.
+        """
+        return outputs[part]
+
+    seen: list[list[str]] = []
+
+    def look(call: ModelCall) -> Any:
+        seen.append([texts_of(b)[0] for b in tool_results(call.messages)])
+        return tool_calls_step(("ping", {"query": "x"})) if len(seen) == 1 else text_step("ok")
+
+    hook = MemoryCompactionHook(
+        pruning_config(
+            pruning_recent_n=2, pruning_recent_msg_max_bytes=8000, pruning_old_msg_max_bytes=1000
+        ),
+        tmp_path,
+    )
+    model = ScriptedChatModel(
+        [tool_calls_step(*(("fetch", {"part": str(i)}) for i in range(4))), look, look]
+    )
+    agent = await make_agent(hook, model, [allow(fetch), tool_returning("ping", "pong")])
+    await agent.reply(UserMsg("user", "fetch all four parts"))
+
+    assert seen[0] == [outputs[str(i)] for i in range(4)], "the model must see all four whole"
+    older, newest = seen[1][:3], seen[1][3:]
+    assert newest == [outputs["3"], "pong"]
+    for text, original in zip(older, [outputs[str(i)] for i in range(3)], strict=True):
+        parsed = parse_truncation_notice(text)
+        assert parsed is not None and len(text.encode()) <= 1000 + 1024
+        assert Path(parsed[1].file_path or "").read_text(encoding="utf-8") == original

@@ -4,7 +4,8 @@
 ``on_compress_context`` (AgentScope's pre-reasoning point) stage-2 pruning, token check,
                         compaction, dialog archive, then ``state.summary``/``state.context``
 ``on_reply``            chat commands: ``/compact [note]``, ``/context``, ``/clear``, ``/new``
-``on_model_call``       calibrates the token estimate with the provider's reported usage
+``on_model_call``       marks the tool results the model sees (stage 2 waits for that) and
+                        calibrates the token estimate with the provider's reported usage
 """
 
 from __future__ import annotations
@@ -257,6 +258,10 @@ class MemoryCompactionHook(MiddlewareBase):
         next_handler: Callable[..., Awaitable[Any]],
     ) -> Any:
         """Record what the model receives and calibrate against its reported usage."""
+        try:
+            self.pruner.mark_seen(agent.state.context)  # stage 2 may cut these from now on
+        except Exception:
+            logger.exception("copaw-context: could not mark tool results as seen")
         estimated = 0
         try:
             handler = await self.handler_for(agent)

@@ -1,11 +1,12 @@
 """Two-stage tool-result pruning on AgentScope 2.x tool results.
 
-Stage 1 runs when a result enters the context (``on_acting``): a text output over the
-recent limit is offloaded to ``tool_result/<uuid>.txt`` and replaced by an excerpt plus a
-``<<<TRUNCATED>>>`` notice. Stage 2 runs before each reasoning step: results outside the
-``pruning_recent_n`` most recent tool-result blocks are re-cut to the old limit, keeping
-the same file path. ``read_file`` results point at the real file and are never copied.
-Data blocks (images, audio, PDF) are never touched.
+Stage 1 runs when a result enters the context (``on_acting``): a result whose text (all
+its text blocks together) is over the recent limit is offloaded to
+``tool_result/<uuid>.txt`` and replaced by an excerpt plus one ``<<<TRUNCATED>>>`` notice.
+Stage 2 runs before each reasoning step: results outside the ``pruning_recent_n`` most
+recent tool-result blocks, once the model has seen them, are re-cut to the old limit,
+keeping the same file path. ``read_file`` results point at the real file and are never
+copied. Data blocks (images, audio, PDF) are never touched.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ __all__ = ["PruneStats", "ToolResultPruner", "offload_and_cut"]
 logger = logging.getLogger("copaw_context")
 
 _PATH_ARGUMENTS = ("file_path", "path", "filename", "file")
+_UNSEEN = "unseen"
+"""Metadata flag of a result that entered the context after the model's latest call."""
+_MIN_EXCERPT_BYTES = 16
 
 
 @dataclass
@@ -125,24 +129,48 @@ class ToolResultPruner:
 
     # ---------------------------------------------------------------- stage 1
     async def prune_fresh(self, tool_call: ToolCallBlock, response: ToolResponse) -> PruneStats:
-        """Stage 1: bound a new tool response in place before the agent stores it."""
+        """Stage 1: bound a new tool response in place before the agent stores it.
+
+        The text of the whole result (all its text blocks together) is bounded to the recent
+        limit. A notice already at the end of the output is not ours (nothing of ours has
+        cut it yet): it is saved and cut like any other text. The result is marked as not
+        yet seen by the model, which keeps it recent in stage 2 until a model call saw it.
+        """
         stats = PruneStats()
+        if not self.config.enabled:
+            return stats
         entry = response.metadata.get(METADATA_KEY)
-        if not self.config.enabled or (isinstance(entry, dict) and "read_file" in entry):
-            return stats  # our read_file bounds itself at read time, with the real path
-        max_bytes = self.limit(recent=True, exempt=self.is_exempt(tool_call.name, tool_call.input))
-        for block in response.content:
-            if isinstance(block, TextBlock):  # nothing of ours cut it yet: any notice is content
-                block.text = await self._bound(block.text, max_bytes, stats, frozenset(), None)
-        if stats.paths:
-            entry = dict(response.metadata.get(METADATA_KEY) or {})
-            entry["offloaded"] = [*entry.get("offloaded", []), *stats.paths]
-            response.metadata[METADATA_KEY] = entry
+        entry = dict(entry) if isinstance(entry, dict) else {}
+        entry[_UNSEEN] = True
+        if "read_file" not in entry:  # our read_file bounds itself at read time, real path
+            exempt = self.is_exempt(tool_call.name, tool_call.input)
+            max_bytes = self.limit(recent=True, exempt=exempt)
+            response.content = await self._bound_parts(
+                list(response.content), max_bytes, stats, owned=frozenset(), read_info=None
+            )
+            if stats.paths:
+                entry["offloaded"] = [*entry.get("offloaded", []), *stats.paths]
+        response.metadata[METADATA_KEY] = entry
         return stats
+
+    def mark_seen(self, context: Sequence[Msg]) -> None:
+        """Record that the model is now seeing every tool result in ``context``."""
+        for msg in context:
+            for block in msg.content:
+                if isinstance(block, ToolResultBlock):
+                    entry = block.metadata.get(METADATA_KEY)
+                    if isinstance(entry, dict) and _UNSEEN in entry:
+                        block.metadata[METADATA_KEY] = {
+                            k: v for k, v in entry.items() if k != _UNSEEN
+                        }
 
     # ---------------------------------------------------------------- stage 2
     async def prune_old(self, context: Sequence[Msg]) -> PruneStats:
-        """Stage 2: re-cut every tool result outside the ``pruning_recent_n`` newest."""
+        """Stage 2: re-cut every tool result outside the ``pruning_recent_n`` newest.
+
+        A result the model has not seen yet (e.g. one of many parallel results of the last
+        reply) stays recent whatever its position.
+        """
         stats = PruneStats()
         if not self.config.enabled:
             return stats
@@ -156,14 +184,17 @@ class ToolResultPruner:
                     results.append(block)
         old = results[: max(0, len(results) - self.config.pruning_recent_n)]
         for block in old:
+            entry = block.metadata.get(METADATA_KEY)
+            if isinstance(entry, dict) and entry.get(_UNSEEN):
+                continue
             call = calls.get(block.id)
             exempt = self.is_exempt(block.name, call.input if call else None)
             max_bytes = self.limit(recent=False, exempt=exempt)
-            entry = block.metadata.get(METADATA_KEY)
             if isinstance(entry, dict) and entry.get("pruned_to") == max_bytes:
                 continue
             await self._bound_block(block, max_bytes, stats)
-            new_entry = dict(entry) if isinstance(entry, dict) else {}
+            new_entry = block.metadata.get(METADATA_KEY)
+            new_entry = dict(new_entry) if isinstance(new_entry, dict) else {}
             new_entry["pruned_to"] = max_bytes
             block.metadata[METADATA_KEY] = new_entry
         return stats
@@ -179,7 +210,7 @@ class ToolResultPruner:
 
     # ---------------------------------------------------------------- helpers
     async def _bound_block(self, block: ToolResultBlock, max_bytes: int, stats: PruneStats) -> None:
-        """Cut every text part of one stored result in place; data parts are left alone.
+        """Bound the whole text of one stored result in place; data parts are left alone.
 
         A notice is re-cut in place (same file, harder cut) only when it is ours: it names
         a file this block's metadata records (saved by stage 1, or read by our read_file).
@@ -192,9 +223,9 @@ class ToolResultPruner:
         if isinstance(block.output, str):
             block.output = await self._bound(block.output, max_bytes, local, owned, read_info)
         else:
-            for part in block.output:
-                if isinstance(part, TextBlock):
-                    part.text = await self._bound(part.text, max_bytes, local, owned, read_info)
+            block.output = await self._bound_parts(
+                list(block.output), max_bytes, local, owned=owned, read_info=read_info
+            )
         stats.truncated += local.truncated
         stats.offloaded += local.offloaded
         stats.paths.extend(local.paths)
@@ -202,6 +233,47 @@ class ToolResultPruner:
             new_entry = dict(entry)
             new_entry["offloaded"] = [*entry.get("offloaded", []), *local.paths]
             block.metadata[METADATA_KEY] = new_entry
+
+    async def _bound_parts(
+        self,
+        parts: list[Any],
+        max_bytes: int,
+        stats: PruneStats,
+        *,
+        owned: frozenset[str],
+        read_info: dict[str, Any] | None,
+    ) -> list[Any]:
+        """Bound the text of one result (its text parts together) to ``max_bytes``.
+
+        Text parts keep their place while their running total fits; the first that does not
+        and every later text part are joined (``"\\n"``, as formatters join them), saved
+        whole and replaced by one excerpt with one notice. Data parts are kept as they are.
+        """
+        texts = [part for part in parts if isinstance(part, TextBlock)]
+        for part in texts:
+            part.text = scrub_surrogates(part.text)
+        sizes = [len(part.text.encode("utf-8")) for part in texts]
+        if sum(sizes) <= max_bytes:
+            return parts
+        first, used = 0, 0
+        while used + sizes[first] <= max_bytes:  # stops in range: the total does not fit
+            used += sizes[first]
+            first += 1
+        while first > 0 and max_bytes - used < _MIN_EXCERPT_BYTES:
+            first -= 1  # leave the excerpt room for a few characters
+            used -= sizes[first]
+        rest = texts[first:]
+        single = len(rest) == 1
+        text = rest[0].text if single else "\n".join(part.text for part in rest)
+        rest[0].text = await self._bound(
+            text,
+            max_bytes - used,
+            stats,
+            owned if single else frozenset(),
+            read_info if len(texts) == 1 else None,
+        )
+        dropped = {id(part) for part in rest[1:]}
+        return [part for part in parts if id(part) not in dropped]
 
     async def _bound(
         self,
