@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+
 from copaw_context.core.file_reader import ReadResult, read_text_file
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-ROOTS"
@@ -186,3 +188,21 @@ async def test_devices_and_fifos_given_directly_are_refused(tmp_path: Path) -> N
         assert "not a regular file" in result.text, result.text
     outside = await _read("zero", tmp_path)
     assert not outside.ok and "outside the directories read_file may read" in outside.text
+
+
+async def test_without_proc_the_opened_file_is_checked_by_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.txt").write_text(INSIDE)
+    (tmp_path / "alias.txt").symlink_to(tmp_path / "a.txt")
+    real_readlink = os.readlink
+
+    def no_proc(path: str | os.PathLike[str], *args: object, **kwargs: object) -> str:
+        if str(path).startswith("/proc/self/fd/"):
+            raise OSError(errno.ENOENT, "no /proc here")
+        return real_readlink(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "readlink", no_proc)
+    for name in ("a.txt", "alias.txt"):
+        result = await _read(name, tmp_path)
+        assert result.ok and result.text == INSIDE and result.path == (tmp_path / "a.txt").resolve()
