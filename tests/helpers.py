@@ -7,13 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from agentscope.agent import Agent, InjectionConfig
-from agentscope.message import Msg, ToolResultBlock
+from agentscope.message import Msg, ToolResultBlock, UserMsg
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, Toolkit
 
-from copaw_context import MemoryCompactionHook
+from copaw_context import MemoryCompactionHook, RunningConfig, parse_truncation_notice
 from copaw_context.agentscope2._messages import tool_result_texts
-from copaw_context.testing import ScriptedChatModel
+from copaw_context.testing import (
+    ModelBlock,
+    ModelCall,
+    ScriptedChatModel,
+    text_step,
+    tool_calls_step,
+)
 
 
 def allow(func: Callable[..., Any], name: str | None = None) -> FunctionTool:
@@ -100,3 +106,47 @@ def six_section_summary(done_lines: int) -> str:
             "- /repo/src/parser.c:412 is where tok is undeclared",
         ]
     )
+
+
+async def follow_notices(
+    workspace: Path, output: str, config: RunningConfig
+) -> tuple[list[str], list[str]]:
+    """Run an agent whose tool returns ``output``; the model follows every notice to the end.
+
+    Returns the excerpt bodies the model saw, in order (the first is the tool's excerpt), and
+    the whole result texts it saw (body plus notice).
+    """
+
+    def run_tool(query: str) -> str:
+        """Run the tool.
+
+        Args:
+            query (`str`): What to look for.
+        """
+        return output
+
+    bodies: list[str] = []
+    seen: list[str] = []
+
+    def follow(call: ModelCall) -> list[ModelBlock]:
+        text = last_result_text(call.messages)
+        seen.append(text)
+        parsed = parse_truncation_notice(text)
+        if parsed is None:
+            bodies.append(text)
+            return text_step("done reading")
+        body, notice = parsed
+        bodies.append(body)
+        args: dict[str, object] = {"file_path": notice.file_path, "start_line": notice.next_line}
+        if notice.next_offset:
+            args["line_offset"] = notice.next_offset
+        return tool_calls_step(("read_file", args))
+
+    hook = MemoryCompactionHook(config, workspace)
+    model = ScriptedChatModel(
+        [tool_calls_step(("run_tool", {"query": "*"}))] + [follow] * 40, context_size=400_000
+    )
+    agent = await make_agent(hook, model, [allow(run_tool)])
+    reply = await agent.reply(UserMsg("user", "Run the tool and read all of it."))
+    assert reply.get_text_content() == "done reading", seen[-1][-300:]
+    return bodies, seen

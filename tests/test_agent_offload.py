@@ -9,7 +9,7 @@ from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig, parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
-from tests.helpers import allow, last_result_text, make_agent, tool_results
+from tests.helpers import allow, follow_notices, last_result_text, make_agent, tool_results
 
 
 def _html_page() -> str:
@@ -114,3 +114,15 @@ async def test_single_line_json_keeps_its_notice_and_path(tmp_path: Path) -> Non
     assert "line_offset=" in seen[0]
     assert Path(notice.file_path or "").read_text(encoding="utf-8") == payload
     assert len(tool_results(agent.state.context)) == 1
+
+
+async def test_output_with_nul_bytes_is_recovered_whole_through_read_file(tmp_path: Path) -> None:
+    # find -print0: NUL-separated names, no newline at all; then a NUL-separated CSV.
+    names = "".join(f"./src/module_{i:05d}/file.py\x00" for i in range(5000))
+    csv = "".join(f"{i}\x00name-{i}\x00{'v' * 20}\n" for i in range(3000))
+    output = names + csv
+    assert len(output.encode()) > 200_000 and "\x00" in output[:100]
+    bodies, _ = await follow_notices(tmp_path, output, RunningConfig())
+    assert not any(body.startswith("Error:") for body in bodies), bodies[-1][-200:]
+    assert len(bodies) > 3
+    assert "".join(bodies) == output

@@ -275,6 +275,20 @@ async def test_missing_directory_binary_and_undecodable(tmp_path: Path) -> None:
     assert not empty.ok and "empty" in empty.text
 
 
+async def test_files_under_text_dirs_are_text_even_with_nul_bytes(tmp_path: Path) -> None:
+    saved = tmp_path / "tool_result"
+    saved.mkdir()
+    data = "a\x00b\x00\n" * 10
+    for path in (saved / "out.txt", tmp_path / "elsewhere.bin"):
+        path.write_text(data)
+    inside = await _read(saved / "out.txt", tmp_path, text_dirs=[saved])
+    assert inside.ok and inside.text == data
+    relative = await _read("tool_result/out.txt", tmp_path, text_dirs=[Path("tool_result")])
+    assert relative.ok and relative.text == data  # relative folders: inside the workspace
+    other = await _read(tmp_path / "elsewhere.bin", tmp_path, text_dirs=[saved])
+    assert not other.ok and "binary" in other.text
+
+
 async def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await _read("pipe", tmp_path)

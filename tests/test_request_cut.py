@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 from agentscope.message import UserMsg
 
-from copaw_context import ContextEvent, MemoryCompactionHook, parse_truncation_notice
+from copaw_context import (
+    ContextEvent,
+    MemoryCompactionHook,
+    parse_truncation_notice,
+    truncate_text_output,
+)
 from copaw_context.core.config import parse_running_config
 from copaw_context.core.offload import OffloadStore
 from copaw_context.testing import ScriptedChatModel, text_step, tool_calls_step
@@ -92,3 +97,18 @@ async def test_a_request_that_cannot_be_saved_is_kept_whole(
         assert request_text(model, index) == REQUEST, "the request lost text it had nowhere else"
     warnings = [e for e in events if e.kind == "warning" and "kept whole" in e.message]
     assert warnings, "an event must say the request could not be saved"
+
+
+async def test_a_pasted_foreign_notice_is_part_of_the_request(tmp_path: Path) -> None:
+    pasted = truncate_text_output(
+        lines_text(600, seed="pasted"), max_bytes=14_000, file_path="/elsewhere/out.txt"
+    )
+    request = "Why did this fail?\n" + pasted
+    hook = MemoryCompactionHook(config(), tmp_path)
+    model = ScriptedChatModel(steps(16), context_size=8000)
+    agent = await make_agent(hook, model, [allow(fetch)], system_prompt="Rule. " * 2200)
+    await agent.reply(UserMsg("user", request))
+    saved = list((tmp_path / "dialog" / "requests").glob("*.txt"))
+    assert len(saved) == 1 and saved[0].read_text(encoding="utf-8") == request
+    cut = parse_truncation_notice(request_text(model, -1))
+    assert cut is not None and Path(cut[1].file_path or "").name == saved[0].name

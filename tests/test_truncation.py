@@ -225,6 +225,17 @@ def test_fake_or_edited_notices_are_ordinary_text() -> None:
         assert body == text[:50] and notice.file_path == "/g.txt"
 
 
+def test_a_notice_can_be_ordinary_content_when_asked() -> None:
+    foreign = truncate_text_output("q\n" * 300, max_bytes=100, file_path="/elsewhere/f.txt")
+    assert _split(truncate_text_output(foreign, max_bytes=50))[1].file_path == "/elsewhere/f.txt"
+    out = truncate_text_output(foreign, max_bytes=50, file_path="/ours.txt", recut_notice=False)
+    body, notice = _split(out)
+    assert body == foreign[:50] and notice.file_path == "/ours.txt"
+    assert notice.total_lines == count_lines(foreign)
+    whole = truncate_text_output(foreign, max_bytes=5000, file_path="/ours.txt", recut_notice=False)
+    assert whole == foreign  # fits: unchanged
+
+
 def test_format_rejects_inconsistent_notice() -> None:
     with pytest.raises(ValueError, match="omitted_bytes"):
         format_truncation_notice(TruncationNotice(None, 1, 1, 0, 5, 1, 5))

@@ -469,8 +469,9 @@ async def _truncate_request(
         ):
             block.text = truncate_text_output(block.text, max_bytes=max_bytes)
             continue
+        # A notice that is not ours (the user pasted a cut output) is part of the request.
         cut, saved = await offload_and_cut(
-            hook.request_store, block.text, max_bytes, hook.workspace
+            hook.request_store, block.text, max_bytes, hook.workspace, recut_notice=False
         )
         if saved is None:
             await hook.emit(

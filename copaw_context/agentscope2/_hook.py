@@ -4,7 +4,8 @@
 ``on_compress_context`` (AgentScope's pre-reasoning point) stage-2 pruning, token check,
                         compaction, dialog archive, then ``state.summary``/``state.context``
 ``on_reply``            chat commands: ``/compact [note]``, ``/context``, ``/clear``, ``/new``
-``on_model_call``       calibrates the token estimate with the provider's reported usage
+``on_model_call``       marks the tool results the model sees (stage 2 waits for that) and
+                        calibrates the token estimate with the provider's reported usage
 """
 
 from __future__ import annotations
@@ -272,6 +273,10 @@ class MemoryCompactionHook(MiddlewareBase):
     ) -> Any:
         """Record what the model receives, calibrate against its reported usage, and recover
         once from a provider's "input too long" error by compacting harder."""
+        try:
+            self.pruner.mark_seen(agent.state.context)  # stage 2 may cut these from now on
+        except Exception:
+            logger.exception("copaw-context: could not mark tool results as seen")
         measured = await self._measure_input(agent, input_kwargs)
         try:
             response = await next_handler(**input_kwargs)

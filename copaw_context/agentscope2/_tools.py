@@ -28,8 +28,12 @@ def make_read_file_tool(
     """Build the ``read_file`` tool (permission ALLOW) reading inside ``workspace``.
 
     ``tool_results_dir`` and ``dialog_dir`` name the folders in the description the model sees.
+    Saved outputs (``tool_results_dir`` and ``dialog_dir/requests``) are always read as
+    text, NUL bytes included, so every notice pointing at them can be followed.
     """
     roots = tuple(Path(r) for r in extra_roots)
+    # An absolute folder stays absolute: Path("/ws") / "/abs" == Path("/abs").
+    text_dirs = (workspace / tool_results_dir, workspace / dialog_dir / "requests")
 
     async def read_file(
         file_path: str,
@@ -67,6 +71,7 @@ def make_read_file_tool(
             max_bytes=max_bytes,
             exempt_extensions=exempt_extensions,
             exempt_max_bytes=exempt_max_bytes,
+            text_dirs=text_dirs,
         )
         metadata: dict[str, object] = {}
         if result.ok and result.path is not None:

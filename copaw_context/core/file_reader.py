@@ -4,7 +4,9 @@ The output is the exact slice of the file from ``(start_line, line_offset)`` to 
 ``end_line`` (with its ``"\\n"``), so consecutive reads that follow the notices rebuild
 the file byte for byte. Only the requested slice plus the byte budget is ever held in
 memory; the line count is a chunked binary scan, cached per file version. Problems the
-agent can fix come back as an ``"Error: ..."`` text, never as an exception.
+agent can fix come back as an ``"Error: ..."`` text, never as an exception. The file is
+opened once and checked after opening (see ``_safe_open``), so a file or directory swapped
+for a symlink or a FIFO while it is read can neither escape the roots nor block the read.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
-import stat
 import threading
 import time
 from collections import OrderedDict
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ._safe_open import ReadFailure as _ReadFailure
+from ._safe_open import is_path_allowed, open_inside, resolve_inside
 from .truncation import (
     MAX_FILE_PATH_BYTES,
     TruncationNotice,
@@ -56,16 +59,6 @@ class ReadResult:
     next_offset: int | None
 
 
-class _ReadFailure(Exception):
-    """An agent-facing error; ``str(self)`` is the text after ``"Error: "``."""
-
-
-def is_path_allowed(path: Path, workspace: Path, extra_roots: Sequence[Path]) -> bool:
-    """Whether ``path`` (symlinks resolved) lies inside ``workspace`` or one of ``extra_roots``."""
-    real = Path(path).resolve()
-    return any(real.is_relative_to(Path(root).resolve()) for root in (workspace, *extra_roots))
-
-
 async def read_text_file(
     file_path: str,
     start_line: int | None = None,
@@ -78,12 +71,14 @@ async def read_text_file(
     exempt_extensions: Sequence[str] = (".md",),
     exempt_max_bytes: int | None = None,
     encoding: str = "utf-8",
+    text_dirs: Sequence[Path] = (),
 ) -> ReadResult:
     """Read lines ``start_line..end_line`` (1-based, inclusive) of a text file, bounded.
 
     Bad arguments from the agent and unreadable paths give ``ok=False`` and an error
     text; bad configuration (``max_bytes``, ``exempt_max_bytes``, ``encoding``) raises
-    ValueError.
+    ValueError. Files under ``text_dirs`` (saved tool outputs; relative folders are inside
+    the workspace) are text by definition: never refused as binary for holding NUL bytes.
     """
     _check_limit("max_bytes", max_bytes)
     if exempt_max_bytes is not None:
@@ -103,6 +98,7 @@ async def read_text_file(
         exempt=frozenset(exempt),
         exempt_max_bytes=exempt_max_bytes,
         encoding=encoding,
+        text_dirs=tuple(Path(workspace) / d for d in text_dirs),  # absolute ones stay
     )
     return await asyncio.to_thread(_read_sync, request)
 
@@ -119,6 +115,7 @@ class _Request:
     exempt: frozenset[str]
     exempt_max_bytes: int | None
     encoding: str
+    text_dirs: tuple[Path, ...] = ()
 
 
 def _check_limit(name: str, value: object) -> None:
@@ -146,9 +143,10 @@ def _normalise_suffix(extension: str) -> str:
 def _read_sync(request: _Request) -> ReadResult:
     try:
         _check_arguments(request)
-        real = _resolve(request)
-        notice_path = _notice_path(real, request.workspace)
-        with _open_regular_file(real) as stream:
+        named = resolve_inside(request.file_path, request.workspace, request.roots)
+        stream, real = open_inside(named, request.roots)
+        with stream:  # from here on only the opened file is read, never the name again
+            notice_path = _notice_path(real, request.workspace)
             return _read_slice(stream, request, real, notice_path)
     except _ReadFailure as failure:
         start, offset = request.start_line, request.line_offset
@@ -185,43 +183,6 @@ def _check_arguments(request: _Request) -> None:
         )
 
 
-def _resolve(request: _Request) -> Path:
-    raw = request.file_path
-    if not isinstance(raw, str) or not raw.strip():
-        raise _ReadFailure(
-            f"file_path {raw!r} is empty or not text. Pass the path of a text file, absolute "
-            f"or relative to the workspace {request.workspace}."
-        )
-    roots = ", ".join(str(root) for root in request.roots)
-    try:
-        candidate = Path(raw).expanduser()
-        if not candidate.is_absolute():
-            candidate = request.workspace / candidate
-        try:
-            real = candidate.resolve(strict=True)
-        except FileNotFoundError:
-            if not is_path_allowed(candidate, request.roots[0], request.roots[1:]):
-                raise _outside(candidate, roots) from None
-            raise _ReadFailure(
-                f"{candidate} does not exist. Check the spelling; relative paths are resolved "
-                f"against the workspace {request.workspace}."
-            ) from None
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise _ReadFailure(
-            f"cannot resolve the path {raw!r} ({exc}). Pass a valid file path."
-        ) from None
-    if not is_path_allowed(real, request.roots[0], request.roots[1:]):
-        raise _outside(candidate, roots)
-    return real
-
-
-def _outside(path: Path, roots: str) -> _ReadFailure:
-    return _ReadFailure(
-        f"{path} is outside the directories read_file may read ({roots}), after resolving "
-        "symlinks. Use a path inside one of them."
-    )
-
-
 def _notice_path(real: Path, workspace: Path) -> str:
     try:
         return notice_path(real, workspace)  # relative paths resolve against the workspace
@@ -233,23 +194,6 @@ def _notice_path(real: Path, workspace: Path) -> str:
         ) from None
 
 
-def _open_regular_file(real: Path) -> BinaryIO:
-    try:
-        mode = os.stat(real).st_mode
-        if stat.S_ISDIR(mode):
-            raise _ReadFailure(
-                f"{real} is a directory, not a file. Pass the path of a file inside it."
-            )
-        if not stat.S_ISREG(mode):
-            raise _ReadFailure(
-                f"{real} is not a regular file (a device, socket or pipe); read_file only "
-                "reads regular text files."
-            )
-        return open(real, "rb")  # noqa: SIM115 - closed by the caller's with-block
-    except OSError as exc:
-        raise _ReadFailure(f"cannot open {real}: {exc.strerror or exc}.") from None
-
-
 def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: str) -> ReadResult:
     start_line = request.start_line or 1
     line_offset = request.line_offset or 0
@@ -258,7 +202,7 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
         limit = request.exempt_max_bytes
     encoding = request.encoding
     try:
-        if b"\x00" in stream.read(_BINARY_PROBE_BYTES):
+        if not _is_under(real, request.text_dirs) and b"\x00" in stream.read(_BINARY_PROBE_BYTES):
             raise _ReadFailure(
                 f"{real} looks like a binary file (NUL byte in its first 8 KB); read_file only "
                 "reads text files."
@@ -327,6 +271,17 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
         next_line=next_line,
         next_offset=next_offset,
     )
+
+
+def _is_under(real: Path, directories: Sequence[Path]) -> bool:
+    """Whether the real path ``real`` lies inside one of ``directories`` (links resolved)."""
+    for directory in directories:
+        try:
+            if real.is_relative_to(directory.resolve()):
+                return True
+        except (OSError, RuntimeError):
+            continue
+    return False
 
 
 def _locate_line(

@@ -315,13 +315,16 @@ def truncate_text_output(
     encoding: str = "utf-8",
     *,
     start_offset: int = 0,
+    recut_notice: bool = True,
 ) -> str:
     """Bound ``text`` to ``max_bytes`` (plus a notice of at most ``NOTICE_BUDGET_BYTES``).
 
     ``text`` is the content from position ``(start_line, start_offset)`` onward; the full
     content is in ``file_path`` (None: it could not be saved). ``total_lines=0`` means
     unknown. Text that already ends with our notice is re-cut, keeping its path, line
-    count and start; a body that fits is returned unchanged. Lone surrogates are replaced
+    count and start; a body that fits is returned unchanged. With ``recut_notice=False``
+    such a notice is ordinary content (e.g. a relayed excerpt whose notice is not ours)
+    and the text is cut like any other, naming ``file_path``. Lone surrogates are replaced
     by U+FFFD first (:func:`scrub_surrogates`), so the output is always valid text.
     """
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 4:
@@ -336,7 +339,7 @@ def truncate_text_output(
         _check_file_path(file_path)
 
     text = scrub_surrogates(text)
-    parsed = parse_truncation_notice(text, encoding)
+    parsed = parse_truncation_notice(text, encoding) if recut_notice else None
     if parsed is not None:
         return _retruncate(*parsed, max_bytes, encoding, original=text)
     if _encoded_size(text, encoding) <= max_bytes:
