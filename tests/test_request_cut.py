@@ -103,7 +103,7 @@ async def test_a_pasted_foreign_notice_is_part_of_the_request(tmp_path: Path) ->
     pasted = truncate_text_output(
         lines_text(600, seed="pasted"), max_bytes=14_000, file_path="/elsewhere/out.txt"
     )
-    request = "Why did this fail?\n" + pasted
+    request = pasted  # exactly a cut output: its notice parses as a notice
     hook = MemoryCompactionHook(config(), tmp_path)
     model = ScriptedChatModel(steps(16), context_size=8000)
     agent = await make_agent(hook, model, [allow(fetch)], system_prompt="Rule. " * 2200)
