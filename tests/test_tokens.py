@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import logging
 import math
 import socket
@@ -20,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
-from copaw_context.core import tokens
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.tokens import (
     TOKEN_COUNTER_CHOICES,
@@ -31,9 +29,9 @@ from copaw_context.core.tokens import (
     UsageCalibration,
     make_token_counter,
     make_token_counter_async,
-    prime_tiktoken_cache,
     resolve_counter_name,
 )
+from copaw_context.core.tokens import counters as tokens
 
 CACHE_KEYS = {
     "cl100k_base": "9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
@@ -363,7 +361,7 @@ def test_network_guard_really_blocks_tiktoken(
     offline.clear()
 
 
-def test_loads_offline_into_an_empty_cache(
+def test_loads_offline_without_writing_tiktokens_cache(
     fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: list[str]
 ):
     cache = tmp_path / "cache"
@@ -371,52 +369,10 @@ def test_loads_offline_into_an_empty_cache(
     counter = make_token_counter("cl100k_base")
     assert isinstance(counter, TiktokenCounter)
     assert counter.encode("hello world") == [15339, 1917]
-    primed = cache / CACHE_KEYS["cl100k_base"]
-    digest = hashlib.sha256(primed.read_bytes()).hexdigest()
-    assert digest == tokens._OPENAI_SHA256["cl100k_base"]
-    assert [p.name for p in cache.iterdir()] == [primed.name]  # no temporary files left
-    # Unmodified tiktoken now works offline too, and reuses the same Encoding.
-    assert tiktoken.get_encoding("cl100k_base") is counter._encoding
-    assert offline == []
-
-
-def test_loads_with_caching_disabled(
-    fresh: None, monkeypatch: pytest.MonkeyPatch, offline: list[str]
-):
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    assert prime_tiktoken_cache() is None
-    counter = make_token_counter("cl100k_base")
-    assert isinstance(counter, TiktokenCounter)
     assert counter.encode("Hello, world!") == [9906, 11, 1917, 0]
+    assert not cache.exists(), "tiktoken's shared cache folder is never written"
     assert "cl100k_base" not in tiktoken.registry.ENCODINGS  # built directly, not via tiktoken
     assert offline == []
-
-
-def test_loads_when_cache_dir_is_not_writable(
-    fresh: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a directory")
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(blocker / "cache"))
-    assert prime_tiktoken_cache(["cl100k_base"]) is None
-    assert TiktokenCounter("cl100k_base").count("hello world") == 2
-
-
-def test_priming_replaces_a_corrupt_cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
-    monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(tmp_path))
-    corrupt = tmp_path / CACHE_KEYS["cl100k_base"]
-    corrupt.write_bytes(b"garbage")
-    assert prime_tiktoken_cache("cl100k_base") == tmp_path
-    assert hashlib.sha256(corrupt.read_bytes()).hexdigest() == tokens._OPENAI_SHA256["cl100k_base"]
-    before = corrupt.stat().st_mtime_ns
-    assert prime_tiktoken_cache("cl100k_base") == tmp_path
-    assert corrupt.stat().st_mtime_ns == before  # a good file is left alone
-
-
-def test_prime_rejects_unknown_names():
-    with pytest.raises(ConfigError, match="r50k_base"):
-        prime_tiktoken_cache(["r50k_base"])
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
@@ -424,7 +380,8 @@ def test_direct_build_matches_tiktoken_constructor(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    assert prime_tiktoken_cache([name]) == tmp_path
+    # tiktoken's own constructor reads its cache file: give it the bundled data there.
+    (tmp_path / CACHE_KEYS[name]).write_bytes(tokens._bundled_openai_file(name))
     official = openai_public.ENCODING_CONSTRUCTORS[name]()
     assert tokens._OPENAI_PAT_STR[name] == official["pat_str"]
     assert tokens._OPENAI_SPECIAL_TOKENS[name] == official["special_tokens"]

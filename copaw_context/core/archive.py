@@ -18,8 +18,7 @@ import json
 import logging
 import os
 import re
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, NoReturn
 
 import filelock
 
+from .archive_reader import archived_ids, cached_line_count, count_lines, read_archive
 from .errors import ArchiveError
 
 __all__ = [
@@ -136,6 +136,8 @@ class DialogArchive:
         messages: Sequence[Mapping[str, Any]],
         timestamps: Sequence[str | None],
         archive_ids: Sequence[str] | None = None,
+        *,
+        forms: Sequence[str] | None = None,
     ) -> list[ArchivedFile]:
         """Append ``messages`` (full JSON-able dicts) to the file of each one's local date.
 
@@ -143,9 +145,10 @@ class DialogArchive:
         means now. ``archive_ids[i]``, when given, is a stable identity of ``messages[i]``:
         a message whose id this session already archived in its day file is skipped (a
         retry after a crash between the archive write and the context update must not
-        archive it twice). Returns the files written with their line counts after the
-        append. Raises :class:`ArchiveError` on any failure; a batch that cannot be
-        serialised writes nothing.
+        archive it twice). ``forms[i]`` names how ``messages[i]`` is serialised (e.g.
+        ``"agentscope2.Msg"``), so a reader knows how to load it. Returns the files written
+        with their line counts after the append. Raises :class:`ArchiveError` on any
+        failure; a batch that cannot be serialised writes nothing.
         """
         if len(messages) != len(timestamps):
             raise ValueError(
@@ -157,10 +160,15 @@ class DialogArchive:
                 f"append() got {len(messages)} messages but {len(archive_ids)} archive ids; "
                 "pass one id per message, or none"
             )
+        if forms is not None and len(forms) != len(messages):
+            raise ValueError(
+                f"append() got {len(messages)} messages but {len(forms)} forms; "
+                "pass one form per message, or none"
+            )
         if not messages:
             return []
         # Serialise on the caller's thread: a consistent snapshot, checked before any write.
-        batches = self._encode_batch(messages, timestamps, archive_ids)
+        batches = self._encode_batch(messages, timestamps, archive_ids, forms)
         return await asyncio.to_thread(self._write_batches, batches)
 
     async def list_files(self) -> list[ArchivedFile]:
@@ -175,6 +183,7 @@ class DialogArchive:
         messages: Sequence[Mapping[str, Any]],
         timestamps: Sequence[str | None],
         archive_ids: Sequence[str] | None,
+        forms: Sequence[str] | None = None,
     ) -> dict[date, list[tuple[str | None, bytes]]]:
         now = self._now()
         archived_at = now.isoformat()
@@ -199,7 +208,9 @@ class DialogArchive:
                 )
             record: dict[str, Any] = {"session_id": self._session_id}
             if archive_id is not None:
-                record["archive_id"] = archive_id  # right after session_id: see _ids_in
+                record["archive_id"] = archive_id  # right after session_id: see archived_ids
+            if forms is not None:
+                record["form"] = forms[index]
             record.update(
                 {
                     "agent_name": self._agent_name,
@@ -265,7 +276,7 @@ class DialogArchive:
         """The lines of ``batch`` whose archive id this session has not written to ``path``."""
         if all(archive_id is None for archive_id, _ in batch):
             return [line for _, line in batch]
-        known = _archived_ids(path, self._session_id)
+        known = archived_ids(path, self._session_id)
         fresh: list[bytes] = []
         for archive_id, line in batch:
             if archive_id is not None and archive_id in known:
@@ -321,32 +332,12 @@ class DialogArchive:
         for name in names:
             path = self._directory / name
             try:
-                files.append(ArchivedFile(path, _cached_line_count(path)))
+                files.append(ArchivedFile(path, cached_line_count(path)))
             except FileNotFoundError:
                 continue
             except OSError as error:
                 raise ArchiveError(f"cannot read archive file {path}: {error}") from error
         return files
-
-
-def read_archive(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of one archive file; torn or unparseable lines are logged and skipped."""
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line.decode("utf-8"))
-            except ValueError as error:
-                logger.warning(
-                    "archive %s line %d is torn or invalid, skipped: %s", path, number, error
-                )
-                continue
-            if not isinstance(record, dict):
-                logger.warning("archive %s line %d is not a JSON object, skipped", path, number)
-                continue
-            yield record
 
 
 def _dump_line(record: dict[str, Any]) -> bytes:
@@ -365,96 +356,6 @@ def _write_all(handle: Any, payload: bytes) -> None:
         if not written:
             raise OSError(f"write returned {written!r} with {len(view)} bytes left")
         view = view[written:]
-
-
-# path -> (size, newlines in the first `size` bytes, whether byte `size - 1` is a newline).
-# Archive files only grow (a failed append is rolled back to its old size), so a larger
-# file is counted from where the last count stopped instead of from the start.
-_LINE_COUNTS: dict[str, tuple[int, int, bool]] = {}
-_LINE_COUNTS_LOCK = threading.Lock()
-
-
-def _cached_line_count(path: Path) -> int:
-    key = str(path)
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        with _LINE_COUNTS_LOCK:
-            cached = _LINE_COUNTS.get(key)
-        start, newlines, ends_with_newline = (0, 0, True)
-        if cached is not None and cached[0] <= size:
-            start, newlines, ends_with_newline = cached
-        handle.seek(start)
-        while chunk := handle.read(_COUNT_CHUNK_BYTES):
-            newlines += chunk.count(b"\n")
-            ends_with_newline = chunk.endswith(b"\n")
-            start += len(chunk)
-    with _LINE_COUNTS_LOCK:
-        _LINE_COUNTS[key] = (start, newlines, ends_with_newline)
-    return newlines + (0 if ends_with_newline or start == 0 else 1)
-
-
-# (path, session) -> (bytes scanned, archive ids of that session in them). Like the line
-# counts: archive files only grow, so a larger file is scanned from where the last scan
-# stopped (a partial last line is left for the next scan).
-_ARCHIVED_IDS: dict[tuple[str, str], tuple[int, int, set[str]]] = {}
-_ARCHIVED_IDS_LOCK = threading.Lock()
-
-
-def _archived_ids(path: Path, session_id: str) -> set[str]:
-    """Archive ids that ``session_id`` wrote to ``path`` (the file's lock is held)."""
-    key = (str(path), session_id)
-    # Lines are written with ensure_ascii=False, or True when a lone surrogate forced it.
-    prefixes = {
-        b"{"
-        + json.dumps({"session_id": session_id}, ensure_ascii=ascii)[1:-1].encode()
-        + b', "archive_id": "'
-        for ascii in (False, True)
-        if ascii or not _has_surrogate(session_id)
-    }
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
-    except FileNotFoundError:
-        return set()
-    with handle:
-        info = os.fstat(handle.fileno())
-        with _ARCHIVED_IDS_LOCK:
-            cached = _ARCHIVED_IDS.get(key)
-        start, inode, ids = 0, info.st_ino, set()
-        if cached is not None and cached[1] == info.st_ino and cached[0] <= info.st_size:
-            start, ids = cached[0], set(cached[2])
-        handle.seek(start)
-        pending = b""
-        while chunk := handle.read(_COUNT_CHUNK_BYTES):
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            for line in lines:
-                for prefix in prefixes:
-                    if line.startswith(prefix):
-                        end = line.find(b'"', len(prefix))
-                        if end > 0:
-                            ids.add(line[len(prefix) : end].decode("ascii", "replace"))
-            start += len(chunk)
-        start -= len(pending)
-    with _ARCHIVED_IDS_LOCK:
-        _ARCHIVED_IDS[key] = (start, inode, ids)
-    return ids
-
-
-def _has_surrogate(text: str) -> bool:
-    return any("\ud800" <= ch <= "\udfff" for ch in text)
-
-
-def _count_lines(handle: Any) -> int:
-    """Count lines reading in fixed-size chunks; a final unterminated line counts too."""
-    handle.seek(0)
-    count = 0
-    last = b""
-    while chunk := handle.read(_COUNT_CHUNK_BYTES):
-        count += chunk.count(b"\n")
-        last = chunk
-    if last and not last.endswith(b"\n"):
-        count += 1
-    return count
 
 
 class _AppendError(Exception):
@@ -481,7 +382,7 @@ def _append(path: Path, lines: list[bytes]) -> _Appended:
                     payload = b"\n" + payload  # terminate a torn line left by a crash
             _write_all(handle, payload)
             os.fsync(handle.fileno())
-            return _Appended(path, size, _count_lines(handle))
+            return _Appended(path, size, count_lines(handle))
     except BaseException as error:
         rolled_back = size is None or _truncate(path, size)
         if not isinstance(error, OSError):
@@ -505,6 +406,6 @@ def _truncate(path: Path, size: int) -> bool:
 def _lines_in(path: Path) -> int:
     try:
         with open(path, "rb") as handle:
-            return _count_lines(handle)
+            return count_lines(handle)
     except OSError:
         return 0

@@ -1,11 +1,9 @@
-"""Token counting that works offline: exact OpenAI and Qwen vocabularies, or a byte estimate.
+"""Token counters that work offline: exact OpenAI and Qwen vocabularies, or a byte estimate.
 
 The reference counted ``UTF-8 bytes / 4`` for every model, which under-counts code and
-over- or under-counts CJK depending on the vocabulary, so compaction fired too late.
-Here a real BPE vocabulary is the default and :class:`UsageCalibration` scales the count
-by what the provider reports (tool schemas and chat wrapping are invisible to us).
-The vocabularies ship inside installed wheels and load without network access (see
-:mod:`copaw_context.core._vocab`).
+over- or under-counts CJK depending on the vocabulary, so compaction fired too late. Here a
+real BPE vocabulary is the default. The vocabularies ship inside installed wheels and load
+without network access (see :mod:`copaw_context.core.tokens.vocab`).
 """
 
 from __future__ import annotations
@@ -16,13 +14,13 @@ import math
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Literal, Protocol, runtime_checkable
 
 import tiktoken
 
-from ._vocab import (
+from copaw_context.core.errors import ConfigError
+from copaw_context.core.tokens.vocab import (
     OPENAI_PAT_STR,
     OPENAI_SHA256,
     OPENAI_SPECIAL_TOKENS,
@@ -32,22 +30,18 @@ from ._vocab import (
     load_qwen_encoding,
     package_file,
     parse_ranks,
-    prime_cache,
 )
-from .errors import ConfigError
 
 __all__ = [
-    "counter_in_use_is_exact",
-    "counter_is_exact",
     "TOKEN_COUNTER_CHOICES",
     "EstimateTokenCounter",
     "QwenTokenCounter",
     "TiktokenCounter",
     "TokenCounter",
-    "UsageCalibration",
+    "counter_in_use_is_exact",
+    "counter_is_exact",
     "make_token_counter",
     "make_token_counter_async",
-    "prime_tiktoken_cache",
     "resolve_counter_name",
 ]
 
@@ -254,108 +248,6 @@ async def make_token_counter_async(
     """:func:`make_token_counter` in a worker thread (the first load reads ~2-4 MB)."""
     return await asyncio.to_thread(
         make_token_counter, spec, model_name=model_name, estimate_divisor=estimate_divisor
-    )
-
-
-def prime_tiktoken_cache(names: Iterable[str] = ("cl100k_base", "o200k_base")) -> Path | None:
-    """Copy the bundled OpenAI vocabularies into tiktoken's cache so it never downloads.
-
-    The cache directory is ``TIKTOKEN_CACHE_DIR``, else ``DATA_GYM_CACHE_DIR``, else
-    ``<tmp>/data-gym-cache`` (tiktoken's own rule). Files are written atomically under
-    tiktoken's key (SHA-1 of the download URL); a present file with a wrong hash is replaced.
-    Returns the directory, or ``None`` when caching is disabled (``""``), the directory is not
-    writable, or the bundled data is missing or corrupt.
-    """
-    return prime_cache(names, _package_file)
-
-
-class UsageCalibration:
-    """Scales our estimate by what the provider really reported for the last call.
-
-    ``factor`` is an exponential moving average (alpha 0.5) of ``reported / estimated``;
-    each sample and the result stay within [0.5, 4.0] so one odd report cannot dominate.
-    A report far from a plain byte estimate of the same input is not a full prompt count
-    (see :meth:`plausible`) and is ignored.
-    """
-
-    ALPHA = 0.5
-    MIN_FACTOR = 0.5
-    MAX_FACTOR = 4.0
-    # Real tokenizers give between ~1.6 and ~5 UTF-8 bytes per token on real input: English
-    # prose ~4-5 (o200k), code ~3-4, CJK ~2-4, base64/hex ~2-3. Against the bytes/4 estimate
-    # that is 0.8x to 2.5x. A report below the band is a partial figure (last streamed chunk
-    # only, cached tokens reported apart, a proxy answering 0 or 1); one above it counts
-    # something we do not send (or a different request). Either would skew every count.
-    PLAUSIBLE_LOW = 0.8
-    PLAUSIBLE_HIGH = 2.5
-
-    def __init__(self, factor: float = 1.0, samples: int = 0) -> None:
-        self._factor = self._clamp(factor) if _is_positive(factor) else 1.0
-        self._samples = samples if isinstance(samples, int) and samples >= 0 else 0
-
-    @classmethod
-    def plausible(cls, reported: int, byte_estimate: int) -> bool:
-        """Whether ``reported`` input tokens can be a full count of an input whose UTF-8
-        bytes / 4 (plus fixed costs such as images) is ``byte_estimate``."""
-        if not (_is_positive(reported) and _is_positive(byte_estimate)):
-            return False
-        return cls.PLAUSIBLE_LOW <= reported / byte_estimate <= cls.PLAUSIBLE_HIGH
-
-    def observe(self, estimated: int, reported: int, *, byte_estimate: int | None = None) -> bool:
-        """Record one call; return whether the sample was used.
-
-        Non-positive or non-finite numbers are ignored, and so is a report outside the
-        plausible band around ``byte_estimate`` when one is given.
-        """
-        if not (_is_positive(estimated) and _is_positive(reported)):
-            return False
-        if byte_estimate is not None and not self.plausible(reported, byte_estimate):
-            return False
-        ratio = self._clamp(reported / estimated)
-        self._factor = self._clamp((1 - self.ALPHA) * self._factor + self.ALPHA * ratio)
-        self._samples += 1
-        return True
-
-    @property
-    def factor(self) -> float:
-        return self._factor
-
-    @property
-    def samples(self) -> int:
-        """How many observations have been accepted."""
-        return self._samples
-
-    def apply(self, tokens: int) -> int:
-        """``tokens`` scaled by ``factor``, rounded up."""
-        if isinstance(tokens, bool) or not isinstance(tokens, int | float) or not tokens >= 0:
-            raise ValueError(f"tokens must be a number >= 0, got {tokens!r}")
-        # Rounding first keeps float noise (100 * 1.1 = 110.00000000000001) from adding a token.
-        return math.ceil(round(tokens * self._factor, 6))
-
-    def as_dict(self) -> dict[str, float | int]:
-        """JSON-able state, for the host's session state."""
-        return {"factor": self._factor, "samples": self._samples}
-
-    @classmethod
-    def from_dict(cls, data: object) -> UsageCalibration:
-        """Rebuild from :meth:`as_dict` output; anything unusable gives a neutral calibration."""
-        if not isinstance(data, dict):
-            return cls()
-        factor, samples = data.get("factor", 1.0), data.get("samples", 0)
-        if not isinstance(factor, int | float) or isinstance(factor, bool):
-            return cls()
-        return cls(float(factor), samples if isinstance(samples, int) else 0)
-
-    def _clamp(self, value: float) -> float:
-        return min(max(value, self.MIN_FACTOR), self.MAX_FACTOR)
-
-
-def _is_positive(value: object) -> bool:
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, int | float)
-        and math.isfinite(value)
-        and value > 0
     )
 
 

