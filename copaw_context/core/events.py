@@ -8,7 +8,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["ContextEvent", "EventCallback", "emit_event"]
+from copaw_context.core.transcript import TranscriptMessage
+
+__all__ = ["CompactionRecord", "ContextEvent", "EventCallback", "emit_event"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -47,6 +49,23 @@ class ContextEvent:
 
 
 EventCallback = Callable[[ContextEvent], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """What left the context in one compaction, ``/clear`` or ``/new``, for listeners such as
+    the long-term memory summariser.
+
+    ``messages`` are the removed messages as the compactor saw them (neutral transcript);
+    ``summary`` is the new bare summary (``None`` for ``/clear`` and ``/new``).
+    """
+
+    trigger: str  # "auto" | "command" | "overflow" | "clear" | "new"
+    session_id: str
+    agent_name: str
+    messages: tuple[TranscriptMessage, ...]
+    summary: str | None
+    archive_files: tuple[str, ...] = ()
 
 
 async def emit_event(event: ContextEvent, callback: EventCallback | None) -> None:
