@@ -17,7 +17,7 @@ from agentscope.types import ReplyFinishedReason
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2._compactor import SummaryCompactor
 from copaw_context.agentscope2._context_ops import _summary_budget_chars
-from copaw_context.core.prompts import (
+from copaw_context.core.summary import (
     render_summary_message,
     split_summary_message,
     validate_summary,

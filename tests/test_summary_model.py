@@ -1,4 +1,4 @@
-"""The Summary model: parse and render, merge."""
+"""The Summary model: parse and render, merge, carry-over, keeping previous items, fitting."""
 
 from __future__ import annotations
 
@@ -7,19 +7,25 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copaw_context.core.prompts import validate_summary
 from copaw_context.core.summary import (
     SECTION_TITLES,
     Block,
+    ExtractedFacts,
     Summary,
+    carry_facts,
+    fit,
     is_placeholder,
+    keep_previous,
     merge,
     section_index,
     subsection_index,
+    trim,
+    validate_summary,
 )
 from copaw_context.core.summary.language import SECTION_KEYS
 from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.model import ITEM_KEYS
+from tests.helpers import six_section_summary
 from tests.test_prompts import GOOD_EN, GOOD_ZH
 
 # ----------------------------------------------------------------- generated summaries
@@ -185,3 +191,81 @@ def test_merge_keeps_every_real_item(previous: Summary, new: Summary) -> None:
                 if not is_placeholder(item):
                     assert item_key(item) in kept or (key == "in_progress" and item in finished)
     assert merge(merged, new).render() == merged.render()
+
+
+# ----------------------------------------------------------------- carry and keep
+
+
+def test_carry_facts_adds_only_what_is_missing_and_keeps_the_layout() -> None:
+    reply = Summary.parse("# Goal\nFix it.\n\n# Critical Context\n- see /a/b.py\n")
+    facts = ExtractedFacts(
+        constraints=("Never push.",), error_lines=("E   boom",), file_paths=("/a/b.py",)
+    )
+    carried = carry_facts(reply, facts)
+    assert carried.critical == [
+        "- see /a/b.py",
+        "- Constraints (verbatim):\n  - Never push.",
+        "- Errors (verbatim):\n  - E   boom",
+    ]
+    assert carried.render().startswith("# Goal\nFix it.\n\n# Critical Context\n- see /a/b.py\n")
+    assert carry_facts(carried, facts) is carried
+    assert carry_facts(reply, ExtractedFacts(file_paths=("/a/b.py",))) is reply
+
+
+def test_carry_facts_keeps_a_fact_whole_when_rendering_would_split_it() -> None:
+    summary = Summary.parse("## Goal\n- a\n\n## Critical Context\n- x\n\n## Extra\n- y\n")
+    fact = "- x\n\n## Extra"  # spans the end of Critical Context in the text
+    carried = carry_facts(summary, ExtractedFacts(constraints=(fact, "new")))
+    text = carried.render()
+    assert fact in text and "- Constraints (verbatim):\n  - new" in text
+    assert carried.critical[-1] == "- Verbatim:\n  - " + fact
+
+
+def test_keep_previous_restores_items_and_replaces_placeholders() -> None:
+    previous = Summary.parse(GOOD_EN)
+    reply = Summary.parse(
+        "## Goal\nAdd a test.\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n"
+        "### Done\n- [x] Patched\n\n## Key Decisions\n- pytest\n\n## Next Steps\n1. Commit\n\n"
+        "## Critical Context\n- E   AssertionError: expected 3, got 4\n"
+    )
+    kept = keep_previous(reply, previous)
+    assert kept.goal == ["Add a test.", previous.goal[0]]
+    assert kept.constraints == ["- never touch prod.yaml"]
+    assert kept.critical == reply.critical  # already there
+    assert kept.done == reply.done and kept.layout == reply.layout
+    assert "## Constraints & Preferences\n- never touch prod.yaml\n" in kept.render()
+    assert keep_previous(kept, previous) is kept
+    assert keep_previous(reply, Summary()) is reply
+
+
+# ----------------------------------------------------------------- fit
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    summary=summaries(),
+    max_chars=st.integers(2000, 6000),
+    long_items=st.lists(st.integers(100, 3000), max_size=6),
+)
+def test_fit_is_within_the_budget_and_keeps_the_six_sections(
+    summary: Summary, max_chars: int, long_items: list[int]
+) -> None:
+    done = [f"- [x] step {i}: " + "x" * size for i, size in enumerate(long_items)]
+    summary = summary.model_copy(update={"done": [*summary.done, *done]})
+    text = fit(summary, max_chars)
+    assert len(text) <= max_chars
+    if len(summary.render()) <= max_chars:
+        assert text == summary.render()
+    assert Summary.parse(text).written_sections() == set(SECTION_KEYS)
+
+
+def test_trim_leaves_out_old_items_but_never_protected_ones() -> None:
+    summary = Summary.parse(six_section_summary(500))
+    task = summary.goal[0]
+    trimmed = trim(summary, {item_key(task)}, 3000)
+    text = trimmed.render()
+    assert len(text) <= 3000 and trimmed.layout is None
+    assert trimmed.goal == [task]
+    assert "Finished step 00499" in text and "Finished step 00000" not in text
+    assert trimmed.critical[-1].startswith("- Older items were left out")
+    assert trim(summary, set(), 10**6).render() == summary.canonical().render()

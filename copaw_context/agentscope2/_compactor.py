@@ -23,21 +23,18 @@ from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
-from copaw_context.core.extractive import (
-    carry_verbatim,
-    extract_facts,
-    extractive_summary,
-    fit_summary,
-    preserve_previous,
-)
-from copaw_context.core.prompts import (
-    Language,
+from copaw_context.core.summary.carry import carry_verbatim, preserve_previous
+from copaw_context.core.summary.extractive import extractive_summary
+from copaw_context.core.summary.facts import extract_facts
+from copaw_context.core.summary.fit import fit_summary
+from copaw_context.core.summary.language import Language
+from copaw_context.core.summary.prompts import (
     build_compactor_request,
     compactor_system_prompt,
     render_transcript,
     size_retry_note,
-    validate_summary,
 )
+from copaw_context.core.summary.validate import validate_summary
 from copaw_context.core.tokens import TokenCounter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 

@@ -21,7 +21,7 @@ from copaw_context.agentscope2._pruning import offload_and_cut
 from copaw_context.core.archive import ArchivedFile
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.prompts import render_summary_message, split_summary_message
+from copaw_context.core.summary.message import render_summary_message, split_summary_message
 from copaw_context.core.transcript import TranscriptMessage
 from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
 
