@@ -4,6 +4,7 @@
 - :mod:`.merge`, :mod:`.carry`, :mod:`.fit`: merging, verbatim carry-over, budget fitting
 - :mod:`.facts`, :mod:`.extractive`: facts of a transcript and the offline summariser
 - :mod:`.prompts`, :mod:`.validate`: the compactor's prompts and the check of its reply
+- :mod:`.llm`: the LLM compactor, host-neutral behind :class:`CompactorModel`
 - :mod:`.message`: the message that puts a summary (and the archive guide) in the context
 """
 
@@ -25,6 +26,7 @@ from copaw_context.core.summary.language import (
     Language,
     check_language,
 )
+from copaw_context.core.summary.llm import CompactorModel, CompactorResult, SummaryCompactor
 from copaw_context.core.summary.markdown import is_placeholder, section_index, subsection_index
 from copaw_context.core.summary.merge import merge
 from copaw_context.core.summary.message import render_summary_message, split_summary_message
@@ -42,9 +44,12 @@ __all__ = [
     "PROGRESS_SUBSECTIONS",
     "SECTION_TITLES",
     "Block",
+    "CompactorModel",
+    "CompactorResult",
     "ExtractedFacts",
     "Language",
     "Summary",
+    "SummaryCompactor",
     "build_compactor_request",
     "carry_facts",
     "carry_verbatim",
