@@ -546,3 +546,13 @@ def test_all_placeholder_reply_cannot_replace_a_previous_summary() -> None:
     assert validate_summary(_ALL_NONE, previous_summary="  \n") is None
     one_real = _ALL_NONE.replace("- 无", "- /repo/src/app/main.py")
     assert validate_summary(one_real, previous_summary=GOOD_EN) is None
+
+
+def test_the_prompts_keep_the_reference_module_name() -> None:
+    from copaw_context import compactor_prompts
+    from copaw_context.core.summary import prompts
+
+    assert compactor_prompts.SYSTEM_PROMPTS is prompts.SYSTEM_PROMPTS
+    assert compactor_prompts.build_compactor_request is build_compactor_request
+    assert compactor_prompts.SECTION_TITLES is SECTION_TITLES
+    assert set(compactor_prompts.__all__) >= {"INITIAL_LEAD", "UPDATE_LEAD", "validate_summary"}
