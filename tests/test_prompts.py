@@ -556,3 +556,9 @@ def test_the_prompts_keep_the_reference_module_name() -> None:
     assert compactor_prompts.build_compactor_request is build_compactor_request
     assert compactor_prompts.SECTION_TITLES is SECTION_TITLES
     assert set(compactor_prompts.__all__) >= {"INITIAL_LEAD", "UPDATE_LEAD", "validate_summary"}
+
+
+def test_text_after_a_subsection_colon_is_content() -> None:
+    reply = _ALL_NONE.replace("### Done\n- [x] (none)", "### Done: fixed the parser")
+    assert validate_summary(reply, previous_summary=GOOD_EN) is None
+    assert Summary.parse(reply).done == ["fixed the parser"]
