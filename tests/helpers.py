@@ -13,6 +13,13 @@ from agentscope.tool import FunctionTool, Toolkit
 
 from copaw_context import MemoryCompactionHook, RunningConfig, parse_truncation_notice
 from copaw_context.agentscope2._messages import tool_result_texts
+from copaw_context.core.summary.markdown import (
+    find_headings,
+    section_index,
+    section_level,
+    split_title,
+    unwrap_code_fence,
+)
 from copaw_context.testing import (
     ModelBlock,
     ModelCall,
@@ -150,3 +157,24 @@ async def follow_notices(
     reply = await agent.reply(UserMsg("user", "Run the tool and read all of it."))
     assert reply.get_text_content() == "done reading", seen[-1][-300:]
     return bodies, seen
+
+
+def outline(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """(preamble lines, [(title, body lines)]) of a summary's text, split at its section
+    headings as the summary parser splits it (text after "Goal:" starts the body)."""
+    lines = unwrap_code_fence(text).split("\n")
+    titles = find_headings(lines, level=section_level(lines))
+    rows = sorted(titles)
+    sections: list[tuple[str, list[str]]] = []
+    for n, row in enumerate(rows):
+        title, tail = split_title(titles[row])
+        body = lines[row + 1 : rows[n + 1] if n + 1 < len(rows) else len(lines)]
+        sections.append((title, [tail, *body] if tail else body))
+    return lines[: rows[0] if rows else len(lines)], sections
+
+
+def section_lines(text: str, index: int) -> list[str]:
+    """The non-blank body lines of the first section ``index`` (0..5) of a summary's text."""
+    _, sections = outline(text)
+    body = next(body for title, body in sections if section_index(title) == index)
+    return [line for line in body if line.strip()]

@@ -13,7 +13,7 @@ from agentscope.middleware import MiddlewareBase
 from copaw_context import ContextEvent, MemoryCompactionHook, attach, pin_message
 from copaw_context.core.archive import read_archive
 from copaw_context.core.config import RunningConfig, parse_running_config
-from copaw_context.core.prompts import render_summary_message
+from copaw_context.core.summary import render_summary_message
 from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import (
     ModelCall,

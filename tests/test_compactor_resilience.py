@@ -15,9 +15,10 @@ from agentscope.message import UserMsg
 from agentscope.types import ReplyFinishedReason
 
 from copaw_context import ContextEvent, MemoryCompactionHook
-from copaw_context.agentscope2._compactor import SummaryCompactor
 from copaw_context.agentscope2._context_ops import _summary_budget_chars
-from copaw_context.core.prompts import (
+from copaw_context.agentscope2._summariser import AgentScopeSummariser
+from copaw_context.core.summary import (
+    SummaryCompactor,
     render_summary_message,
     split_summary_message,
     validate_summary,
@@ -234,7 +235,7 @@ async def test_the_merged_llm_summary_respects_the_budget() -> None:
         mode="llm", counter=make_token_counter("estimate"), max_summary_chars=BUDGET
     )
     result = await compactor.summarise(
-        messages, previous_summary=PREVIOUS_SUMMARY, model=compactor_model
+        messages, previous_summary=PREVIOUS_SUMMARY, model=AgentScopeSummariser(compactor_model)
     )
     assert result.method == "llm"
     assert len(result.summary) <= BUDGET

@@ -8,14 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copaw_context.core.prompts import (
-    CONVERSATION_CLOSE,
-    CONVERSATION_OPEN,
+from copaw_context.core.summary import (
     PROGRESS_SUBSECTIONS,
     SECTION_TITLES,
+    Summary,
     build_compactor_request,
     compactor_system_prompt,
-    parse_sections,
     render_summary_message,
     render_transcript,
     section_index,
@@ -23,6 +21,8 @@ from copaw_context.core.prompts import (
     subsection_index,
     validate_summary,
 )
+from copaw_context.core.summary.language import SECTION_KEYS
+from copaw_context.core.summary.prompts import CONVERSATION_CLOSE, CONVERSATION_OPEN
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 GOOD_EN = """## Goal
@@ -313,11 +313,13 @@ def test_validate_is_deterministic() -> None:
     assert {validate_summary(reply) for _ in range(5)} == {"missing sections: ## Goal"}
 
 
-def test_parse_sections_ignores_headings_inside_code_fences() -> None:
+def test_parse_ignores_headings_inside_code_fences() -> None:
     text = "pre\n## Goal\nx\n```\n## Not a heading\n```\n## Next Steps\n1. y"
-    preamble, sections = parse_sections(text)
-    assert preamble == ["pre"]
-    assert [title for title, _ in sections] == ["Goal", "Next Steps"]
+    summary = Summary.parse(text)
+    assert summary.preamble == ["pre"]
+    assert summary.written_sections() == {"goal", "next_steps"} and summary.other == []
+    assert summary.goal == ["x\n```\n## Not a heading\n```"]
+    assert summary.next_steps == ["1. y"]
 
 
 # --------------------------------------------------------------------------- summary message
@@ -450,20 +452,25 @@ def test_validate_accepts_common_heading_variants(titles: list[str]) -> None:
 def test_validate_accepts_h1_sections_at_one_level() -> None:
     h1 = _with_titles(_EN, level="#", sub="##")
     assert validate_summary(h1) is None
-    preamble, sections = parse_sections(h1)
-    assert [section_index(t) for t, _ in sections] == [0, 1, 2, 3, 4, 5]
-    assert "## Done" in "\n".join(sections[2][1])  # subsections one level below
+    summary = Summary.parse(h1)
+    assert summary.layout is not None and summary.layout.level == 1
+    assert [key for key in summary.layout.headings if key in SECTION_KEYS] == list(SECTION_KEYS)
+    # subsections one level below
+    assert [h.line for h in summary.layout.headings["done"]] == ["## Done"]
+    assert summary.done == ["- [x] Read main.py"] and summary.in_progress == ["- [ ] Patch it"]
     # a stray H1 title above ## sections keeps level 2
     titled = "# Checkpoint\n\n" + GOOD_EN
     assert validate_summary(titled) is None
-    assert parse_sections(titled)[0][0] == "# Checkpoint"
+    assert Summary.parse(titled).preamble[0] == "# Checkpoint"
     mixed = _with_titles(_EN).replace("## Goal", "# Goal")
     assert validate_summary(mixed) == "missing sections: ## Goal"
 
 
 def test_heading_text_after_a_colon_is_content() -> None:
-    _, sections = parse_sections("## Goal: build X\n- more\n## Next Steps\n1. y")
-    assert sections[0] == ("Goal", ["build X", "- more"])
+    summary = Summary.parse("## Goal: build X\n- more\n## Next Steps\n1. y")
+    assert summary.goal == ["build X", "- more"]
+    assert summary.render() == "## Goal: build X\n- more\n\n## Next Steps\n1. y\n"
+    assert summary.canonical().render().startswith("## Goal\nbuild X\n\n- more\n\n## Const")
 
 
 @pytest.mark.parametrize(
@@ -539,3 +546,19 @@ def test_all_placeholder_reply_cannot_replace_a_previous_summary() -> None:
     assert validate_summary(_ALL_NONE, previous_summary="  \n") is None
     one_real = _ALL_NONE.replace("- 无", "- /repo/src/app/main.py")
     assert validate_summary(one_real, previous_summary=GOOD_EN) is None
+
+
+def test_the_prompts_keep_the_reference_module_name() -> None:
+    from copaw_context import compactor_prompts
+    from copaw_context.core.summary import prompts
+
+    assert compactor_prompts.SYSTEM_PROMPTS is prompts.SYSTEM_PROMPTS
+    assert compactor_prompts.build_compactor_request is build_compactor_request
+    assert compactor_prompts.SECTION_TITLES is SECTION_TITLES
+    assert set(compactor_prompts.__all__) >= {"INITIAL_LEAD", "UPDATE_LEAD", "validate_summary"}
+
+
+def test_text_after_a_subsection_colon_is_content() -> None:
+    reply = _ALL_NONE.replace("### Done\n- [x] (none)", "### Done: fixed the parser")
+    assert validate_summary(reply, previous_summary=GOOD_EN) is None
+    assert Summary.parse(reply).done == ["fixed the parser"]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from copaw_context.core.extractive import extractive_summary, fit_summary
-from copaw_context.core.prompts import (
+from copaw_context.core.summary import (
     build_compactor_request,
-    parse_sections,
+    extractive_summary,
+    fit_summary,
     size_retry_note,
     validate_summary,
 )
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from tests.helpers import six_section_summary
+from tests.helpers import outline, six_section_summary
 
 
 def test_a_summary_that_fits_is_unchanged() -> None:
@@ -37,7 +37,7 @@ def test_items_too_long_to_leave_out_are_cut() -> None:
     fitted = fit_summary(summary, max_chars=2000, language="zh")
     assert len(fitted) <= 2000
     assert "Port the whole service to Rust." in fitted and "more characters omitted" in fitted
-    _, sections = parse_sections(fitted)
+    _, sections = outline(fitted)
     assert [title for title, _ in sections][0] == "目标" and len(sections) == 6
 
 

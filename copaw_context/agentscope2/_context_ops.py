@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from agentscope.message import Msg, TextBlock, ToolCallBlock
 
 from copaw_context.agentscope2._agent_state import AgentEntry, agent_entry
-from copaw_context.agentscope2._compactor import SummaryCompactor
 from copaw_context.agentscope2._pruning import offload_and_cut
+from copaw_context.agentscope2._summariser import AgentScopeSummariser
 from copaw_context.core.archive import ArchivedFile
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.prompts import render_summary_message, split_summary_message
+from copaw_context.core.summary.llm import SummaryCompactor
+from copaw_context.core.summary.message import render_summary_message, split_summary_message
 from copaw_context.core.transcript import TranscriptMessage
 from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
 
@@ -248,7 +249,7 @@ async def compact(
     result = await compactor.summarise(
         transcript,
         previous_summary=previous_summary(entry, agent),
-        model=hook.compactor_model or agent.model,
+        model=AgentScopeSummariser(hook.compactor_model or agent.model),
         extra_instruction=note,
         # The agent's own model serves a window of `report.window` here, whatever its
         # nominal context_size says.

@@ -1,4 +1,4 @@
-"""Framework-neutral core: config, truncation, offload, tokens, split planning, prompts, archive.
+"""Framework-neutral core: config, truncation, offload, tokens, split planning, summary, archive.
 
 Nothing in this package imports AgentScope.
 """

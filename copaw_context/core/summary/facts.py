@@ -1,6 +1,7 @@
 """Facts taken verbatim from a transcript: requests, constraints, errors, paths, outcomes.
 
-:mod:`copaw_context.core.extractive` builds its summaries and carry-over from these.
+The extractive summary is built from them, and the carry-over copies the constraints,
+error lines and file paths into any summary word for word.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from copaw_context.core._summary_doc import BULLET_PREFIX_RE
-from copaw_context.core.prompts import split_summary_message
+from copaw_context.core.summary.markdown import BULLET_PREFIX_RE
+from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.transcript import TranscriptMessage
 
 __all__ = [

@@ -1,52 +1,57 @@
-"""The compactor: a separate AgentScope 2.x ``Agent`` with no tools, plus the fallbacks.
+"""The LLM compactor: a separate, tool-less model call per stage, with the fallbacks.
 
-The LLM summary is accepted only when it has every required section, is not an echo of
+The model's summary is accepted only when it has every required section, is not an echo of
 the prompt and fits ``max_summary_chars``. A failed attempt (exception, timeout, empty,
 missing sections, too long) is retried up to ``retries`` times, after an exception with an
-exponential backoff, after a reply that was too long with the size stated again; then a
-deterministic extractive summary is used instead. The merged result is bounded too. Either way the
-previous summary is merged in, never lost, and the user's constraints, exact error lines
-and file paths are carried verbatim.
+exponential backoff, after a reply that was too long with the size stated again; then the
+deterministic extractive summary is used instead. The merged result is bounded too. Either
+way the previous summary is merged in, never lost, and the user's constraints, exact error
+lines and file paths are carried verbatim. The host's model is reached only through
+:class:`CompactorModel`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, Protocol
 
-from agentscope.agent import Agent, InjectionConfig, ReActConfig
-from agentscope.message import UserMsg
-from agentscope.middleware import MiddlewareBase
-from agentscope.model import ChatModelBase
-from agentscope.tool import Toolkit
-
-from copaw_context.core.extractive import (
-    carry_verbatim,
-    extract_facts,
-    extractive_summary,
-    fit_summary,
-    preserve_previous,
-)
-from copaw_context.core.prompts import (
-    Language,
+from copaw_context.core.summary.carry import carry_verbatim, preserve_previous
+from copaw_context.core.summary.extractive import extractive_summary
+from copaw_context.core.summary.facts import extract_facts
+from copaw_context.core.summary.fit import fit_summary
+from copaw_context.core.summary.language import Language
+from copaw_context.core.summary.prompts import (
     build_compactor_request,
     compactor_system_prompt,
     render_transcript,
     size_retry_note,
-    validate_summary,
 )
+from copaw_context.core.summary.validate import validate_summary
 from copaw_context.core.tokens import TokenCounter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
-__all__ = ["CompactorResult", "SummaryCompactor"]
+__all__ = ["CompactorModel", "CompactorResult", "SummaryCompactor"]
 
 logger = logging.getLogger("copaw_context")
 
 _INPUT_SHARE_OF_WINDOW = 0.6  # room left for the compactor's own prompt and its answer
 _MAX_RETRY_DELAY = 4.0  # seconds: the backoff doubles from ``retry_delay`` up to this
+
+
+class CompactorModel(Protocol):
+    """The compactor's model: one request in, one reply out, no tools."""
+
+    @property
+    def context_size(self) -> int:
+        """Tokens the model accepts."""
+        ...
+
+    async def complete(self, system_prompt: str, request: str) -> str:
+        """The model's reply text to ``request`` under ``system_prompt``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -59,22 +64,13 @@ class CompactorResult:
     stages: int = 1
 
 
-class _NoCompression(MiddlewareBase):
-    """Keeps the compactor agent's own built-in compression out of the way."""
-
-    async def on_compress_context(
-        self, agent: Any, input_kwargs: dict[str, Any], next_handler: Callable[..., Awaitable[None]]
-    ) -> None:
-        return None
-
-
 class SummaryCompactor:
     """Summarises compacted messages into the structured summary."""
 
     def __init__(
         self,
         *,
-        mode: str,
+        mode: Literal["llm", "extractive"],
         counter: TokenCounter,
         language: Language = "en",
         timeout_seconds: float = 120.0,
@@ -97,7 +93,7 @@ class SummaryCompactor:
         messages: Sequence[TranscriptMessage],
         *,
         previous_summary: str,
-        model: ChatModelBase | None,
+        model: CompactorModel | None,
         extra_instruction: str = "",
         window_tokens: int | None = None,
     ) -> CompactorResult:
@@ -159,7 +155,7 @@ class SummaryCompactor:
         self,
         messages: Sequence[TranscriptMessage],
         previous: str,
-        model: ChatModelBase,
+        model: CompactorModel,
         extra_instruction: str,
         window_tokens: int | None,
     ) -> tuple[str, int]:
@@ -228,7 +224,7 @@ class SummaryCompactor:
         """The pause after the ``failures``-th failed call (0-based): doubles, capped."""
         return float(min(_MAX_RETRY_DELAY, self.retry_delay * 2**failures))
 
-    async def _ask(self, model: ChatModelBase, request: str, *, previous: str) -> str:
+    async def _ask(self, model: CompactorModel, request: str, *, previous: str) -> str:
         last_reason = "no attempt"
         failures = 0  # calls that raised so far
         pause = 0.0
@@ -269,23 +265,13 @@ class SummaryCompactor:
             last_reason = f"invalid summary: {problem}"
         raise _SummaryRejected(last_reason)
 
-    async def _call(self, model: ChatModelBase, request: str) -> str:
-        """One compactor call: a fresh tool-less agent, bounded by the timeout."""
-        agent = Agent(
-            name="copaw_compactor",
-            system_prompt=compactor_system_prompt(self.language),
-            model=model,
-            toolkit=Toolkit(),
-            middlewares=[_NoCompression()],
-            injection_config=InjectionConfig(inject_runtime_state=False),
-            # A timeout cancels the reply; without this the agent would swallow the
-            # cancellation and return its "interrupted" message as if it were a summary.
-            react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
-        )
+    async def _call(self, model: CompactorModel, request: str) -> str:
+        """One compactor call, bounded by the timeout."""
+        system_prompt = compactor_system_prompt(self.language)
         reply = await asyncio.wait_for(
-            agent.reply(UserMsg(name="user", content=request)), timeout=self.timeout_seconds
+            model.complete(system_prompt, request), timeout=self.timeout_seconds
         )
-        return (reply.get_text_content() or "").strip()
+        return reply.strip()
 
 
 def _turn_is_cancelled() -> bool:

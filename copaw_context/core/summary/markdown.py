@@ -1,4 +1,4 @@
-"""Reading a Markdown summary: sections, Progress subsections, code fences and placeholders.
+"""Reading summary Markdown leniently: headings, code fences, items and placeholders.
 
 Headings are matched in either language and with common variants of the titles (plurals,
 leading emoji or numbers, "&" / "/" / "and", a title followed by ": text", a longer title
@@ -12,17 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from copaw_context.core._prompt_text import PROGRESS_SUBSECTIONS, SECTION_TITLES
+from copaw_context.core.summary.language import PROGRESS_SUBSECTIONS, SECTION_TITLES
 
 __all__ = [
     "BULLET_PREFIX_RE",
     "FENCE_RE",
+    "STARTS_ITEM_RE",
     "find_headings",
     "is_placeholder",
-    "parse_sections",
+    "item_key",
     "section_index",
     "section_level",
-    "split_sections",
+    "split_items",
     "split_title",
     "subsection_index",
     "unwrap_code_fence",
@@ -30,6 +31,7 @@ __all__ = [
 
 FENCE_RE = re.compile(r"^\s*```")
 BULLET_PREFIX_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)、])\s+")
+STARTS_ITEM_RE = re.compile(r"^(?:[-*+•]|\d+[.)])\s")
 _HEADING_RES = {
     1: re.compile(r"^#(?!#)[ \t]+(.*?)[ \t]*#*[ \t]*$"),
     2: re.compile(r"^##(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$"),
@@ -37,6 +39,14 @@ _HEADING_RES = {
 }
 _CONJUNCTION_RE = re.compile(r"[&＆/+、]|and|与|和|及")
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
+_CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
+_EMPHASIS_RE = re.compile(r"^([*_]{1,2})(.+)\1$")
+_PLACEHOLDERS = frozenset(
+    {
+        *("(none)", "none", "n/a", "-", "—", "none yet", "nothing", "(nothing)", "not applicable"),
+        *("无", "（无）", "(无)", "暂无", "没有", "无内容"),
+    }
+)
 
 
 def _singular(word: str) -> str:
@@ -150,41 +160,35 @@ def section_level(lines: Sequence[str]) -> int:
     return 1 if known(1) > known(2) else 2
 
 
-def split_sections(text: str) -> tuple[int, list[str], list[tuple[str, list[str]]]]:
-    """(section heading level, preamble lines, [(title, body lines)]), ignoring code fences.
-
-    Text after the colon of a known title ("## Goal: build X") is the body's first line.
-    """
-    lines = unwrap_code_fence(text).split("\n")
-    level = section_level(lines)
-    headings = find_headings(lines, level=level)
-    preamble: list[str] = []
-    sections: list[tuple[str, list[str]]] = []
-    for row, line in enumerate(lines):
-        if row in headings:
-            title, tail = split_title(headings[row])
-            sections.append((title, [tail] if tail else []))
-        elif sections:
-            sections[-1][1].append(line)
+def split_items(lines: Sequence[str]) -> list[str]:
+    """The items of a section body: bullets with their continuation lines, or paragraphs."""
+    items: list[list[str]] = []
+    paragraph = False
+    blanks = 0
+    in_fence = False
+    for line in lines:
+        fence = bool(FENCE_RE.match(line))
+        if in_fence or (fence and items and not blanks):
+            items[-1] += [""] * blanks + [line]
+        elif not line.strip():
+            blanks += 1
+            continue
+        elif items and (
+            line[0] in " \t" or (paragraph and not blanks and not STARTS_ITEM_RE.match(line))
+        ):
+            items[-1] += [""] * blanks + [line]
         else:
-            preamble.append(line)
-    return level, preamble, sections
+            items.append([line])
+            paragraph = not STARTS_ITEM_RE.match(line)
+        in_fence = in_fence != fence
+        blanks = 0
+    return ["\n".join(item).rstrip() for item in items]
 
 
-def parse_sections(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """Split text into (preamble lines, [(section title, body lines)]); see split_sections."""
-    _, preamble, sections = split_sections(text)
-    return preamble, sections
-
-
-_CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
-_EMPHASIS_RE = re.compile(r"^([*_]{1,2})(.+)\1$")
-_PLACEHOLDERS = frozenset(
-    {
-        *("(none)", "none", "n/a", "-", "—", "none yet", "nothing", "(nothing)", "not applicable"),
-        *("无", "（无）", "(无)", "暂无", "没有", "无内容"),
-    }
-)
+def item_key(item: str) -> str:
+    """The text that identifies ``item``: no bullet, checkbox or spacing differences."""
+    text = _CHECKBOX_RE.sub("", BULLET_PREFIX_RE.sub("", item, count=1))
+    return " ".join(text.split())
 
 
 def is_placeholder(item: str) -> bool:

@@ -1,45 +1,43 @@
-"""The wording of the compactor prompts, in English and Chinese.
+"""The compactor's prompts in English and Chinese, the request around a transcript, and the
+transcript rendering.
 
-:mod:`copaw_context.core.prompts` assembles these texts into requests.
+The summary has six ``## `` sections (Goal, Constraints & Preferences, Progress with
+Done / In Progress / Blocked, Key Decisions, Next Steps, Critical Context). The template
+uses fixed placeholders and the request wraps its inputs in fixed delimiters, so
+:func:`~copaw_context.core.summary.validate.validate_summary` can tell a real summary from
+an echo of the prompt.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+
+from copaw_context.core.summary.language import (
+    PROGRESS_SUBSECTIONS,
+    SECTION_TITLES,
+    Language,
+    check_language,
+)
+from copaw_context.core.summary.message import split_summary_message
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 __all__ = [
+    "CONVERSATION_CLOSE",
+    "CONVERSATION_OPEN",
+    "DELIMITERS",
     "INITIAL_LEAD",
     "LABELS",
-    "LANGUAGES",
     "PLACEHOLDERS",
-    "PROGRESS_SUBSECTIONS",
     "RULES",
-    "SECTION_TITLES",
     "SIZE_RETRY",
     "SIZE_RULE",
     "SYSTEM_PROMPTS",
     "UPDATE_LEAD",
-    "Language",
+    "build_compactor_request",
+    "compactor_system_prompt",
+    "render_transcript",
+    "size_retry_note",
 ]
-
-Language = Literal["en", "zh"]
-LANGUAGES: tuple[Language, ...] = ("en", "zh")
-
-SECTION_TITLES: dict[Language, tuple[str, ...]] = {
-    "en": (
-        "Goal",
-        "Constraints & Preferences",
-        "Progress",
-        "Key Decisions",
-        "Next Steps",
-        "Critical Context",
-    ),
-    "zh": ("目标", "约束与偏好", "进展", "关键决策", "下一步", "关键上下文"),
-}
-PROGRESS_SUBSECTIONS: dict[Language, tuple[str, str, str]] = {
-    "en": ("Done", "In Progress", "Blocked"),
-    "zh": ("已完成", "进行中", "受阻"),
-}
 
 # One placeholder per template slot: Goal, Constraints, Done, In Progress, Blocked,
 # Key Decisions, Next Steps, Critical Context. A reply that still contains one is an echo.
@@ -191,3 +189,140 @@ SIZE_RETRY: dict[Language, str] = {
         "摘要：保留目标、每一条约束和继续工作所需的内容，省略对话归档里已有的细节。"
     ),
 }
+
+
+# Language-neutral delimiters around the inputs of a compactor request.
+CONVERSATION_OPEN = "<<<CONVERSATION>>>"
+CONVERSATION_CLOSE = "<<<END OF CONVERSATION>>>"
+_PREVIOUS_OPEN = "<<<PREVIOUS SUMMARY>>>"
+_PREVIOUS_CLOSE = "<<<END OF PREVIOUS SUMMARY>>>"
+_NOTE_OPEN = "<<<USER NOTE>>>"
+_NOTE_CLOSE = "<<<END OF USER NOTE>>>"
+DELIMITERS = (
+    CONVERSATION_OPEN,
+    CONVERSATION_CLOSE,
+    _PREVIOUS_OPEN,
+    _PREVIOUS_CLOSE,
+    _NOTE_OPEN,
+    _NOTE_CLOSE,
+)
+
+
+def compactor_system_prompt(language: Language) -> str:
+    """The compactor's system prompt."""
+    return SYSTEM_PROMPTS[check_language(language)]
+
+
+def _template(language: Language) -> str:
+    titles, subs, ph = (
+        SECTION_TITLES[language],
+        PROGRESS_SUBSECTIONS[language],
+        PLACEHOLDERS[language],
+    )
+    return "\n".join(
+        [
+            f"## {titles[0]}",
+            ph[0],
+            "",
+            f"## {titles[1]}",
+            f"- {ph[1]}",
+            "",
+            f"## {titles[2]}",
+            f"### {subs[0]}",
+            f"- [x] {ph[2]}",
+            f"### {subs[1]}",
+            f"- [ ] {ph[3]}",
+            f"### {subs[2]}",
+            f"- {ph[4]}",
+            "",
+            f"## {titles[3]}",
+            f"- {ph[5]}",
+            "",
+            f"## {titles[4]}",
+            f"1. {ph[6]}",
+            "",
+            f"## {titles[5]}",
+            f"- {ph[7]}",
+        ]
+    )
+
+
+def _render_part(part: TranscriptPart, include_thinking: bool) -> str | None:
+    name = part.tool_name or "tool"
+    if part.kind == "text":
+        return part.text
+    if part.kind == "thinking":
+        return f"[thinking]\n{part.text}" if include_thinking else None
+    if part.kind == "tool_call":
+        return f"[tool call] {name} input={part.text}"
+    if part.kind == "tool_result":
+        status = " (error)" if part.is_error else ""
+        return f"[tool result] {name}{status} output:\n{part.text}"
+    return f"[{part.kind}]\n{part.text}"
+
+
+def render_transcript(
+    messages: Sequence[TranscriptMessage], *, include_thinking: bool = True
+) -> str:
+    """Render messages whole, one header line each, for the compactor.
+
+    Nothing is cut or flattened: late error lines and offload notices stay visible.
+    """
+    blocks: list[str] = []
+    for message in messages:
+        who = (
+            message.role if message.name in ("", message.role) else f"{message.role} {message.name}"
+        )
+        header = f"[{message.timestamp}] {who}:" if message.timestamp else f"{who}:"
+        parts = [_render_part(p, include_thinking) for p in message.parts]
+        blocks.append("\n".join([header, *(p for p in parts if p is not None)]))
+    return "\n\n".join(blocks)
+
+
+def _fenced(opening: str, body: str, closing: str) -> str:
+    # A body that contains our own delimiters (e.g. a read of an old request) must not
+    # close the block early; the lookalike is marked so the model still sees the text.
+    for marker in DELIMITERS:
+        body = body.replace(marker, marker.replace("<<<", "<<<(quoted) "))
+    return f"{opening}\n{body}\n{closing}"
+
+
+def build_compactor_request(
+    transcript: str,
+    *,
+    previous_summary: str = "",
+    extra_instruction: str = "",
+    language: Language = "en",
+    max_chars: int | None = None,
+) -> str:
+    """The compactor's user message: the delimited transcript, then the instruction.
+
+    With a non-empty ``previous_summary`` the UPDATE instruction asks for one merged
+    summary; ``extra_instruction`` (the /compact note) is appended as extra focus;
+    ``max_chars`` adds the size limit to the rules.
+    """
+    language = check_language(language)
+    if not transcript.strip():
+        raise ValueError(
+            "transcript is empty; pass the text of render_transcript(messages) for at least "
+            "one message"
+        )
+    labels = LABELS[language]
+    previous = split_summary_message(previous_summary).strip()
+    chunks = [labels["conversation"], _fenced(CONVERSATION_OPEN, transcript, CONVERSATION_CLOSE)]
+    if previous:
+        chunks += [labels["previous"], _fenced(_PREVIOUS_OPEN, previous, _PREVIOUS_CLOSE)]
+    chunks.append(UPDATE_LEAD[language] if previous else INITIAL_LEAD[language])
+    chunks.append(_template(language))
+    rules = list(RULES[language])
+    if max_chars is not None:
+        rules.append(SIZE_RULE[language].format(limit=max_chars))
+    chunks.append("\n".join([labels["rules"], *(f"- {rule}" for rule in rules)]))
+    if extra_instruction.strip():
+        chunks += [labels["note"], _fenced(_NOTE_OPEN, extra_instruction.strip(), _NOTE_CLOSE)]
+    return "\n\n".join(chunks)
+
+
+def size_retry_note(got: int, limit: int, *, language: Language = "en") -> str:
+    """What a retry adds to the request after a reply of ``got`` characters over ``limit``."""
+    return SIZE_RETRY[check_language(language)].format(got=got, limit=limit)

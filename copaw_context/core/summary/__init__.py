@@ -1,0 +1,74 @@
+"""The summary subsystem: one :class:`Summary` model, its operations and the compactors.
+
+- :mod:`.model`: the Summary (six typed sections), parsed leniently and rendered as Markdown
+- :mod:`.merge`, :mod:`.carry`, :mod:`.fit`: merging, verbatim carry-over, budget fitting
+- :mod:`.facts`, :mod:`.extractive`: facts of a transcript and the offline summariser
+- :mod:`.prompts`, :mod:`.validate`: the compactor's prompts and the check of its reply
+- :mod:`.llm`: the LLM compactor, host-neutral behind :class:`CompactorModel`
+- :mod:`.message`: the message that puts a summary (and the archive guide) in the context
+"""
+
+from __future__ import annotations
+
+from copaw_context.core.summary.carry import (
+    carry_facts,
+    carry_verbatim,
+    keep_previous,
+    preserve_previous,
+)
+from copaw_context.core.summary.extractive import extractive_summary
+from copaw_context.core.summary.facts import ExtractedFacts, extract_facts
+from copaw_context.core.summary.fit import fit, fit_summary, trim
+from copaw_context.core.summary.language import (
+    LANGUAGES,
+    PROGRESS_SUBSECTIONS,
+    SECTION_TITLES,
+    Language,
+    check_language,
+)
+from copaw_context.core.summary.llm import CompactorModel, CompactorResult, SummaryCompactor
+from copaw_context.core.summary.markdown import is_placeholder, section_index, subsection_index
+from copaw_context.core.summary.merge import merge
+from copaw_context.core.summary.message import render_summary_message, split_summary_message
+from copaw_context.core.summary.model import Block, Summary
+from copaw_context.core.summary.prompts import (
+    build_compactor_request,
+    compactor_system_prompt,
+    render_transcript,
+    size_retry_note,
+)
+from copaw_context.core.summary.validate import validate_summary
+
+__all__ = [
+    "LANGUAGES",
+    "PROGRESS_SUBSECTIONS",
+    "SECTION_TITLES",
+    "Block",
+    "CompactorModel",
+    "CompactorResult",
+    "ExtractedFacts",
+    "Language",
+    "Summary",
+    "SummaryCompactor",
+    "build_compactor_request",
+    "carry_facts",
+    "carry_verbatim",
+    "check_language",
+    "compactor_system_prompt",
+    "extract_facts",
+    "extractive_summary",
+    "fit",
+    "fit_summary",
+    "is_placeholder",
+    "keep_previous",
+    "merge",
+    "preserve_previous",
+    "render_summary_message",
+    "render_transcript",
+    "section_index",
+    "size_retry_note",
+    "split_summary_message",
+    "subsection_index",
+    "trim",
+    "validate_summary",
+]

@@ -1,0 +1,181 @@
+"""The offline summariser: a six-section summary built from a transcript's facts, merged
+into the previous summary and kept within a character budget. Deterministic, no model."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from copaw_context.core.summary.carry import carry_facts, flatten_carried
+from copaw_context.core.summary.facts import (
+    MAX_REQUEST_CHARS,
+    ExtractedFacts,
+    cut,
+    extract_facts,
+    first_line,
+    unique,
+    user_texts,
+)
+from copaw_context.core.summary.fit import trim
+from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
+from copaw_context.core.summary.markdown import FENCE_RE, item_key
+from copaw_context.core.summary.merge import merge, union_items
+from copaw_context.core.summary.message import split_summary_message
+from copaw_context.core.summary.model import Summary
+from copaw_context.core.transcript import TranscriptMessage
+
+__all__ = ["MIN_SUMMARY_CHARS", "extractive_summary"]
+
+MIN_SUMMARY_CHARS = 1000
+
+
+def _labelled(label: str, timestamp: str, text: str, language: Language) -> str:
+    when = f" ({timestamp})" if timestamp else ""
+    lines = text.split("\n")
+    if sum(1 for line in lines if FENCE_RE.match(line)) % 2:
+        lines.append("```")  # a cut inside a code block must not swallow later headings
+    body = "\n".join([lines[0], *(f"  {line}" if line else "" for line in lines[1:])])
+    return f"- {label}{when}{WORDS[language]['colon']}{body}"
+
+
+def _ends_with_answer(messages: Sequence[TranscriptMessage]) -> bool:
+    """Whether the last non-empty message is an assistant's text reply with no tool call."""
+    final = next((m for m in reversed(messages) if m.parts), None)
+    return (
+        final is not None
+        and final.role == "assistant"
+        and bool(final.text().strip())
+        and not any(p.kind == "tool_call" for p in final.parts)
+    )
+
+
+def _batch(
+    messages: Sequence[TranscriptMessage],
+    user: Sequence[tuple[str, str]],
+    facts: ExtractedFacts,
+    extra_instruction: str,
+    language: Language,
+) -> Summary:
+    """The summary of one batch: every user request verbatim (each cut), the latest one
+    open or to be confirmed, tool outcomes, errors, files, decisions and the /compact note."""
+    words = WORDS[language]
+    requests = [(ts, cut(text, MAX_REQUEST_CHARS)) for ts, text in user]
+    goal = unique([_labelled(words["request"], ts, text, language) for ts, text in requests])
+    in_progress: list[str] = []
+    next_steps: list[str] = []
+    if requests:
+        timestamp, latest = requests[-1]
+        line = cut(first_line(latest), 200)
+        if _ends_with_answer(messages):
+            next_steps.append("1." + _labelled(words["confirm"], timestamp, line, language)[1:])
+        else:
+            in_progress.append("- [ ]" + _labelled(words["latest"], timestamp, line, language)[1:])
+            next_steps.append("1." + _labelled(words["continue"], timestamp, line, language)[1:])
+    outcomes = [(o, o.split(": ", 1)[-1].startswith("error")) for o in facts.tool_outcomes]
+    blocked = [f"- {o}" for o, failed in outcomes if failed]
+    if not blocked and facts.error_lines:
+        blocked = [f"- {words['last_error']}{words['colon']}{facts.error_lines[-1]}"]
+    critical = [f"- {words['file']}{words['colon']}{p}" for p in facts.file_paths]
+    critical += [f"- {words['error']}{words['colon']}{e}" for e in facts.error_lines]
+    if extra_instruction.strip():
+        note = cut(" ".join(extra_instruction.split()), 800)
+        critical.append(f"- {words['note']}{words['colon']}{note}")
+    return Summary(
+        language=language,
+        goal=goal,
+        constraints=[f"- {c}" for c in facts.constraints],
+        done=[f"- [x] {o}" for o, failed in outcomes if not failed],
+        in_progress=in_progress,
+        blocked=blocked,
+        decisions=[f"- {d}" for d in facts.decisions],
+        next_steps=next_steps,
+        critical=critical,
+    )
+
+
+_REQUEST_ITEM_RE = re.compile(
+    r"(?:[-*+]\s+(?:\[[ xX]\]\s*)?|\d+[.)]\s+)"
+    rf"(?P<label>{word_pattern('latest')}|{word_pattern('continue')}|{word_pattern('confirm')})"
+    r"(?: \((?P<ts>[^()\n]*)\))?(?::[ \t]|：)(?P<text>.*)",
+    re.DOTALL,
+)
+_CUT_NOTE_RE = re.compile(r" … \[\d+ more characters omitted\]$")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _close_requests(
+    previous: Summary, messages: Sequence[TranscriptMessage], has_requests: bool
+) -> Summary:
+    """``previous`` without the open request items that the new batch supersedes.
+
+    A batch with user requests replaces the previous request-derived In Progress and Next
+    Steps items (each stays in the Goal as a plain "User request" item). A batch without
+    requests that ends with an answer turns the open request into a check.
+    """
+    language = previous.language
+    words = WORDS[language]
+    if not has_requests and not _ends_with_answer(messages):
+        return previous
+    goal = previous.goal
+    goal_text = _flat("\n".join(goal))
+    closed = [m for item in previous.in_progress if (m := _REQUEST_ITEM_RE.fullmatch(item))]
+    in_progress = [i for i in previous.in_progress if not _REQUEST_ITEM_RE.fullmatch(i)]
+    steps: list[str] = []
+    for item in previous.next_steps:
+        match = _REQUEST_ITEM_RE.fullmatch(item)
+        if match is None:
+            steps.append(item)
+        elif has_requests:
+            closed.append(match)
+        elif match["label"] in (WORDS["en"]["continue"], WORDS["zh"]["continue"]):
+            confirm = _labelled(words["confirm"], match["ts"] or "", match["text"], language)
+            steps.append("1." + confirm[1:])
+        else:
+            steps.append(item)
+    for match in closed:
+        text = _CUT_NOTE_RE.sub("", match["text"].strip())
+        if text and _flat(text) not in goal_text:
+            item = _labelled(words["request"], match["ts"] or "", text, language)
+            goal = union_items(goal, [item])
+            goal_text += " " + _flat(text)
+    update = {"goal": goal, "in_progress": in_progress, "next_steps": steps}
+    return previous.model_copy(update=update)
+
+
+def extractive_summary(
+    messages: Sequence[TranscriptMessage],
+    *,
+    previous_summary: str = "",
+    extra_instruction: str = "",
+    language: Language = "en",
+    max_chars: int = 12000,
+) -> str:
+    """A six-section summary of ``messages`` from their facts, merged into
+    ``previous_summary`` (a summary or a summary message).
+
+    Every user request of ``messages`` is listed verbatim (each cut to 2,000 characters);
+    the previous summary's open request items are closed when newer requests arrive. Over
+    ``max_chars`` the oldest items are left out (with a note pointing at the dialog archive);
+    only the first Goal item (the original task) and the latest request are always kept, so
+    the result exceeds ``max_chars`` only when those two alone do.
+    """
+    language = check_language(language)
+    if (
+        isinstance(max_chars, bool)
+        or not isinstance(max_chars, int)
+        or max_chars < MIN_SUMMARY_CHARS
+    ):
+        raise ValueError(f"max_chars: got {max_chars!r}; use an int >= {MIN_SUMMARY_CHARS}")
+    facts = extract_facts(messages)
+    user = user_texts(messages)
+    previous = Summary.parse(split_summary_message(previous_summary), language)
+    previous = _close_requests(flatten_carried(previous), messages, bool(user))
+    new = _batch(messages, user, facts, extra_instruction, language)
+    merged = carry_facts(merge(previous, new), facts)
+    goal = merged.goal
+    protected = {item_key(item) for item in goal[:1]}
+    protected.update(item_key(item) for item in (new.goal or goal)[-1:])
+    return trim(merged, protected, max_chars).render()

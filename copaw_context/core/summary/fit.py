@@ -1,0 +1,178 @@
+"""Fitting a summary into a character budget: old items out first, then long items cut."""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections import deque
+from collections.abc import Callable
+
+from copaw_context.core.summary.carry import flatten_carried
+from copaw_context.core.summary.facts import cut
+from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
+from copaw_context.core.summary.markdown import FENCE_RE, item_key
+from copaw_context.core.summary.merge import union_items
+from copaw_context.core.summary.message import split_summary_message
+from copaw_context.core.summary.model import ITEM_KEYS, Summary
+
+__all__ = ["fit", "fit_summary", "trim"]
+
+# Constraints may fill at most this share of max_chars before the oldest are left out.
+_CONSTRAINT_SHARE = 3
+# Items copied mechanically from the messages (requests, files, errors, tool outcomes): the
+# dialog archive holds them word for word, unlike what a model or the user wrote.
+_COPIED_RE = re.compile(
+    rf"(?:{'|'.join(word_pattern(k) for k in ('request', 'file', 'error', 'last_error'))})"
+    r"(?: \([^()\n]*\))?(?:: |：)"
+    r"|[^\s:()]+(?:\([^\n]*?\))?: (?:ok|error) — "
+)
+
+
+def _drop_until_fits(
+    summary: Summary,
+    lists: Callable[[], list[list[str]]],
+    droppable: Callable[[str], bool],
+    max_chars: int,
+) -> None:
+    """Drop the oldest droppable item of the longest of ``lists`` until the summary fits.
+
+    Linear in the number of items (a heap of list sizes, a queue of droppable items per
+    list): a megabyte of short lines is trimmed in milliseconds.
+    """
+    size = len(summary.render())
+    while size > max_chars:
+        groups = lists()
+        totals = [sum(len(i) + 1 for i in items) for items in groups]
+        queues = [deque(k for k, item in enumerate(items) if droppable(item)) for items in groups]
+        heap = [(-totals[g], g) for g in range(len(groups)) if queues[g]]
+        heapq.heapify(heap)
+        dropped: list[set[int]] = [set() for _ in groups]
+        while size > max_chars and heap:
+            negative, g = heapq.heappop(heap)
+            if -negative != totals[g] or not queues[g]:
+                continue  # a stale entry: the list shrank since it was pushed
+            victim = queues[g].popleft()
+            dropped[g].add(victim)
+            cost = len(groups[g][victim]) + 1
+            totals[g] -= cost
+            size -= cost  # an estimate; rendered again once it says the summary fits
+            if queues[g]:
+                heapq.heappush(heap, (-totals[g], g))
+        for items, gone in zip(groups, dropped, strict=True):
+            if gone:
+                items[:] = [item for k, item in enumerate(items) if k not in gone]
+        if not heap and size > max_chars:
+            return  # nothing left to drop
+        size = len(summary.render())
+        if not any(dropped):
+            return
+
+
+def _budget_constraints(
+    constraints: list[str], droppable: Callable[[str], bool], limit: int
+) -> None:
+    """Leave out the oldest droppable constraints until they fill at most ``limit``."""
+    excess = sum(len(i) + 1 for i in constraints) - limit
+    kept: list[str] = []
+    for item in constraints:
+        if excess > 0 and droppable(item):
+            excess -= len(item) + 1
+        else:
+            kept.append(item)
+    constraints[:] = kept
+
+
+def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
+    """The summary, canonical, with old items left out until it fits ``max_chars``; only the
+    items whose :func:`item_key` is in ``protected`` are never left out.
+
+    Constraints keep the newest within a third of ``max_chars``. Then, longest list first
+    and oldest item first, go the items copied from the messages (the archive has them),
+    then any other item, then the remaining constraints.
+    """
+    doc = summary.canonical()
+    if len(doc.render()) <= max_chars:
+        return doc
+    note = "- " + WORDS[doc.language]["trimmed"]
+    doc.critical = union_items(doc.critical, [note])
+    keep = protected | {item_key(note)}
+
+    def droppable(item: str) -> bool:
+        return item_key(item) not in keep
+
+    def copied(item: str) -> bool:
+        return droppable(item) and _COPIED_RE.match(item_key(item)) is not None
+
+    def others() -> list[list[str]]:
+        lists = [doc.preamble, doc.goal, doc.progress_notes, doc.decisions, doc.next_steps]
+        lists += [doc.critical, doc.done, doc.in_progress, doc.blocked]
+        return lists + [block.items for block in (*doc.progress_other, *doc.other)]
+
+    constraints = doc.constraints
+    _budget_constraints(constraints, droppable, max_chars // _CONSTRAINT_SHARE)
+    _drop_until_fits(doc, others, copied, max_chars)
+    _drop_until_fits(doc, others, droppable, max_chars)
+    doc.progress_other = [block for block in doc.progress_other if block.items]
+    doc.other = [block for block in doc.other if block.items]
+    _drop_until_fits(doc, lambda: [constraints], droppable, max_chars)
+    return doc
+
+
+def _cut_item(item: str, limit: int) -> str:
+    if len(item) <= limit:
+        return item
+    text = cut(item, limit)
+    if sum(1 for line in text.split("\n") if FENCE_RE.match(line)) % 2:
+        text += "\n  ```"  # a cut inside a code block must not swallow later headings
+    return text
+
+
+def _with_items_cut(summary: Summary, limit: int) -> Summary:
+    def each(items: list[str]) -> list[str]:
+        return [_cut_item(item, limit) for item in items]
+
+    update: dict[str, object] = {key: each(summary.items(key)) for key in ITEM_KEYS}
+    for name in ("progress_other", "other"):
+        blocks = getattr(summary, name)
+        update[name] = [block.model_copy(update={"items": each(block.items)}) for block in blocks]
+    return summary.model_copy(update=update)
+
+
+def _shrink(summary: Summary, max_chars: int) -> str:
+    doc = flatten_carried(summary.canonical())
+    goal = doc.goal
+    doc = trim(doc, {item_key(item) for item in goal[:1] + goal[-1:]}, max_chars)
+    text = doc.render()
+    if len(text) > max_chars:  # the longest item length that fits, by bisection
+        low, high = 0, len(text)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if len(_with_items_cut(doc, middle).render()) <= max_chars:
+                low = middle
+            else:
+                high = middle - 1
+        text = _with_items_cut(doc, max(low, 40)).render()
+    if len(text) > max_chars:
+        text = text[: text.rfind("\n", 0, max_chars) + 1 or max_chars]
+    return text
+
+
+def fit(summary: Summary, max_chars: int) -> str:
+    """The rendered summary within ``max_chars`` characters, whatever it holds.
+
+    As it is when it fits. Otherwise, canonical: old items are left out as in
+    :func:`trim` (items copied from the messages first; the first and the last Goal items
+    are kept), then, if the kept items alone are too long, every item is cut to one common
+    length, and as a last resort the text itself is cut at a line end. No step is
+    quadratic: a megabyte of short lines is handled in well under a second.
+    """
+    text = summary.render()
+    return text if len(text) <= max_chars else _shrink(summary, max_chars)
+
+
+def fit_summary(summary: str, *, max_chars: int, language: Language = "en") -> str:
+    """:func:`fit` for a summary's text (or summary message); the text itself if it fits."""
+    language = check_language(language)
+    if len(summary) <= max_chars:
+        return summary
+    return _shrink(Summary.parse(split_summary_message(summary), language), max_chars)

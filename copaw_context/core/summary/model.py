@@ -1,0 +1,322 @@
+"""The summary as one document: six typed sections, parsed leniently, rendered as Markdown.
+
+A summary parsed from text keeps how its headings were written (:class:`Layout`), so an edit
+that only adds items (the verbatim carry-over, restoring previous items) renders every line
+of the original again. A summary built here (merged, trimmed, extractive) has no layout and
+renders canonically: ``## `` sections in order, "(none)" in the empty ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from copaw_context.core.summary.language import (
+    NONE_MARK,
+    PROGRESS_KEYS,
+    PROGRESS_SUBSECTIONS,
+    SECTION_KEYS,
+    SECTION_TITLES,
+    Language,
+    ProgressKey,
+    SectionKey,
+    check_language,
+)
+from copaw_context.core.summary.markdown import (
+    STARTS_ITEM_RE,
+    find_headings,
+    section_index,
+    section_level,
+    split_items,
+    split_title,
+    subsection_index,
+    unwrap_code_fence,
+)
+
+__all__ = [
+    "ITEM_KEYS",
+    "Block",
+    "Heading",
+    "HeadingKey",
+    "ItemsKey",
+    "Layout",
+    "Summary",
+    "items_key",
+]
+
+ItemsKey = Literal[
+    "preamble",
+    "goal",
+    "constraints",
+    "progress_notes",
+    "done",
+    "in_progress",
+    "blocked",
+    "decisions",
+    "next_steps",
+    "critical",
+]
+ITEM_KEYS: tuple[ItemsKey, ...] = get_args(ItemsKey)
+HeadingKey = SectionKey | ProgressKey
+
+_NUMBERED_RE = re.compile(r"^\d+[.)]\s")
+
+
+def items_key(key: HeadingKey) -> ItemsKey:
+    """The item list a heading introduces: Progress's own text is ``progress_notes``."""
+    return "progress_notes" if key == "progress" else key
+
+
+class Heading(BaseModel):
+    """A heading as the source wrote it, and where its items start."""
+
+    model_config = ConfigDict(frozen=True)
+
+    line: str
+    start: int = 0  # index of its first item in the section's list
+    tail: str = ""  # "build X" of "## Goal: build X": also the first item under it
+
+
+class Layout(BaseModel):
+    """How a parsed summary was written: its heading level and its heading lines."""
+
+    level: Literal[1, 2] = 2
+    headings: dict[HeadingKey, list[Heading]] = Field(default_factory=dict)
+
+
+class Block(BaseModel):
+    """A section or Progress subsection whose title is not one of the known ones."""
+
+    title: str
+    items: list[str] = Field(default_factory=list)
+    heading: str | None = None  # the heading line as written
+
+
+class Summary(BaseModel):
+    """A checkpoint summary. Each section is a list of items: a bullet with its continuation
+    lines, or a paragraph, exactly as written. Unknown sections and text before the first
+    heading are kept, so nothing a model wrote is dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    language: Language = "en"
+    preamble: list[str] = Field(default_factory=list)
+    goal: list[str] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+    progress_notes: list[str] = Field(default_factory=list)  # Progress text outside ###
+    done: list[str] = Field(default_factory=list)
+    in_progress: list[str] = Field(default_factory=list)
+    blocked: list[str] = Field(default_factory=list)
+    progress_other: list[Block] = Field(default_factory=list)
+    decisions: list[str] = Field(default_factory=list)
+    next_steps: list[str] = Field(default_factory=list)
+    critical: list[str] = Field(default_factory=list)
+    other: list[Block] = Field(default_factory=list)
+    layout: Layout | None = None  # None: render canonically
+
+    @classmethod
+    def parse(cls, markdown: str, language: Language = "en") -> Summary:
+        """Read a summary leniently: headings in either language and common variants, one
+        wrapping code fence, headings inside code fences ignored, ``#`` or ``##`` sections."""
+        return _parse(markdown, check_language(language))
+
+    def render(self, language: Language | None = None) -> str:
+        """The Markdown of the summary; ``language`` (default: its own) names new headings."""
+        return _render(self, check_language(language or self.language))
+
+    def items(self, key: ItemsKey) -> list[str]:
+        """The item list named ``key``."""
+        found: list[str] = getattr(self, key)
+        return found
+
+    def canonical(self) -> Summary:
+        """The same items without the source's layout."""
+        return self.model_copy(update={"layout": None}, deep=True)
+
+    def written_sections(self) -> frozenset[SectionKey]:
+        """The known sections the source had a heading for (all six when built here)."""
+        if self.layout is None:
+            return frozenset(SECTION_KEYS)
+        return frozenset(key for key in SECTION_KEYS if key in self.layout.headings)
+
+    def has_headings(self) -> bool:
+        """Whether the summary has any section at all (known or not)."""
+        return self.layout is None or bool(self.layout.headings or self.other)
+
+    def section_items(self) -> Iterator[str]:
+        """Every item under a heading, known or not (not the preamble)."""
+        for key in ITEM_KEYS[1:]:
+            yield from self.items(key)
+        for block in (*self.progress_other, *self.other):
+            yield from block.items
+
+
+# --------------------------------------------------------------------------- parse
+
+
+class _Parsed:
+    """The fields of a summary being read."""
+
+    def __init__(self) -> None:
+        self.items: dict[ItemsKey, list[str]] = {key: [] for key in ITEM_KEYS}
+        self.headings: dict[HeadingKey, list[Heading]] = {}
+        self.progress_other: list[Block] = []
+        self.other: list[Block] = []
+
+    def add(self, key: HeadingKey, line: str, tail: str, items: list[str]) -> None:
+        target = self.items[items_key(key)]
+        self.headings.setdefault(key, []).append(Heading(line=line, start=len(target), tail=tail))
+        target += items
+
+
+def _bounds(rows: Sequence[int], end: int) -> Iterator[tuple[int, int]]:
+    """(heading row, end of its body) for each of the sorted ``rows``."""
+    for n, row in enumerate(rows):
+        yield row, rows[n + 1] if n + 1 < len(rows) else end
+
+
+def _parse(markdown: str, language: Language) -> Summary:
+    lines = unwrap_code_fence(markdown).split("\n")
+    level: Literal[1, 2] = 1 if section_level(lines) == 1 else 2
+    titles = find_headings(lines, level=level)
+    rows = sorted(titles)
+    parsed = _Parsed()
+    parsed.items["preamble"] = split_items(lines[: rows[0] if rows else len(lines)])
+    for row, end in _bounds(rows, len(lines)):
+        title, tail = split_title(titles[row])
+        body = [tail, *lines[row + 1 : end]] if tail else lines[row + 1 : end]
+        index = section_index(title)
+        if index is None:
+            parsed.other.append(
+                Block(title=title.strip(), items=split_items(body), heading=lines[row])
+            )
+        elif index == 2:
+            _parse_progress(parsed, lines[row], tail, body, level)
+        else:
+            parsed.add(SECTION_KEYS[index], lines[row], tail, split_items(body))
+    return Summary(
+        language=language,
+        **parsed.items,
+        progress_other=parsed.progress_other,
+        other=parsed.other,
+        layout=Layout(level=level, headings=parsed.headings),
+    )
+
+
+def _parse_progress(parsed: _Parsed, line: str, tail: str, body: list[str], level: int) -> None:
+    titles = find_headings(body, level=level + 1)
+    rows = sorted(titles)
+    parsed.add("progress", line, tail, split_items(body[: rows[0] if rows else len(body)]))
+    for row, end in _bounds(rows, len(body)):
+        title, sub_tail = split_title(titles[row])
+        chunk = split_items([sub_tail, *body[row + 1 : end]] if sub_tail else body[row + 1 : end])
+        index = subsection_index(title)
+        if index is None:
+            parsed.progress_other.append(Block(title=title.strip(), items=chunk, heading=body[row]))
+        else:
+            parsed.add(PROGRESS_KEYS[index], body[row], sub_tail, chunk)
+
+
+# --------------------------------------------------------------------------- render
+
+
+def _block(
+    items: Sequence[str], language: Language, *, none_mark: bool, numbered: bool = False
+) -> list[str]:
+    """The lines of ``items``: paragraphs apart by a blank line, bullets one after another."""
+    if not items:
+        return [NONE_MARK[language]] if none_mark else []
+    lines: list[str] = []
+    number = 0
+    for item in items:
+        paragraph = not STARTS_ITEM_RE.match(item)
+        if numbered and _NUMBERED_RE.match(item):
+            number += 1
+            item = _NUMBERED_RE.sub(f"{number}. ", item, count=1)
+        if lines and (paragraph or not STARTS_ITEM_RE.match(lines[-1].split("\n")[0])):
+            lines.append("")
+        lines.append(item)
+    return lines
+
+
+class _Renderer:
+    def __init__(self, summary: Summary, language: Language) -> None:
+        self.summary = summary
+        self.language = language
+        self.canonical = summary.layout is None
+        self.level = 2 if summary.layout is None else summary.layout.level
+        self.headings = {} if summary.layout is None else summary.layout.headings
+
+    def heading(self, title: str, level: int) -> str:
+        return "#" * level + " " + title
+
+    def section(self, key: HeadingKey, title: str, level: int) -> list[str]:
+        """A known section or subsection: its heading(s) as written, then its items."""
+        items = self.summary.items(items_key(key))
+        heads = self.headings.get(key)
+        if not heads:
+            mark = self.canonical and key != "progress"
+            numbered = self.canonical and key == "next_steps"
+            body = _block(items, self.language, none_mark=mark, numbered=numbered)
+            return [self.heading(title, level), *body]
+        out: list[str] = []
+        for n, head in enumerate(heads):
+            end = heads[n + 1].start if n + 1 < len(heads) else len(items)
+            chunk = items[head.start : end]
+            line = head.line
+            if head.tail:
+                first = chunk[0] if chunk else ""
+                if first == head.tail or first.startswith(head.tail + "\n"):
+                    rest = first[len(head.tail) + 1 :]
+                    chunk = [rest, *chunk[1:]] if rest else chunk[1:]
+                else:  # the text after the colon is gone: do not write it again
+                    line = self.heading(title, level)
+            out += [""] if out else []
+            out += [line, *_block(chunk, self.language, none_mark=False)]
+        return out
+
+    def block(self, block: Block, level: int) -> list[str]:
+        line = block.heading
+        if line is None or self.canonical:
+            line = self.heading(block.title, level)
+        return [line, *_block(block.items, self.language, none_mark=self.canonical)]
+
+    def progress(self) -> list[str]:
+        summary, level = self.summary, self.level
+        subs = [key for key in PROGRESS_KEYS if self.canonical or self.shows(key)]
+        if not (self.canonical or self.shows("progress") or subs or summary.progress_other):
+            return []
+        out = self.section("progress", SECTION_TITLES[self.language][2], level)
+        titles = PROGRESS_SUBSECTIONS[self.language]
+        for key in subs:
+            out += self.section(key, titles[PROGRESS_KEYS.index(key)], level + 1)
+        for block in summary.progress_other:
+            out += self.block(block, level + 1)
+        return out
+
+    def shows(self, key: HeadingKey) -> bool:
+        return key in self.headings or bool(self.summary.items(items_key(key)))
+
+    def render(self) -> str:
+        summary = self.summary
+        out: list[str] = []
+        if summary.preamble:
+            out += [*_block(summary.preamble, self.language, none_mark=False), ""]
+        for key, title in zip(SECTION_KEYS, SECTION_TITLES[self.language], strict=True):
+            if key == "progress":
+                lines = self.progress()
+            elif self.canonical or self.shows(key):
+                lines = self.section(key, title, self.level)
+            else:
+                lines = []
+            out += [*lines, ""] if lines else []
+        for block in summary.other:
+            out += [*self.block(block, self.level), ""]
+        return "\n".join(out)
+
+
+def _render(summary: Summary, language: Language) -> str:
+    return _Renderer(summary, language).render()

@@ -1,0 +1,236 @@
+"""The host-neutral LLM compactor, driven by a plain CompactorModel (no AgentScope)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from copaw_context.core.summary import CompactorModel, SummaryCompactor, llm
+from copaw_context.core.summary.prompts import CONVERSATION_OPEN
+from copaw_context.core.tokens import make_token_counter
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from tests.helpers import six_section_summary
+from tests.test_agent_compaction import PREVIOUS_SUMMARY
+
+Reply = str | BaseException | Callable[[], Awaitable[str]]
+
+
+class FakeModel:
+    """Answers each request with the next of ``replies``: a text, an exception to raise, or
+    a coroutine function to await."""
+
+    def __init__(self, replies: list[Reply], context_size: int = 32768) -> None:
+        self.replies = list(replies)
+        self.requests: list[tuple[str, str]] = []
+        self._context_size = context_size
+
+    @property
+    def context_size(self) -> int:
+        return self._context_size
+
+    async def complete(self, system_prompt: str, request: str) -> str:
+        self.requests.append((system_prompt, request))
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        if callable(reply):
+            return await reply()
+        return reply
+
+
+def _compactor(**options: Any) -> SummaryCompactor:
+    settings: dict[str, Any] = {"mode": "llm", "counter": make_token_counter("estimate")}
+    return SummaryCompactor(**{**settings, "retry_delay": 0.001, **options})
+
+
+def _messages(turns: int = 2, size: int = 20) -> list[TranscriptMessage]:
+    out: list[TranscriptMessage] = []
+    for t in range(turns):
+        text = f"Request {t}: never touch prod.yaml. " + "detail " * size
+        out.append(TranscriptMessage("user", "user", (TranscriptPart("text", text),)))
+        out.append(TranscriptMessage("assistant", "bot", (TranscriptPart("text", f"ok {t}"),)))
+    return out
+
+
+def test_the_fake_is_a_compactor_model() -> None:
+    model: CompactorModel = FakeModel([])
+    assert model.context_size == 32768
+
+
+async def test_a_valid_reply_is_used_with_the_previous_items_and_the_facts() -> None:
+    model = FakeModel([PREVIOUS_SUMMARY.replace("- Never modify vendor/ files", "- (none)")])
+    result = await _compactor().summarise(
+        _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
+    )
+    assert (result.method, result.fallback_reason, result.stages) == ("llm", None, 1)
+    assert "- Never modify vendor/ files" in result.summary  # kept from the previous summary
+    assert "Request 0: never touch prod.yaml." in result.summary  # carried verbatim
+    ((system, request),) = model.requests
+    assert "checkpoint summaries" in system and CONVERSATION_OPEN in request
+
+
+async def test_an_unchanged_reply_is_returned_as_written() -> None:
+    model = FakeModel([f"  {PREVIOUS_SUMMARY}\n"])
+    messages = [TranscriptMessage("user", "user", (TranscriptPart("text", "go on"),))]
+    result = await _compactor().summarise(messages, previous_summary="", model=model)
+    assert result.summary == PREVIOUS_SUMMARY
+
+
+async def test_errors_are_retried_with_a_doubling_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    pauses: list[float] = []
+    sleep = asyncio.sleep
+
+    async def record(seconds: float) -> None:
+        pauses.append(seconds)
+        await sleep(0)
+
+    monkeypatch.setattr(llm.asyncio, "sleep", record)
+    model = FakeModel([RuntimeError("500"), ConnectionError("reset"), PREVIOUS_SUMMARY])
+    compactor = _compactor(retries=2, retry_delay=0.25)
+    result = await compactor.summarise(_messages(), previous_summary="", model=model)
+    assert result.method == "llm" and len(model.requests) == 3
+    assert pauses == [0.25, 0.5]
+
+
+async def test_every_attempt_failing_falls_back_to_the_extractive_summary() -> None:
+    model = FakeModel([RuntimeError(f"500 #{i}") for i in range(3)])
+    result = await _compactor(retries=2).summarise(
+        _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
+    )
+    assert result.method == "extractive" and result.fallback_reason == "RuntimeError: 500 #2"
+    assert "Ship the parser fix for ticket PARSE-17" in result.summary
+    assert "Request 1: never touch prod.yaml." in result.summary
+
+
+async def test_a_timeout_is_a_failed_call() -> None:
+    async def hang() -> str:
+        await asyncio.Event().wait()
+        return "never"
+
+    model = FakeModel([hang, PREVIOUS_SUMMARY])
+    result = await _compactor(timeout_seconds=0.01, retries=1).summarise(
+        _messages(), previous_summary="", model=model
+    )
+    assert result.method == "llm" and len(model.requests) == 2
+    model = FakeModel([hang])
+    result = await _compactor(timeout_seconds=0.01, retries=0).summarise(
+        _messages(), previous_summary="", model=model
+    )
+    assert result.fallback_reason == "compactor timed out after 0.01 s"
+
+
+async def test_a_cancelled_error_from_the_model_is_a_failed_call() -> None:
+    model = FakeModel([asyncio.CancelledError(), PREVIOUS_SUMMARY])
+    result = await _compactor(retries=1).summarise(_messages(), previous_summary="", model=model)
+    assert result.method == "llm" and len(model.requests) == 2
+    model = FakeModel([asyncio.CancelledError()])
+    result = await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
+    assert result.method == "extractive" and "cancelled" in (result.fallback_reason or "")
+
+
+async def test_cancelling_the_callers_task_stops_the_compactor() -> None:
+    started = asyncio.Event()
+
+    async def hang() -> str:
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    model = FakeModel([hang, PREVIOUS_SUMMARY])
+    task = asyncio.create_task(
+        _compactor(retries=1).summarise(_messages(), previous_summary="", model=model)
+    )
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(model.requests) == 1, "a cancelled caller must not retry"
+
+
+async def test_an_oversized_reply_is_asked_again_with_the_size_then_replaced() -> None:
+    big = six_section_summary(200)
+    model = FakeModel([big, PREVIOUS_SUMMARY])
+    result = await _compactor(max_summary_chars=2000).summarise(
+        _messages(), previous_summary="", model=model
+    )
+    assert result.method == "llm"
+    first, second = (request for _, request in model.requests)
+    assert "at most 2000 characters" in first
+    assert f"Your previous answer was {len(big)} characters" in second
+    model = FakeModel([big, big])
+    result = await _compactor(max_summary_chars=2000).summarise(
+        _messages(), previous_summary="", model=model
+    )
+    assert result.method == "extractive" and len(result.summary) <= 2000
+    assert result.fallback_reason == (f"summary too long: {len(big)} characters, the limit is 2000")
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("", "empty summary"),
+        ("## Hello\nHow can I help?", "missing sections: ## Goal"),
+        (f"{CONVERSATION_OPEN}\n{PREVIOUS_SUMMARY}", "repeats the request delimiter"),
+    ],
+)
+async def test_an_invalid_reply_falls_back(reply: str, reason: str) -> None:
+    model = FakeModel([reply, reply])
+    result = await _compactor().summarise(
+        _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
+    )
+    assert result.method == "extractive" and reason in (result.fallback_reason or "")
+
+
+@pytest.mark.parametrize(("context_size", "window"), [(1500, None), (32768, 1500)])
+async def test_stages_fit_the_smaller_of_the_model_and_the_given_window(
+    context_size: int, window: int | None
+) -> None:
+    counter = make_token_counter("estimate")
+    model = FakeModel([PREVIOUS_SUMMARY] * 30, context_size=context_size)
+    compactor = _compactor(counter=counter)
+    result = await compactor.summarise(
+        _messages(turns=12, size=80),
+        previous_summary=PREVIOUS_SUMMARY,
+        model=model,
+        window_tokens=window,
+    )
+    assert result.method == "llm" and result.stages == len(model.requests) >= 2
+    assert all(counter.count(system + request) < 1500 for system, request in model.requests)
+
+
+async def test_no_model_or_the_extractive_mode_calls_nothing() -> None:
+    model = FakeModel([])
+    for compactor, given in ((_compactor(), None), (_compactor(mode="extractive"), model)):
+        result = await compactor.summarise(_messages(), previous_summary="", model=given)
+        assert result.method == "extractive" and result.fallback_reason is None
+    assert model.requests == []
+
+
+async def test_the_cpu_bound_steps_run_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    threads: dict[str, threading.Thread] = {}
+
+    def spy(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            threads[name] = threading.current_thread()
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    for name in ("extract_facts", "extractive_summary", "fit_summary", "render_transcript"):
+        monkeypatch.setattr(llm, name, spy(name, getattr(llm, name)))
+    model = FakeModel([RuntimeError("500"), PREVIOUS_SUMMARY])
+    await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
+    await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
+    assert set(threads) == {
+        "extract_facts",
+        "extractive_summary",
+        "fit_summary",
+        "render_transcript",
+    }
+    assert threading.main_thread() not in threads.values()
