@@ -1,19 +1,16 @@
 """copaw-context: CoPaw/QwenPaw "light" context management for AgentScope agents.
 
-The framework-neutral core lives in :mod:`copaw_context.core`; the AgentScope 2.x
-adapter in :mod:`copaw_context.agentscope2`. The names below are the public API.
+The names below are what a user touches. Importing the package loads no AgentScope module:
+the adapter names (``MemoryCompactionHook``, ``attach``, ``pin_message``, ...) resolve on
+first use, for the AgentScope major that is installed. Everything else stays importable from
+its own module (``copaw_context.core.*``, ``copaw_context.agentscope2``).
 """
 
 from __future__ import annotations
 
-from copaw_context.agentscope2 import (
-    AsMsgHandler,
-    MemoryCompactionHook,
-    attach,
-    make_read_file_tool,
-    pin_message,
-)
-from copaw_context.core.archive import DialogArchive
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from copaw_context.core.config import (
     ContextCompactConfig,
     LightContextConfig,
@@ -22,40 +19,72 @@ from copaw_context.core.config import (
     load_running_config,
 )
 from copaw_context.core.errors import ArchiveError, CompactionError, ConfigError, CopawContextError
-from copaw_context.core.events import ContextEvent
-from copaw_context.core.file_reader import read_text_file
-from copaw_context.core.offload import OffloadStore
-from copaw_context.core.tokens import TokenCounter, make_token_counter
-from copaw_context.core.truncation import (
-    TRUNCATION_NOTICE_MARKER,
-    parse_truncation_notice,
-    truncate_text_output,
-)
+from copaw_context.core.events import CompactionRecord, ContextEvent
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from copaw_context.agentscope2 import MemoryCompactionHook, attach, pin_message
+    from copaw_context.core.engine import ContextEngine
+    from copaw_context.testing import ScriptedChatModel
+
+__version__ = "0.2.0"
 
 __all__ = [
-    "TRUNCATION_NOTICE_MARKER",
     "ArchiveError",
-    "AsMsgHandler",
     "CompactionError",
+    "CompactionRecord",
     "ConfigError",
     "ContextCompactConfig",
+    "ContextEngine",
     "ContextEvent",
     "CopawContextError",
-    "DialogArchive",
     "LightContextConfig",
     "MemoryCompactionHook",
-    "OffloadStore",
     "RunningConfig",
-    "TokenCounter",
+    "ScriptedChatModel",
     "ToolResultPruningConfig",
     "attach",
     "load_running_config",
-    "make_read_file_tool",
-    "make_token_counter",
-    "parse_truncation_notice",
     "pin_message",
-    "read_text_file",
-    "truncate_text_output",
 ]
+
+_ADAPTER_NAMES = ("MemoryCompactionHook", "attach", "pin_message")
+_LAZY = {
+    "ContextEngine": "copaw_context.core.engine",
+    "ScriptedChatModel": "copaw_context.testing",
+}
+
+
+def installed_agentscope_major() -> int:
+    """The major version of the installed AgentScope (without importing it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("agentscope")
+    except PackageNotFoundError:
+        raise ImportError(
+            "copaw-context's agent hook needs AgentScope: pip install 'agentscope>=2.0.11'"
+        ) from None
+    return int(installed.split(".", 1)[0])
+
+
+def _adapter_module() -> str:
+    major = installed_agentscope_major()
+    if major >= 2:
+        return "copaw_context.agentscope2"
+    return "copaw_context.agentscope1"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ADAPTER_NAMES:
+        module = _adapter_module()
+    elif name in _LAZY:
+        module = _LAZY[name]
+    else:
+        raise AttributeError(f"module 'copaw_context' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_ADAPTER_NAMES, *_LAZY])

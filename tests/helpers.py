@@ -11,8 +11,8 @@ from agentscope.message import Msg, ToolResultBlock, UserMsg
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, Toolkit
 
-from copaw_context import MemoryCompactionHook, RunningConfig, parse_truncation_notice
-from copaw_context.agentscope2._messages import tool_result_texts
+from copaw_context import MemoryCompactionHook, RunningConfig
+from copaw_context.agentscope2.messages import tool_result_texts
 from copaw_context.core.summary.markdown import (
     find_headings,
     section_index,
@@ -20,6 +20,7 @@ from copaw_context.core.summary.markdown import (
     split_title,
     unwrap_code_fence,
 )
+from copaw_context.core.truncation import parse_truncation_notice
 from copaw_context.testing import (
     ModelBlock,
     ModelCall,

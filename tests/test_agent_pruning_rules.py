@@ -9,14 +9,13 @@ from typing import Any
 from agentscope.message import Base64Source, DataBlock, TextBlock, UserMsg
 from agentscope.tool import ToolChunk
 
-from copaw_context import (
+from copaw_context import MemoryCompactionHook, RunningConfig
+from copaw_context.core.config import parse_running_config
+from copaw_context.core.truncation import (
     TRUNCATION_NOTICE_MARKER,
-    MemoryCompactionHook,
-    RunningConfig,
     parse_truncation_notice,
     truncate_text_output,
 )
-from copaw_context.core.config import parse_running_config
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
 from tests.helpers import (
     allow,

@@ -13,7 +13,7 @@ from agentscope.agent import Agent
 from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig
-from copaw_context.agentscope2._attach import _HOOK_LISTS
+from copaw_context.agentscope2.attach import _HOOK_LISTS
 from copaw_context.testing import ScriptedChatModel
 from tests.helpers import make_agent
 
@@ -33,7 +33,7 @@ async def test_prepare_model_input_shape(tmp_path) -> None:
     agent.state.context = [UserMsg("user", "hello")]
     assert hasattr(Agent, "_prepare_model_input"), (
         f"agentscope {AGENTSCOPE}: Agent._prepare_model_input is gone; "
-        "update copaw_context/agentscope2/_context_ops.token_report"
+        "update copaw_context/agentscope2/session.py (fixed_parts)"
     )
     model_input = await agent._prepare_model_input()
     messages = model_input["messages"]

@@ -13,7 +13,7 @@ from agentscope.agent import Agent
 from agentscope.message import AssistantMsg, Msg, TextBlock, UserMsg
 
 from copaw_context import ContextEvent, MemoryCompactionHook
-from copaw_context.agentscope2._context_ops import archive_id
+from copaw_context.agentscope2.messages import archive_id
 from copaw_context.core.archive import DialogArchive, read_archive
 from copaw_context.core.config import parse_running_config
 from copaw_context.core.errors import ArchiveError

@@ -157,8 +157,8 @@ async def test_calibration_follows_the_counter_in_use(
     )
     agent = await make_agent(hook, model)
     await agent.reply(UserMsg("user", "hello " * 100))
-    handler = await hook.handler_for(agent)
-    assert handler.counter.name.startswith("estimate")
-    assert hook.calibrates(agent, handler)
+    report = await token_report(hook, agent)
+    assert report.counter.startswith("estimate")
+    assert await hook.calibrates(agent)
     report = await token_report(hook, agent)
     assert report.calibration > 1.3 and report.total > report.raw

@@ -15,8 +15,8 @@ from agentscope.message import UserMsg
 from agentscope.types import ReplyFinishedReason
 
 from copaw_context import ContextEvent, MemoryCompactionHook
-from copaw_context.agentscope2._context_ops import _summary_budget_chars
-from copaw_context.agentscope2._summariser import AgentScopeSummariser
+from copaw_context.agentscope2.summariser import AgentScopeSummariser
+from copaw_context.core.compaction import summary_budget_chars as _summary_budget_chars
 from copaw_context.core.summary import (
     SummaryCompactor,
     render_summary_message,

@@ -17,9 +17,10 @@ from agentscope.message import (
 )
 from agentscope.tool import ToolChunk
 
-from copaw_context import ContextEvent, MemoryCompactionHook, parse_truncation_notice
+from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2 import token_report
 from copaw_context.core.config import parse_running_config
+from copaw_context.core.truncation import parse_truncation_notice
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,
@@ -347,7 +348,7 @@ async def test_usage_calibrates_only_approximate_counters(tmp_path: Path) -> Non
         model = ScriptedChatModel([text_step("a")], model_name=model_name, usage=scaled_usage(2.2))
         agent = await make_agent(hook, model)
         await agent.reply(UserMsg("user", "hello"))
-        assert hook.calibrates(agent, await hook.handler_for(agent)) is expected
+        assert await hook.calibrates(agent) is expected
         report = await token_report(hook, agent)
         assert (report.calibration > 1.0) is expected
 

@@ -1,21 +1,25 @@
-"""AgentScope 2.x adapter: ``MemoryCompactionHook`` (a ``MiddlewareBase``) and helpers."""
+"""AgentScope 2.x adapter: ``MemoryCompactionHook`` (a ``MiddlewareBase``) over the engine."""
 
 from __future__ import annotations
 
-from copaw_context.agentscope2._attach import attach
-from copaw_context.agentscope2._context_ops import TokenReport, token_report
-from copaw_context.agentscope2._hook import MemoryCompactionHook
-from copaw_context.agentscope2._messages import (
+from copaw_context.agentscope2.attach import attach
+from copaw_context.agentscope2.messages import (
     METADATA_KEY,
     AsMsgHandler,
     ContextCheck,
     is_pinned,
     pin_message,
 )
-from copaw_context.agentscope2._tools import make_read_file_tool
+from copaw_context.agentscope2.middleware import MemoryCompactionHook
+from copaw_context.agentscope2.session import AgentScope2Session
+from copaw_context.agentscope2.summariser import AgentScopeSummariser
+from copaw_context.agentscope2.tools import make_read_file_tool
+from copaw_context.core.report import TokenReport
 
 __all__ = [
     "METADATA_KEY",
+    "AgentScope2Session",
+    "AgentScopeSummariser",
     "AsMsgHandler",
     "ContextCheck",
     "MemoryCompactionHook",
@@ -26,3 +30,8 @@ __all__ = [
     "pin_message",
     "token_report",
 ]
+
+
+async def token_report(hook: MemoryCompactionHook, agent: object) -> TokenReport:
+    """Tokens the model would receive now for ``agent`` (what ``/context`` shows)."""
+    return await hook.report(agent)

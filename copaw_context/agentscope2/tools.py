@@ -9,7 +9,7 @@ from agentscope.message import TextBlock, ToolResultState
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolChunk
 
-from copaw_context.agentscope2._messages import METADATA_KEY
+from copaw_context.agentscope2.messages import METADATA_KEY
 from copaw_context.core.file_reader import read_text_file
 
 __all__ = ["make_read_file_tool"]

@@ -26,13 +26,16 @@ class _NoCompression(MiddlewareBase):
 class AgentScopeSummariser:
     """A :class:`~copaw_context.core.summary.llm.CompactorModel` over a ``ChatModelBase``."""
 
-    def __init__(self, model: ChatModelBase) -> None:
+    def __init__(self, model: ChatModelBase, *, window: int | None = None) -> None:
         self.model = model
+        self.window = window
 
     @property
     def context_size(self) -> int:
-        """The model's ``context_size``."""
-        return int(self.model.context_size)
+        """The model's ``context_size``, or the agent's configured window when smaller (the
+        agent's own model serves that window, whatever its nominal size says)."""
+        size = int(self.model.context_size)
+        return size if self.window is None else min(size, self.window)
 
     async def complete(self, system_prompt: str, request: str) -> str:
         """The reply text of a one-step agent with no tools and no injected state."""

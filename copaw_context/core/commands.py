@@ -1,26 +1,29 @@
-"""Chat commands typed by the user: ``/compact [note]``, ``/context``, ``/clear``, ``/new``."""
+"""Chat commands typed by the user: ``/compact [note]``, ``/context``, ``/clear``, ``/new``.
+
+The host decides what counts as a command (a lone user message) and hands its text to
+:func:`parse_command`; the engine runs it and returns the reply text, which keeps the
+reference's shapes (``**Compact Complete!**`` and its figures) so QwenPaw users see what
+they know.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-from uuid import uuid4
+from typing import TYPE_CHECKING
 
-from agentscope.message import Msg
-
-from copaw_context.agentscope2._agent_state import agent_entry
-from copaw_context.agentscope2._context_ops import (
-    TokenReport,
-    archive_messages,
+from copaw_context.core.compaction import (
+    archive_records,
     compact,
     previous_summary,
     shielded,
-    token_report,
+    transcript_of,
 )
 from copaw_context.core.errors import ArchiveError
+from copaw_context.core.events import CompactionRecord
+from copaw_context.core.host import HostSession
 
 if TYPE_CHECKING:
-    from copaw_context.agentscope2._hook import MemoryCompactionHook
+    from copaw_context.core.engine import ContextEngine
 
 __all__ = ["COMMANDS", "ChatCommand", "format_compact_reply", "parse_command", "run_command"]
 
@@ -36,19 +39,13 @@ class ChatCommand:
     argument: str = ""
 
 
-def parse_command(inputs: object) -> ChatCommand | None:
-    """The command in a single user message, or None when it is ordinary input.
+def parse_command(text: str | None) -> ChatCommand | None:
+    """The command in a user message's text, or None when it is ordinary input.
 
-    Only a lone user message whose text starts with ``/<known command>`` counts, so
-    a path such as ``/etc/hosts`` typed by the user is never taken for a command.
+    Only a text that starts with ``/<known command>`` counts, so a path such as
+    ``/etc/hosts`` typed by the user is never taken for a command.
     """
-    if isinstance(inputs, list):
-        if len(inputs) != 1:
-            return None
-        inputs = inputs[0]
-    if not isinstance(inputs, Msg) or inputs.role != "user":
-        return None
-    text = (inputs.get_text_content() or "").strip()
+    text = (text or "").strip()
     if not text.startswith("/"):
         return None
     head, _, rest = text[1:].partition(" ")
@@ -86,16 +83,18 @@ def format_compact_reply(
     return "\n".join(lines)
 
 
-async def run_command(hook: MemoryCompactionHook, agent: Any, command: ChatCommand) -> str:
+async def run_command(engine: ContextEngine, host: HostSession, name: str, argument: str) -> str:
     """Execute a chat command and return the reply text."""
-    if command.name == "context":
-        return _format_context(await token_report(hook, agent), agent)
-    if command.name in ("clear", "new"):
-        return await _clear(hook, agent, new_session=command.name == "new")
-    before = await token_report(hook, agent)
-    if not agent.state.context:
+    if name == "context":
+        return (await engine.report(host)).describe()
+    if name in ("clear", "new"):
+        return await _clear(engine, host, new_session=name == "new")
+    if name != "compact":
+        raise ValueError(f"unknown command /{name}; the commands are {', '.join(COMMANDS)}")
+    before = await engine.report(host)
+    if not before.message_count:
         return "**No messages to compact.** The context is empty; the summary is unchanged."
-    event = await compact(hook, agent, trigger="command", note=command.argument)
+    event = await compact(engine, host, trigger="command", note=argument)
     if event is not None and event.kind == "truncation":
         return (
             "**Nothing safe to compact.** Everything left is the latest request, pinned or a "
@@ -109,53 +108,41 @@ async def run_command(hook: MemoryCompactionHook, agent: Any, command: ChatComma
         )
     if event.kind == "compaction_failed":
         return f"**Compact Failed!** {event.message}. The previous summary is kept."
-    entry = await agent_entry(hook, agent)
     return format_compact_reply(
         compacted=event.messages_compacted,
         tokens_before=before.total,
         tokens_after=event.tokens_after,
         window=before.window,
-        summary=previous_summary(entry, agent),
+        summary=previous_summary(engine.state(host), host),
         fallback_reason=event.fallback_reason,
     )
 
 
-def _format_context(report: TokenReport, agent: Any) -> str:
-    return "\n".join(
-        [
-            "**Context usage**",
-            "",
-            f"- System prompt: {report.system} tokens",
-            f"- Summary: {report.summary} tokens",
-            f"- Messages ({len(agent.state.context)}): {report.messages} tokens",
-            f"- Tool schemas: {report.tools} tokens",
-            f"- Total: {report.total} tokens "
-            f"(calibration x{report.calibration:.2f}, counter {report.counter})",
-            f"- Compaction threshold: {report.threshold} tokens; "
-            f"reserve for recent messages: {report.reserve}",
-            f"- Window: {report.window} tokens (from {report.window_source})",
-        ]
-    )
-
-
-async def _clear(hook: MemoryCompactionHook, agent: Any, *, new_session: bool) -> str:
-    if agent.state.has_awaiting_tool_calls(agent.name):
+async def _clear(engine: ContextEngine, host: HostSession, *, new_session: bool) -> str:
+    if host.awaiting_confirmation():
         return (
             "**Not cleared.** A tool call is waiting for your confirmation (or an external "
             "result); answer or interrupt it first, then clear."
         )
-    context = list(agent.state.context)
-    entry = await agent_entry(hook, agent)
+    ledger, _ = await engine.sync(host)
+    count = len(ledger.messages)
+    groups = [(index, None) for index in range(count)]
+    records = archive_records(host, groups)
+    transcript = tuple(transcript_of(host.view(index)) for index in range(count))
+    session = host.session_id
+    state = engine.state(host)
 
     async def archive_then_clear() -> None:
-        if context:
-            await archive_messages(hook, agent, context)
-        agent.state.context = []
-        agent.state.summary = ""
-        for key in ("summary", "guard_total"):
-            entry.data.pop(key, None)
-        if new_session:
-            agent.state.session_id = uuid4().hex
+        if records:
+            await engine.archive(host).append(
+                [r.message for r in records],
+                [r.timestamp for r in records],
+                [r.archive_id for r in records],
+                forms=[r.form for r in records],
+            )
+        await host.clear(new_session=new_session)
+        ledger.reset()
+        state.forget_conversation()
 
     try:
         await shielded(archive_then_clear())
@@ -164,10 +151,21 @@ async def _clear(hook: MemoryCompactionHook, agent: Any, *, new_session: bool) -
             f"**Clear Failed!** The dialog archive could not be written ({exc}); "
             "nothing was removed."
         )
-    where = f" to {hook.config.light_context_config.dialog_path}/" if context else ""
+    if transcript:
+        await engine.notify(
+            CompactionRecord(
+                trigger="new" if new_session else "clear",
+                session_id=session,
+                agent_name=host.agent_name,
+                messages=transcript,
+                summary=None,
+                archive_files=(),
+            )
+        )
+    where = f" to {engine.config.light_context_config.dialog_path}/" if count else ""
     if new_session:
         return (
-            f"**New session started.** {len(context)} message(s) archived{where}; "
+            f"**New session started.** {count} message(s) archived{where}; "
             "context and summary cleared."
         )
-    return f"**Context cleared.** {len(context)} message(s) archived{where}; summary cleared."
+    return f"**Context cleared.** {count} message(s) archived{where}; summary cleared."

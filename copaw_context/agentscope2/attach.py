@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copaw_context.agentscope2._hook import MemoryCompactionHook
+from copaw_context.agentscope2.middleware import MemoryCompactionHook
 
 __all__ = ["attach"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentscope.message import AssistantMsg, TextBlock, ThinkingBlock, UserMsg
 
-from copaw_context.agentscope2._messages import ThinkingPolicy
+from copaw_context.agentscope2.messages import ThinkingPolicy
 
 __all__ = ["thinking_policy"]
 

@@ -1,0 +1,90 @@
+"""AgentScope 2.x's own context settings, kept consistent with ours.
+
+AgentScope hints the agent that "context will be compressed at N tokens", truncates tool
+results by its own token limit, caps images (``max_image_num``) and may pass an explicit
+``ContextConfig`` to ``compress_context`` (its compression tool lowers the trigger). These
+helpers translate between that configuration and the engine's limits.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from copaw_context.core.config import RunningConfig
+from copaw_context.core.report import Limits
+
+__all__ = ["HostLimits"]
+
+logger = logging.getLogger("copaw_context")
+
+
+class HostLimits:
+    """Aligns one agent's ``context_config`` with our configuration."""
+
+    def __init__(self, config: RunningConfig) -> None:
+        self.config = config
+
+    def window(self, agent: Any) -> int:
+        if self.config.max_input_length_is_set:
+            return self.config.max_input_length
+        return int(agent.model.context_size)
+
+    def align_builtin_hint(self, agent: Any) -> None:
+        """Make AgentScope's hint and its compression tool use our threshold and reserve."""
+        try:
+            size = int(agent.model.context_size)
+            window = self.window(agent)
+            trigger = self.config.compact_threshold_tokens(window) / size
+            reserve = self.config.reserve_tokens(window) / size
+            cfg = agent.context_config
+            if 0 < trigger <= 0.9 and cfg.trigger_ratio != trigger:
+                if cfg.context_buffer_ratio >= trigger:
+                    cfg.context_buffer_ratio = trigger / 4  # AgentScope needs buffer < trigger
+                cfg.trigger_ratio = trigger
+            if 0 <= reserve < cfg.trigger_ratio and cfg.reserve_ratio != reserve:
+                cfg.reserve_ratio = reserve
+        except (AttributeError, TypeError, ValueError, ZeroDivisionError):
+            logger.debug("copaw-context: could not align AgentScope's context hint")
+
+    def relax_builtin_truncation(self, agent: Any) -> None:
+        """Keep AgentScope's own tool-result cut (counted in tokens) off our bounded text.
+
+        Our stage 1 already bounds every text result to at most the largest byte limit; a
+        token never takes less than one byte, so a limit of that many tokens never fires.
+        """
+        pruning = self.config.light_context_config.tool_result_pruning_config
+        if not pruning.enabled:
+            return  # nothing of ours bounds the results: leave AgentScope's own cut in place
+        ceiling = max(
+            pruning.pruning_recent_msg_max_bytes, pruning.effective_exempt_recent_max_bytes
+        )
+        try:
+            if agent.context_config.tool_result_limit < ceiling:
+                agent.context_config.tool_result_limit = ceiling
+        except (AttributeError, TypeError, ValueError):
+            logger.debug("copaw-context: could not raise the built-in tool_result_limit")
+
+    @staticmethod
+    async def limit_images(agent: Any, context_config: Any) -> None:
+        """AgentScope's own ``max_image_num`` rule (oldest images out first)."""
+        try:
+            # Private, but it is AgentScope's own rule, applied as the built-in does. Pinned
+            # by tests/test_agentscope_pins.py.
+            await agent._limit_context_images(context_config)
+        except Exception:
+            logger.exception("copaw-context: could not apply AgentScope's image limit")
+
+    @staticmethod
+    def from_context_config(cfg: Any, agent: Any) -> Limits | None:
+        """Threshold and reserve of an explicit ``ContextConfig`` (ratios of context_size)."""
+        if cfg is None:
+            return None
+        try:
+            size = int(agent.model.context_size)
+            threshold = max(1, int(float(cfg.trigger_ratio) * size))
+            reserve = max(0, min(int(float(cfg.reserve_ratio) * size), threshold - 1))
+        except (AttributeError, TypeError, ValueError):
+            logger.warning("copaw-context: unusable context_config %r; using our own limits", cfg)
+            return None
+        return Limits(threshold, reserve)

@@ -1,0 +1,165 @@
+"""``AgentScope2Session``: one AgentScope 2.x ``Agent`` as the engine's ``HostSession``."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import MutableMapping, Sequence
+from typing import Any
+from uuid import uuid4
+
+from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
+
+from copaw_context.agentscope2.messages import (
+    ARCHIVE_FORM,
+    METADATA_KEY,
+    ThinkingPolicy,
+    archive_id,
+    message_view,
+    set_result_output,
+    with_blocks,
+)
+from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Window
+from copaw_context.core.summary import CompactorModel
+
+__all__ = ["AgentScope2Session"]
+
+logger = logging.getLogger("copaw_context")
+
+
+class AgentScope2Session:
+    """Translates between one agent's ``AgentState`` and the engine."""
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        state: MutableMapping[str, Any],
+        scratch: dict[str, Any],
+        thinking: ThinkingPolicy,
+        window: Window,
+        compactor: CompactorModel | None,
+    ) -> None:
+        self.agent = agent
+        self._state = state
+        self._scratch = scratch
+        self._thinking = thinking
+        self._window = window
+        self._compactor = compactor
+
+    # ------------------------------------------------------------ identity
+    @property
+    def session_id(self) -> str:
+        return str(self.agent.state.session_id)
+
+    @property
+    def agent_name(self) -> str:
+        return str(self.agent.name)
+
+    @property
+    def model_name(self) -> str:
+        return str(self.agent.model.model)
+
+    @property
+    def state(self) -> MutableMapping[str, Any]:
+        return self._state
+
+    @property
+    def scratch(self) -> dict[str, Any]:
+        return self._scratch
+
+    # ------------------------------------------------------------ reading
+    def fingerprint(self) -> list[tuple[str, int]]:
+        return [(m.id, len(m.content)) for m in self.agent.state.context]
+
+    def view(self, index: int, first_part: int = 0) -> MessageView:
+        return message_view(self.agent.state.context[index], self._thinking, first_part)
+
+    async def fixed_parts(self) -> FixedParts:
+        # Private but unavoidable: the exact system prompt and tool schemas the model gets.
+        # Pinned by tests/test_agentscope_pins.py.
+        model_input = await self.agent._prepare_model_input()
+        messages: list[Msg] = model_input["messages"]
+        system = (messages[0].get_text_content() or "") if messages else ""
+        summary = self.summary_text()
+        tools = model_input.get("tools") or []
+        schemas = json.dumps(list(tools), ensure_ascii=False, sort_keys=True) if tools else ""
+        return FixedParts(system_prompt=system, summary_message=summary, tool_schemas=schemas)
+
+    def window(self) -> Window:
+        return self._window
+
+    def compactor_model(self) -> CompactorModel | None:
+        return self._compactor
+
+    def summary_text(self) -> str:
+        summary = self.agent.state.summary
+        if isinstance(summary, str):
+            return summary
+        return "\n".join(b.text for b in summary if isinstance(b, TextBlock))
+
+    def awaiting_confirmation(self) -> bool:
+        return bool(self.agent.state.has_awaiting_tool_calls(self.agent.name))
+
+    # ------------------------------------------------------------ writing
+    def set_tool_result(
+        self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
+    ) -> None:
+        block = self.agent.state.context[index].content[part]
+        if not isinstance(block, ToolResultBlock):
+            raise TypeError(f"part {part} of message {index} is a {block.type}, not a tool result")
+        set_result_output(block, output)
+        block.metadata[METADATA_KEY] = meta
+
+    def set_text(self, index: int, part: int, text: str) -> None:
+        block = self.agent.state.context[index].content[part]
+        if not isinstance(block, TextBlock):
+            raise TypeError(f"part {part} of message {index} is a {block.type}, not a text")
+        block.text = text
+
+    def set_summary(self, text: str) -> None:
+        self.agent.state.summary = text
+
+    def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:
+        msg = self.agent.state.context[index]
+        if parts is not None:
+            msg = with_blocks(msg, parts, usage=False)
+        return ArchiveRecord(
+            message=msg.model_dump(mode="json"),
+            timestamp=msg.created_at,
+            archive_id=archive_id(msg),
+            form=ARCHIVE_FORM,
+        )
+
+    async def commit(self, keep: Sequence[tuple[int, Sequence[int] | None]]) -> None:
+        context = self.agent.state.context
+        kept = [
+            context[i] if parts is None else with_blocks(context[i], parts, usage=True)
+            for i, parts in keep
+        ]
+        self.agent.state.context = kept
+        await self._clean_read_cache(kept)
+
+    async def clear(self, *, new_session: bool) -> None:
+        self.agent.state.context = []
+        self.agent.state.summary = ""
+        if new_session:
+            self.agent.state.session_id = uuid4().hex
+
+    async def _clean_read_cache(self, kept: Sequence[Msg]) -> None:
+        """Forget AgentScope ``Read`` caches whose Read result left the context (as the
+        built-in compression does)."""
+        reserved: set[str] = set()
+        for msg in kept:
+            for block in msg.content:
+                if isinstance(block, ToolCallBlock) and block.name == "Read":
+                    try:
+                        path = json.loads(block.input).get("file_path")
+                    except (ValueError, AttributeError):
+                        continue
+                    if isinstance(path, str):
+                        reserved.add(path)
+        try:
+            await self.agent.state.tool_context.clean_file_cache(reserved_file_paths=reserved)
+        except Exception:
+            logger.exception("copaw-context: could not clean the Read cache")

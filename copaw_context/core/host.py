@@ -1,0 +1,184 @@
+"""What the engine needs from a host agent framework: the ``HostSession`` protocol.
+
+An adapter (one per AgentScope major) wraps one agent in a :class:`HostSession`. The engine
+sees the agent's context only as :class:`MessageView` s (neutral copies of one message each,
+built on demand) and changes it only through the session's methods, so it never imports the
+host. Everything here is host-neutral data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from copaw_context.core.summary import CompactorModel
+
+__all__ = [
+    "ArchiveRecord",
+    "ContextSource",
+    "FixedParts",
+    "HostSession",
+    "MessageView",
+    "PartKind",
+    "PartView",
+    "Role",
+    "Window",
+]
+
+PartKind = Literal["text", "thinking", "hint", "tool_call", "tool_result", "data", "other"]
+Role = Literal["user", "assistant", "system"]
+
+
+@dataclass(slots=True)
+class PartView:
+    """One content block of a host message, as the engine sees it.
+
+    ``text`` is what the model receives for the block (a tool call: its name and raw JSON
+    input; a tool result: its name and its text parts joined by newlines). ``sent`` is False
+    for a thinking block the model's formatter does not send back (it costs no tokens, but the
+    compactor may still read it). ``meta`` is this package's own entry in the block's metadata
+    (tool results only), which the host stores with the block.
+    """
+
+    kind: PartKind
+    text: str = ""
+    sent: bool = True
+    data_blocks: int = 0
+    call_id: str | None = None
+    tool_name: str | None = None
+    tool_input: str | None = None
+    unfinished: bool = False
+    is_error: bool = False
+    output: tuple[Any, ...] = ()
+    """A tool result's output parts in order: ``str`` for text, the host's own objects for
+    data parts (passed back untouched by :meth:`HostSession.set_tool_result`)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class MessageView:
+    """One host message: who sent it, when, and its parts in order."""
+
+    msg_id: str
+    role: Role
+    name: str
+    timestamp: str
+    parts: list[PartView]
+    pinned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FixedParts:
+    """What the model receives besides the context messages, as plain text."""
+
+    system_prompt: str
+    summary_message: str
+    tool_schemas: str
+    """The tool schemas as the JSON text a request carries (``""`` when there are none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The model's window in tokens and where that figure comes from."""
+
+    tokens: int
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRecord:
+    """One message (or the compacted half of one) as the archive stores it."""
+
+    message: dict[str, Any]
+    timestamp: str | None
+    archive_id: str
+    form: str
+    """Which serialised form ``message`` has, e.g. ``"agentscope2.Msg"``."""
+
+
+class ContextSource(Protocol):
+    """A sequence of messages the engine can fingerprint and view (see :class:`HostSession`)."""
+
+    def fingerprint(self) -> Sequence[tuple[str, int]]:
+        """Per context message: its id and its number of parts."""
+        ...
+
+    def view(self, index: int, first_part: int = 0) -> MessageView:
+        """Message ``index`` with its parts from ``first_part`` on."""
+        ...
+
+
+@runtime_checkable
+class HostSession(ContextSource, Protocol):
+    """One agent of a host framework, as the engine drives it.
+
+    ``fingerprint()`` must be cheap (it runs before every step): per context message its id
+    and its number of parts. Messages whose fingerprint did not change are not viewed again;
+    a message that only grew (same id, more parts) is viewed from its last known part on.
+    Parts are otherwise assumed to change only through the session's own methods.
+    """
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def agent_name(self) -> str: ...
+
+    @property
+    def model_name(self) -> str:
+        """Name of the agent's model (chooses the tokenizer)."""
+        ...
+
+    @property
+    def state(self) -> MutableMapping[str, Any]:
+        """JSON-able state saved with the agent's session (survives a restart)."""
+        ...
+
+    @property
+    def scratch(self) -> dict[str, Any]:
+        """The engine's cache for this agent; not saved."""
+        ...
+
+    async def fixed_parts(self) -> FixedParts: ...
+
+    def window(self) -> Window: ...
+
+    def compactor_model(self) -> CompactorModel | None:
+        """The model that writes summaries (a separate one, or the agent's own)."""
+        ...
+
+    def set_tool_result(
+        self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
+    ) -> None:
+        """Replace a tool result's output parts (as in :attr:`PartView.output`) and entry."""
+        ...
+
+    def set_text(self, index: int, part: int, text: str) -> None:
+        """Replace the text of a text part (used to cut an oversized user request)."""
+        ...
+
+    def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:
+        """The message (or only ``parts`` of it) in the archive's form."""
+        ...
+
+    async def commit(self, keep: Sequence[tuple[int, Sequence[int] | None]]) -> None:
+        """Make the context the kept messages in order (``None``: the whole message; else only
+        those parts of it, as a message that keeps the original's id)."""
+        ...
+
+    def summary_text(self) -> str:
+        """The summary message the model receives now (``""``: none)."""
+        ...
+
+    def set_summary(self, text: str) -> None:
+        """Set the summary message the model receives before the context (``""``: none)."""
+        ...
+
+    async def clear(self, *, new_session: bool) -> None:
+        """Empty the context and the summary; with ``new_session`` start a new session id."""
+        ...
+
+    def awaiting_confirmation(self) -> bool:
+        """Whether a tool call waits for the user's confirmation (then nothing is cleared)."""
+        ...

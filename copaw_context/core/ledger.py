@@ -1,0 +1,265 @@
+"""Per-message state kept between steps, so a step only looks at what changed.
+
+The ledger holds, for every context message, its fingerprint (from the host), its role and
+its parts' token counts, byte sizes and tool pairing data. :meth:`Ledger.sync` compares the
+host's fingerprints with the stored ones and views only messages that are new or changed
+(for a message that grew, only its new parts): a step costs about the new content, not the
+whole context. The engine updates the entries it edits itself (pruning, request cuts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from copaw_context.core.host import ContextSource, MessageView, PartKind, PartView, Role
+from copaw_context.core.split import SplitItem
+from copaw_context.core.tokens import TokenCounter
+
+__all__ = [
+    "BLOCK_OVERHEAD_TOKENS",
+    "DATA_BLOCK_TOKENS",
+    "MESSAGE_OVERHEAD_TOKENS",
+    "Ledger",
+    "MessageEntry",
+    "PartEntry",
+    "TokenMeter",
+]
+
+MESSAGE_OVERHEAD_TOKENS = 4
+BLOCK_OVERHEAD_TOKENS = 3
+DATA_BLOCK_TOKENS = 2000  # AgentScope's own flat estimate for an image/audio/PDF block
+
+
+class TokenMeter:
+    """Tokens and estimate bytes of texts and parts, with one counter.
+
+    Estimate bytes are the UTF-8 size plus ``DATA_BLOCK_TOKENS * 4`` per data block, so that
+    bytes / 4 is AgentScope's own estimate and bytes / 5 a floor no tokenizer goes under.
+    """
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._texts: dict[str, tuple[int, int]] = {}
+
+    def text(self, text: str) -> tuple[int, int]:
+        """(tokens, bytes) of a plain string."""
+        if not text:
+            return 0, 0
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        return self.counter.count(text), size
+
+    def fixed(self, text: str) -> tuple[int, int]:
+        """:meth:`text` for the few texts sent at every call (cached: they rarely change)."""
+        cached = self._texts.get(text)
+        if cached is None:
+            if len(self._texts) > 16:
+                self._texts.clear()
+            cached = self._texts[text] = self.text(text)
+        return cached
+
+    def part(self, part: PartView) -> tuple[int, int]:
+        """(tokens, bytes) the model receives for one part, block overhead included."""
+        tokens, size = self.text(part.text if part.sent else "")
+        data = part.data_blocks
+        return (
+            tokens + BLOCK_OVERHEAD_TOKENS + data * DATA_BLOCK_TOKENS,
+            size + data * DATA_BLOCK_TOKENS * 4,
+        )
+
+
+@dataclass(slots=True)
+class PartEntry:
+    """What the engine remembers of one part."""
+
+    kind: PartKind
+    tokens: int
+    nbytes: int
+    call_id: str | None = None
+    unfinished: bool = False
+    exempt: bool = False
+    pruned_to: int | None = None
+    unseen: bool = False
+
+
+@dataclass(slots=True)
+class MessageEntry:
+    """What the engine remembers of one message."""
+
+    fingerprint: tuple[str, int]
+    role: Role
+    pinned: bool
+    parts: list[PartEntry] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(p.nbytes for p in self.parts)
+
+
+ExemptCheck = Callable[[str | None, str | None], bool]
+"""Whether a result of this tool (name, raw call input) gets the larger limits."""
+
+
+class Ledger:
+    """The engine's memory of one agent's context (a cache: rebuilt after a restart)."""
+
+    def __init__(self) -> None:
+        self.messages: list[MessageEntry] = []
+        self._fingerprints: list[tuple[str, int]] = []
+        self._calls: dict[str, tuple[str | None, str | None]] = {}
+
+    def sync(self, host: ContextSource, meter: TokenMeter, exempt: ExemptCheck) -> int:
+        """Bring the ledger up to date with the host; return the first index that changed."""
+        current = list(host.fingerprint())
+        old = self._fingerprints
+        first = len(old)
+        if current[: len(old)] != old:
+            first = next(i for i, (a, b) in enumerate(zip(current, old, strict=False)) if a != b)
+        if first == len(old) == len(current):
+            return first
+        grown = first < len(old) and _same_message(old[first], current[first])
+        keep_parts = len(self.messages[first].parts) - 1 if grown else 0
+        del self.messages[first + (1 if grown else 0) :]
+        if grown:
+            entry = self.messages[first]
+            view = host.view(first, max(0, keep_parts))
+            entry.fingerprint = current[first]
+            del entry.parts[max(0, keep_parts) :]
+            entry.parts.extend(self._part_entries(view.parts, meter, exempt))
+        for index in range(first + (1 if grown else 0), len(current)):
+            view = host.view(index, 0)
+            self.messages.append(self._entry(current[index], view, meter, exempt))
+        self._fingerprints = current
+        return first
+
+    def reset(self) -> None:
+        """Forget everything (the host context was replaced)."""
+        self.messages.clear()
+        self._fingerprints = []
+        self._calls.clear()
+
+    def total(self) -> tuple[int, int]:
+        """(tokens, bytes) of every message."""
+        tokens = sum(m.tokens for m in self.messages)
+        return tokens, sum(m.nbytes for m in self.messages)
+
+    def update_part(self, index: int, part: int, view: PartView, meter: TokenMeter) -> None:
+        """Re-measure one part the engine changed."""
+        entry = self.messages[index].parts[part]
+        entry.tokens, entry.nbytes = meter.part(view)
+        entry.pruned_to = _pruned_to(view)
+        entry.unseen = bool(view.meta.get("unseen"))
+
+    def results(self) -> list[tuple[int, int]]:
+        """Positions (message, part) of every tool result, oldest first."""
+        return [
+            (mi, pi)
+            for mi, message in enumerate(self.messages)
+            for pi, part in enumerate(message.parts)
+            if part.kind == "tool_result"
+        ]
+
+    def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
+        """The context as split items and their (message, part) positions.
+
+        A user message is one item (part -1); every part of other messages is an item, so a
+        plan can cut through an assistant message and keep tool calls with their results
+        wherever they sit (AgentScope 1.x keeps results in separate system messages).
+        """
+        answered = _answered_calls(self.messages)
+        items: list[SplitItem] = []
+        refs: list[tuple[int, int]] = []
+        for mi, message in enumerate(self.messages):
+            if message.role == "user":
+                items.append(
+                    SplitItem(mi, message.tokens, is_user_request=True, pinned=message.pinned)
+                )
+                refs.append((mi, -1))
+                continue
+            for pi, part in enumerate(message.parts):
+                tokens = part.tokens + (MESSAGE_OVERHEAD_TOKENS if pi == 0 else 0)
+                calls = results = frozenset[str]()
+                unfinished = False
+                if part.kind == "tool_call" and part.call_id is not None:
+                    calls = frozenset({part.call_id})
+                    unfinished = (mi, pi) not in answered
+                elif part.kind == "tool_result" and part.call_id is not None:
+                    results = frozenset({part.call_id})
+                    unfinished = part.unfinished
+                items.append(
+                    SplitItem(
+                        mi,
+                        tokens,
+                        call_ids=calls,
+                        result_ids=results,
+                        pinned=message.pinned,
+                        unfinished=unfinished,
+                    )
+                )
+                refs.append((mi, pi))
+            if not message.parts:
+                items.append(SplitItem(mi, message.tokens, pinned=message.pinned))
+                refs.append((mi, -1))
+        return items, refs
+
+    # ------------------------------------------------------------------ build
+    def _entry(
+        self,
+        fingerprint: tuple[str, int],
+        view: MessageView,
+        meter: TokenMeter,
+        exempt: ExemptCheck,
+    ) -> MessageEntry:
+        entry = MessageEntry(fingerprint, view.role, view.pinned)
+        entry.parts = self._part_entries(view.parts, meter, exempt)
+        return entry
+
+    def _part_entries(
+        self, parts: Sequence[PartView], meter: TokenMeter, exempt: ExemptCheck
+    ) -> list[PartEntry]:
+        entries: list[PartEntry] = []
+        for part in parts:
+            tokens, size = meter.part(part)
+            entry = PartEntry(part.kind, tokens, size, call_id=part.call_id)
+            if part.kind == "tool_call" and part.call_id is not None:
+                self._calls[part.call_id] = (part.tool_name, part.tool_input)
+            elif part.kind == "tool_result":
+                name, tool_input = self._calls.get(part.call_id or "", (part.tool_name, None))
+                entry.exempt = exempt(part.tool_name or name, tool_input)
+                entry.unfinished = part.unfinished
+                entry.pruned_to = _pruned_to(part)
+                entry.unseen = bool(part.meta.get("unseen"))
+            entries.append(entry)
+        return entries
+
+
+def _same_message(old: tuple[str, int], new: tuple[str, int]) -> bool:
+    """Whether ``new`` is ``old`` grown by more parts: same id, no fewer parts."""
+    return old[0] == new[0] and new[1] >= old[1] > 0
+
+
+def _pruned_to(part: PartView) -> int | None:
+    value = part.meta.get("pruned_to")
+    return value if isinstance(value, int) else None
+
+
+def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:
+    """Positions of tool calls that have a finished result later on (paired by occurrence,
+    so servers that reuse ids such as ``call_0`` on every turn are handled)."""
+    open_calls: dict[str, list[tuple[int, int]]] = {}
+    answered: set[tuple[int, int]] = set()
+    for mi, message in enumerate(messages):
+        for pi, part in enumerate(message.parts):
+            if part.call_id is None:
+                continue
+            if part.kind == "tool_call":
+                open_calls.setdefault(part.call_id, []).append((mi, pi))
+            elif part.kind == "tool_result" and not part.unfinished:
+                waiting = open_calls.get(part.call_id)
+                if waiting:
+                    answered.add(waiting.pop(0))
+    return answered

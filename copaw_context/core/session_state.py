@@ -1,0 +1,96 @@
+"""Typed access to the engine's per-agent state, kept in the host's session state.
+
+Everything that belongs to one agent (usage calibration, statistics, the storm guard, the bare
+summary, warnings already given) is a plain JSON-able dict that the host saves with the
+agent's session, so it survives a restart and one engine can serve several agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+from copaw_context.core.tokens import UsageCalibration
+
+__all__ = ["SessionState"]
+
+_STAT_NAMES = ("truncated", "offloaded", "compactions")
+
+
+class SessionState:
+    """A view over one agent's state mapping."""
+
+    def __init__(self, data: MutableMapping[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def calibration(self) -> UsageCalibration:
+        return UsageCalibration.from_dict(self.data.get("calibration"))
+
+    @calibration.setter
+    def calibration(self, value: UsageCalibration) -> None:
+        self.data["calibration"] = value.as_dict()
+
+    @property
+    def stats(self) -> dict[str, int]:
+        stored = self.data.get("stats")
+        stats = {name: 0 for name in _STAT_NAMES}
+        if isinstance(stored, dict):
+            stats.update({k: v for k, v in stored.items() if isinstance(v, int)})
+        return stats
+
+    def add_stats(self, **counts: int) -> None:
+        stats = self.stats
+        for name, value in counts.items():
+            stats[name] = stats.get(name, 0) + value
+        self.data["stats"] = stats
+
+    @property
+    def last_prompt_tokens(self) -> int:
+        value = self.data.get("last_prompt_tokens", 0)
+        return value if isinstance(value, int) else 0
+
+    @last_prompt_tokens.setter
+    def last_prompt_tokens(self, value: int) -> None:
+        self.data["last_prompt_tokens"] = int(value)
+
+    @property
+    def summary(self) -> str | None:
+        """The bare structured summary (without the dialog guide), if one was made."""
+        value = self.data.get("summary")
+        return value if isinstance(value, str) else None
+
+    @summary.setter
+    def summary(self, value: str | None) -> None:
+        if value is None:
+            self.data.pop("summary", None)
+        else:
+            self.data["summary"] = value
+
+    @property
+    def guard_total(self) -> int | None:
+        """Tokens after a compaction that freed too little (the storm guard), if any."""
+        value = self.data.get("guard_total")
+        return value if isinstance(value, int) else None
+
+    @guard_total.setter
+    def guard_total(self, value: int | None) -> None:
+        if value is None:
+            self.data.pop("guard_total", None)
+        else:
+            self.data["guard_total"] = int(value)
+
+    def warn_once(self, topic: str) -> bool:
+        """True the first time ``topic`` is raised for this agent."""
+        warned = self.data.get("warned")
+        if not isinstance(warned, list):
+            warned = self.data["warned"] = []
+        if topic in warned:
+            return False
+        warned.append(topic)
+        return True
+
+    def forget_conversation(self) -> None:
+        """What ``/clear`` and ``/new`` drop: the summary and the storm guard."""
+        self.summary = None
+        self.guard_total = None

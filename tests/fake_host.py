@@ -1,0 +1,200 @@
+"""A host-neutral ``HostSession`` over plain data, for testing the engine without AgentScope."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from copaw_context.core.host import (
+    ArchiveRecord,
+    FixedParts,
+    MessageView,
+    PartKind,
+    PartView,
+    Role,
+    Window,
+)
+
+__all__ = ["FakeHost", "FakeMessage", "FakeModel", "call", "result", "text", "user"]
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class FakeMessage:
+    """One message: an id, a role and neutral parts (``PartView`` s, edited in place)."""
+
+    role: Role
+    parts: list[PartView]
+    msg_id: str = field(default_factory=lambda: f"m{next(_ids)}")
+    name: str = "agent"
+    timestamp: str = "2026-12-01T10:00:00+00:00"
+    pinned: bool = False
+
+
+def user(content: str) -> FakeMessage:
+    return FakeMessage("user", [PartView("text", content)], name="user")
+
+
+def text(content: str) -> PartView:
+    return PartView("text", content)
+
+
+def call(call_id: str, name: str = "tool", tool_input: str = "{}") -> PartView:
+    return PartView(
+        "tool_call", f"{name} {tool_input}", call_id=call_id, tool_name=name, tool_input=tool_input
+    )
+
+
+def result(call_id: str, output: str, name: str = "tool", **meta: Any) -> PartView:
+    return PartView(
+        "tool_result",
+        f"{name} {output}",
+        call_id=call_id,
+        tool_name=name,
+        output=(output,),
+        meta=dict(meta),
+    )
+
+
+class FakeModel:
+    """A ``CompactorModel`` answering with ``reply(request)`` and recording every request."""
+
+    def __init__(self, reply: Callable[[str], str], context_size: int = 32768) -> None:
+        self.reply = reply
+        self.requests: list[str] = []
+        self._context_size = context_size
+
+    @property
+    def context_size(self) -> int:
+        return self._context_size
+
+    async def complete(self, system_prompt: str, request: str) -> str:
+        await asyncio.sleep(0)
+        self.requests.append(request)
+        return self.reply(request)
+
+
+class FakeHost:
+    """Implements :class:`~copaw_context.core.host.HostSession` over :class:`FakeMessage` s."""
+
+    def __init__(
+        self,
+        messages: Sequence[FakeMessage] = (),
+        *,
+        window: int = 32768,
+        model_name: str = "gpt-4o",
+        system_prompt: str = "You are a careful assistant.",
+        tool_schemas: str = "",
+        compactor: FakeModel | None = None,
+    ) -> None:
+        self.messages = list(messages)
+        self.summary = ""
+        self.system_prompt = system_prompt
+        self.tool_schemas = tool_schemas
+        self._window = window
+        self._model_name = model_name
+        self._compactor = compactor
+        self._state: dict[str, Any] = {}
+        self._scratch: dict[str, Any] = {}
+        self._session = "session-1"
+        self.awaiting = False
+
+    @property
+    def session_id(self) -> str:
+        return self._session
+
+    @property
+    def agent_name(self) -> str:
+        return "agent"
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def state(self) -> MutableMapping[str, Any]:
+        return self._state
+
+    @property
+    def scratch(self) -> dict[str, Any]:
+        return self._scratch
+
+    def fingerprint(self) -> list[tuple[str, int]]:
+        return [(m.msg_id, len(m.parts)) for m in self.messages]
+
+    def view(self, index: int, first_part: int = 0) -> MessageView:
+        msg = self.messages[index]
+        parts = [replace(p, meta=dict(p.meta)) for p in msg.parts[first_part:]]
+        return MessageView(msg.msg_id, msg.role, msg.name, msg.timestamp, parts, msg.pinned)
+
+    async def fixed_parts(self) -> FixedParts:
+        return FixedParts(self.system_prompt, self.summary, self.tool_schemas)
+
+    def window(self) -> Window:
+        return Window(self._window, "test")
+
+    def compactor_model(self) -> FakeModel | None:
+        return self._compactor
+
+    def set_tool_result(
+        self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
+    ) -> None:
+        old = self.messages[index].parts[part]
+        texts = [p for p in output if isinstance(p, str)]
+        self.messages[index].parts[part] = replace(
+            old,
+            text=f"{old.tool_name} " + "\n".join(texts),
+            output=tuple(output),
+            meta=dict(meta),
+        )
+
+    def set_text(self, index: int, part: int, content: str) -> None:
+        old = self.messages[index].parts[part]
+        self.messages[index].parts[part] = replace(old, text=content)
+
+    def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:
+        msg = self.messages[index]
+        chosen = msg.parts if parts is None else [msg.parts[i] for i in parts]
+        keys = [f"{msg.msg_id}/{p.kind}:{p.call_id or i}" for i, p in enumerate(chosen)]
+        return ArchiveRecord(
+            message={
+                "id": msg.msg_id,
+                "role": msg.role,
+                "content": [{"kind": p.kind, "text": p.text} for p in chosen],
+            },
+            timestamp=msg.timestamp,
+            archive_id=f"{msg.msg_id}#{abs(hash(json.dumps(keys))) % 10**12}",
+            form="fake",
+        )
+
+    async def commit(self, keep: Sequence[tuple[int, Sequence[int] | None]]) -> None:
+        kept: list[FakeMessage] = []
+        for index, parts in keep:
+            msg = self.messages[index]
+            if parts is not None:
+                msg = replace(msg, parts=[msg.parts[i] for i in parts])
+            kept.append(msg)
+        self.messages = kept
+
+    def summary_text(self) -> str:
+        return self.summary
+
+    def set_summary(self, content: str) -> None:
+        self.summary = content
+
+    async def clear(self, *, new_session: bool) -> None:
+        self.messages = []
+        self.summary = ""
+        if new_session:
+            self._session = f"session-{next(_ids)}"
+
+    def awaiting_confirmation(self) -> bool:
+        return self.awaiting
+
+
+PART_KINDS: tuple[PartKind, ...] = ("text", "tool_call", "tool_result")
