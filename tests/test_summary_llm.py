@@ -234,3 +234,32 @@ async def test_the_cpu_bound_steps_run_off_the_event_loop(
         "render_transcript",
     }
     assert threading.main_thread() not in threads.values()
+
+
+@pytest.mark.parametrize("counter_name", ["estimate", "o200k_base"])
+@pytest.mark.parametrize("window", [3000, 8000, 16000])
+async def test_no_compactor_request_exceeds_its_window(counter_name: str, window: int) -> None:
+    """Dense CJK and English parts are shortened by their own tokens-per-character, and the
+    request's instructions and carried summary are counted: each stage fits the window."""
+    counter = make_token_counter(counter_name)
+    cjk = "数据库迁移失败，回滚到上一版本并记录错误。" * 900
+    english = "error: build failed at step " * 1200
+    messages = [
+        TranscriptMessage("user", "user", (TranscriptPart("text", "Fix the build. " + cjk),)),
+        TranscriptMessage(
+            "assistant",
+            "bot",
+            (
+                TranscriptPart("tool_call", '{"cmd": "make"}', "shell", "c1"),
+                TranscriptPart("tool_result", english + cjk, "shell", "c1"),
+            ),
+        ),
+    ]
+    budget = max(2000, min(16000, int(window * 0.08 * 3)))
+    model = FakeModel([six_section_summary(3)] * 20, context_size=window)
+    compactor = _compactor(counter=counter, max_summary_chars=budget)
+    result = await compactor.summarise(messages, previous_summary=PREVIOUS_SUMMARY, model=model)
+    assert result.method == "llm"
+    for system, request in model.requests:
+        sent = counter.count(system) + counter.count(request)
+        assert sent <= window, f"a {sent}-token request for a {window}-token compactor"

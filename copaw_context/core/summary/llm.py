@@ -162,11 +162,12 @@ class SummaryCompactor:
         window = int(model.context_size)
         if window_tokens is not None:
             window = min(window, window_tokens)
-        budget = max(512, int(window * _INPUT_SHARE_OF_WINDOW))
-        budget -= self.counter.count(compactor_system_prompt(self.language))
-        transcripts = await asyncio.to_thread(
-            self._stage_transcripts, messages, budget - self.counter.count(previous) - 256
+        budget = max(
+            256,
+            int(window * _INPUT_SHARE_OF_WINDOW)
+            - self._request_overhead(previous, extra_instruction),
         )
+        transcripts = await asyncio.to_thread(self._stage_transcripts, messages, budget)
         summary = previous
         for transcript in transcripts:
             request = build_compactor_request(
@@ -178,6 +179,21 @@ class SummaryCompactor:
             )
             summary = await self._ask(model, request, previous=summary)
         return summary, len(transcripts)
+
+    def _request_overhead(self, previous: str, extra_instruction: str) -> int:
+        """Tokens of everything in a request but the transcript: the system prompt, the
+        instructions and rules, the note, and the summary carried from stage to stage (the
+        previous one, or one as large as the summary budget at 2 characters a token)."""
+        carried = max(self.counter.count(previous), self.max_summary_chars // 2)
+        request = build_compactor_request(
+            ".",
+            previous_summary=".",
+            extra_instruction=extra_instruction,
+            language=self.language,
+            max_chars=self.max_summary_chars,
+        )
+        system = compactor_system_prompt(self.language)
+        return self.counter.count(system) + self.counter.count(request) + carried + 64
 
     def _stage_transcripts(self, messages: Sequence[TranscriptMessage], budget: int) -> list[str]:
         """The rendered transcript of each stage (see :meth:`_chunk`)."""
@@ -291,21 +307,31 @@ class _SummaryRejected(Exception):
 
 
 def _shorten(msg: TranscriptMessage, budget: int, counter: TokenCounter) -> TranscriptMessage:
-    """Cut the longest parts of one message so it fits a compactor stage.
+    """Cut the longest parts of one message so it fits a compactor stage of ``budget`` tokens.
 
-    Only the compactor's view is cut: the message itself is archived whole. The head and
-    the tail of each long part are kept, since errors are often printed last.
+    Only the compactor's view is cut: the message itself is archived whole. The head and the
+    tail of each long part are kept, since errors are often printed last. Each part's share
+    is measured in tokens with its own characters-per-token ratio (CJK text has about one
+    character a token, English four), and checked again after the cut.
     """
-    total = sum(max(1, counter.count(p.text)) for p in msg.parts) or 1
+    counts = [max(1, counter.count(p.text)) for p in msg.parts]
+    total = sum(counts) or 1
     parts: list[TranscriptPart] = []
-    for part in msg.parts:
-        share = max(64, budget * max(1, counter.count(part.text)) // total)
-        chars = share * 3
+    for part, tokens in zip(msg.parts, counts, strict=True):
+        share = max(32, budget * tokens // total)
         text = part.text
-        if len(text) > chars:
-            half = chars // 2
-            omitted = len(text) - 2 * half
-            text = f"{text[:half]}\n[... {omitted} characters omitted ...]\n{text[-half:]}"
+        for _attempt in range(4):
+            if counter.count(text) <= share:
+                break
+            ratio = len(text) / max(1, counter.count(text))
+            half = max(8, int(share * ratio * 0.45))
+            omitted = len(part.text) - 2 * half
+            if omitted <= 0:
+                break
+            text = (
+                f"{part.text[:half]}\n[... {omitted} characters omitted ...]\n{part.text[-half:]}"
+            )
+            share = max(16, share - 16)  # the omission line costs a few tokens too
         parts.append(
             TranscriptPart(part.kind, text, part.tool_name, part.tool_call_id, part.is_error)
         )
