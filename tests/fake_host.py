@@ -34,6 +34,13 @@ class FakeMessage:
     name: str = "agent"
     timestamp: str = "2026-12-01T10:00:00+00:00"
     pinned: bool = False
+    part_ids: list[str] = field(default_factory=list)
+
+    def ids(self) -> list[str]:
+        """A stable id per part (new parts get one when first asked)."""
+        while len(self.part_ids) < len(self.parts):
+            self.part_ids.append(f"p{next(_ids)}")
+        return self.part_ids
 
 
 def user(content: str) -> FakeMessage:
@@ -160,7 +167,9 @@ class FakeHost:
     def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:
         msg = self.messages[index]
         chosen = msg.parts if parts is None else [msg.parts[i] for i in parts]
-        keys = [f"{msg.msg_id}/{p.kind}:{p.call_id or i}" for i, p in enumerate(chosen)]
+        positions = range(len(msg.parts)) if parts is None else parts
+        ids = msg.ids()
+        keys = [f"{msg.msg_id}/{msg.parts[i].kind}:{ids[i]}" for i in positions]
         return ArchiveRecord(
             message={
                 "id": msg.msg_id,
@@ -170,6 +179,7 @@ class FakeHost:
             timestamp=msg.timestamp,
             archive_id=f"{msg.msg_id}#{abs(hash(json.dumps(keys))) % 10**12}",
             form="fake",
+            part_keys=tuple(keys),
         )
 
     async def commit(self, keep: Sequence[tuple[int, Sequence[int] | None]]) -> None:
@@ -177,7 +187,10 @@ class FakeHost:
         for index, parts in keep:
             msg = self.messages[index]
             if parts is not None:
-                msg = replace(msg, parts=[msg.parts[i] for i in parts])
+                ids = msg.ids()
+                msg = replace(
+                    msg, parts=[msg.parts[i] for i in parts], part_ids=[ids[i] for i in parts]
+                )
             kept.append(msg)
         self.messages = kept
 

@@ -256,19 +256,43 @@ async def test_compact_command_end_to_end(tmp_path: Path) -> None:
     assert agent.state.context == [] and agent.state.summary == ""
 
 
-async def test_archive_failure_removes_nothing(tmp_path: Path) -> None:
-    (tmp_path / "dialog").write_text("not a directory")
+async def test_an_unwritable_archive_loses_nothing_and_keeps_the_window(tmp_path: Path) -> None:
+    """The compacted messages wait whole in the session state until the archive is writable."""
+    blocker = tmp_path / "dialog"
+    blocker.write_text("not a directory")
     events: list[ContextEvent] = []
     hook = MemoryCompactionHook(
         config(4000, compactor="extractive"), tmp_path, on_event=events.append
     )
-    agent = await make_agent(hook, ScriptedChatModel([text_step("fine")], context_size=4000))
+    model = ScriptedChatModel([text_step("fine"), text_step("still fine")], context_size=4000)
+    agent = await make_agent(hook, model)
     history = seeded_history(8)
     agent.state.context = list(history)
     reply = await agent.reply(UserMsg("user", "continue"))
     assert reply.get_text_content() == "fine"
-    assert block_keys(agent.state.context)[: len(block_keys(history))] == block_keys(history)
-    assert any(e.kind == "compaction_failed" for e in events)
+    assert any(e.kind == "archive_deferred" for e in events)
+    report = await hook.report(agent)
+    assert report.total <= report.threshold, "the context still compacts"
+    saved_state = agent.state.model_dump_json()  # the pending buffer is saved with the session
+    pending = json.loads(saved_state)["middle_context"][await hook.get_middleware_key()][
+        "pending_archive"
+    ]
+    in_context = set(block_keys(agent.state.context))
+    pending_keys = {
+        (b.type, b.id) for r in pending for b in Msg.model_validate(r["message"]).content
+    }
+    assert set(block_keys(history)) <= in_context | pending_keys, "a message was lost"
+
+    blocker.unlink()  # the disk is back
+    hook.engine.state(await hook.session(agent)).data.pop("pending_tried", None)
+    (await hook.session(agent)).scratch.pop("pending_tried", None)
+    await agent.reply(UserMsg("user", "and now?"))
+    assert any(e.kind == "archive_flushed" for e in events)
+    assert set(block_keys(history)) <= set(archived_block_keys(tmp_path)) | set(
+        block_keys(agent.state.context)
+    )
+    key = await hook.get_middleware_key()
+    assert "pending_archive" not in agent.state.middle_context[key]
 
 
 async def test_no_compaction_storm_when_pinned_content_fills_the_window(tmp_path: Path) -> None:

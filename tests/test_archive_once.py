@@ -163,3 +163,53 @@ async def test_clear_is_shielded_from_cancellation(
     reply = await agent.reply(UserMsg("user", "/clear"))
     assert "0 message(s) archived" in (reply.get_text_content() or "")
     assert len(archived_parts(tmp_path)) == 2
+
+
+async def test_a_message_that_grew_after_an_uncommitted_write_is_archived_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write lands but the compaction does not commit (a crash, an error after the
+    write); the same reply then grows by new blocks before the next compaction."""
+    original = DialogArchive._write_batches
+    failures = iter([True, False] * 50)
+
+    def write_then_fail(self: DialogArchive, batches: Any) -> Any:
+        written = original(self, batches)
+        if next(failures):
+            raise OSError(5, "I/O error after the write")
+        return written
+
+    monkeypatch.setattr(DialogArchive, "_write_batches", write_then_fail)
+    hook = MemoryCompactionHook(config(), tmp_path)
+    policy = demo_policy(40, parallel_every=4)
+    model = ScriptedChatModel([policy] * 200, context_size=6000)
+    agent = await make_agent(hook, model, make_demo_tools(seed=4))
+    for turn in policy.user_turns():
+        await agent.reply(UserMsg("user", turn))
+    blocks = archived_blocks(tmp_path)
+    assert len(blocks) > 30
+    duplicated = [block for block, n in Counter(blocks).items() if n > 1]
+    assert duplicated == [], f"{len(duplicated)} block(s) archived twice"
+
+
+async def test_known_parts_are_left_out_of_a_grown_message(tmp_path: Path) -> None:
+    archive = DialogArchive(tmp_path / "dialog", session_id="s1", agent_name="a")
+    first = AssistantMsg("assistant", [TextBlock(text="a"), TextBlock(text="b")])
+    keys = [f"{first.id}/text:{b.id}" for b in first.content]
+    await archive.append(
+        [first.model_dump(mode="json")], [first.created_at], [archive_id(first)], part_keys=[keys]
+    )
+    grown = first.model_copy(update={"content": [*first.content, TextBlock(text="c")]})
+    grown_keys = [f"{grown.id}/text:{b.id}" for b in grown.content]
+    await archive.append(
+        [grown.model_dump(mode="json")],
+        [grown.created_at],
+        [archive_id(grown)],
+        part_keys=[grown_keys],
+    )
+    texts = [
+        [b.text for b in Msg.model_validate(r["message"]).content]  # type: ignore[attr-defined]
+        for path in (tmp_path / "dialog").glob("*.jsonl")
+        for r in read_archive(path)
+    ]
+    assert texts == [["a", "b"], ["c"]]

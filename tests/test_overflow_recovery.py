@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from agentscope.message import UserMsg
 
-from copaw_context import ContextEvent, MemoryCompactionHook
+from copaw_context import ConfigError, ContextEvent, MemoryCompactionHook
 from copaw_context.core.config import parse_running_config
-from copaw_context.core.overflow import is_context_overflow
+from copaw_context.core.overflow import is_context_overflow, overflow_figures
+from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,
@@ -161,3 +162,112 @@ async def test_other_model_errors_are_not_retried(tmp_path: Path) -> None:
     with pytest.raises(ProviderError, match="API key"):
         await agent.reply(UserMsg("user", "hello"))
     assert len(model.calls) == 1 and model.remaining == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "figures"),
+    [
+        (
+            "This model's maximum context length is 8192 tokens. However, your messages "
+            "resulted in 9120 tokens.",
+            (9120, 8192),
+        ),
+        ("prompt is too long: 207605 tokens > 200000 maximum", (207605, 200000)),
+        ("Range of input length should be [1, 30720]", (None, 30720)),
+        ("Error code: 400 - context_length_exceeded", (None, None)),
+    ],
+)
+def test_the_figures_of_an_overflow_error_are_read(
+    message: str, figures: tuple[int | None, int | None]
+) -> None:
+    assert overflow_figures(ProviderError(message)) == figures
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Rate limit reached: input tokens exceed 30000 per minute (TPM)",
+        "Image payload too large",
+        "quota exceeded: too many input tokens today",
+    ],
+)
+def test_limits_that_compaction_cannot_fix_are_not_overflows(message: str) -> None:
+    assert not is_context_overflow(ProviderError(message, status_code=429))
+
+
+async def test_recovery_learns_how_far_off_the_count_is(tmp_path: Path) -> None:
+    """A provider that counts 3x our estimate and reports no usage: after the first
+    rejection the count is corrected, so later calls are not rejected again."""
+    window = 6000
+    rejected: list[int] = []
+
+    def strict(call: ModelCall) -> Any:
+        counted = int(text_bytes(call) / 4 * 3.0)
+        if call.tools and counted > window:
+            rejected.append(counted)
+            raise ProviderError(
+                f"This model's maximum context length is {window} tokens. However, your "
+                f"messages resulted in {counted} tokens.",
+                code="context_length_exceeded",
+            )
+        return policy(call)
+
+    hook = MemoryCompactionHook(
+        parse_running_config(
+            {
+                "running": {
+                    "max_input_length": window,
+                    "light_context_config": {
+                        "token_counter": "estimate",
+                        "compactor": "extractive",
+                        "tool_result_pruning_config": {
+                            "pruning_recent_msg_max_bytes": 8000,
+                            "pruning_old_msg_max_bytes": 1000,
+                        },
+                    },
+                }
+            }
+        ),
+        tmp_path,
+    )
+    policy = demo_policy(60, parallel_every=4)
+    model = ScriptedChatModel([strict] * 400, context_size=window, usage=lambda call: (0, 0))
+    agent = await make_agent(hook, model, make_demo_tools(seed=2))
+    for turn in policy.user_turns():
+        await agent.reply(UserMsg("user", turn))
+    assert policy.done
+    assert 1 <= len(rejected) <= 3, f"{len(rejected)} calls rejected"
+    report = await hook.report(agent)
+    assert report.calibration >= 2.5
+
+
+async def test_an_overflow_at_the_start_of_a_stream_is_recovered(tmp_path: Path) -> None:
+    """Some servers answer the request, then fail on the first chunk of the stream."""
+    hook = MemoryCompactionHook(config(), tmp_path)
+    error = ProviderError("prompt is too long: 30512 tokens > 20000 maximum")
+
+    class FailingStream(ScriptedChatModel):
+        raised = False
+
+        async def _call_api(self, *args: Any, **kwargs: Any) -> Any:
+            response = await super()._call_api(*args, **kwargs)
+            if self.remaining == 1 and not FailingStream.raised:
+                FailingStream.raised = True
+
+                async def broken() -> Any:
+                    raise error
+                    yield response  # pragma: no cover - makes this an async generator
+
+                return broken()
+            return response
+
+    model = FailingStream(session_steps(text_step("unused")), stream=True, context_size=20_000)
+    agent = await make_agent(hook, model, [allow(build_log)])
+    reply = await agent.reply(UserMsg("user", "build every module"))
+    assert reply.get_text_content() == "all modules build"
+    assert FailingStream.raised
+
+
+def test_a_window_beyond_any_model_is_refused() -> None:
+    with pytest.raises(ConfigError, match="max_input_length"):
+        parse_running_config({"running": {"max_input_length": 1e300}})

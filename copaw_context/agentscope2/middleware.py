@@ -80,6 +80,25 @@ def _command_text(inputs: object) -> str | None:
     return inputs.get_text_content() or ""
 
 
+async def _started(response: Any) -> Any:
+    """A streamed response with its first chunk already received, so that an error the
+    provider raises at the start of the stream surfaces here (and can be recovered from)."""
+    if isinstance(response, ChatResponse) or not hasattr(response, "__anext__"):
+        return response
+    try:
+        first = await response.__anext__()
+    except StopAsyncIteration:
+        first = None
+
+    async def replay() -> AsyncGenerator[ChatResponse, None]:
+        if first is not None:
+            yield first
+        async for chunk in response:
+            yield chunk
+
+    return replay()
+
+
 class MemoryCompactionHook(MiddlewareBase):
     """Light context management for an AgentScope 2.x ``Agent``.
 
@@ -283,14 +302,14 @@ class MemoryCompactionHook(MiddlewareBase):
         provider's "input too long" error by compacting harder."""
         measure = await self._measure(agent)
         try:
-            response = await next_handler(**input_kwargs)
+            response = await _started(await next_handler(**input_kwargs))
         except Exception as exc:
             if not (self.is_light and is_context_overflow(exc)):
                 raise
             input_kwargs = await self._recover(agent, input_kwargs, exc)
             measure = await self._measure(agent)
             try:
-                response = await next_handler(**input_kwargs)
+                response = await _started(await next_handler(**input_kwargs))
             except Exception as again:
                 session = await self.session(agent)
                 await self.engine.overflow_event(session, "retry failed", again)

@@ -129,6 +129,7 @@ class AgentScope2Session:
             timestamp=msg.created_at,
             archive_id=archive_id(msg),
             form=ARCHIVE_FORM,
+            part_keys=tuple(f"{msg.id}/{b.type}:{b.id}" for b in msg.content),
         )
 
     async def commit(self, keep: Sequence[tuple[int, Sequence[int] | None]]) -> None:

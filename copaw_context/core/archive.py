@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import re
@@ -26,7 +25,16 @@ from typing import Any, NoReturn
 
 import filelock
 
-from .archive_reader import archived_ids, cached_line_count, count_lines, read_archive
+from .archive_lines import (
+    Appended,
+    AppendError,
+    ArchiveLine,
+    append_lines,
+    dump_line,
+    truncate_to,
+    without_parts,
+)
+from .archive_reader import archived_keys, cached_line_count, read_archive
 from .errors import ArchiveError
 
 __all__ = [
@@ -65,13 +73,6 @@ class ArchivePartialWriteError(ArchiveError):
         self.written = tuple(written)
         self.failed = failed
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class _Appended:
-    path: Path
-    size_before: int
-    lines_after: int
 
 
 def parse_timestamp(value: object, tz: tzinfo | None = None) -> datetime | None:
@@ -138,6 +139,7 @@ class DialogArchive:
         archive_ids: Sequence[str] | None = None,
         *,
         forms: Sequence[str] | None = None,
+        part_keys: Sequence[Sequence[str]] | None = None,
     ) -> list[ArchivedFile]:
         """Append ``messages`` (full JSON-able dicts) to the file of each one's local date.
 
@@ -146,8 +148,11 @@ class DialogArchive:
         a message whose id this session already archived in its day file is skipped (a
         retry after a crash between the archive write and the context update must not
         archive it twice). ``forms[i]`` names how ``messages[i]`` is serialised (e.g.
-        ``"agentscope2.Msg"``), so a reader knows how to load it. Returns the files written
-        with their line counts after the append. Raises :class:`ArchiveError` on any
+        ``"agentscope2.Msg"``), so a reader knows how to load it. ``part_keys[i]`` are stable
+        keys of the parts (blocks) of ``messages[i]``, in the order of its ``"content"`` list:
+        parts this session already archived there are left out (a message that grew since a
+        write that was not committed is archived without its known head). Returns the files
+        written with their line counts after the append. Raises :class:`ArchiveError` on any
         failure; a batch that cannot be serialised writes nothing.
         """
         if len(messages) != len(timestamps):
@@ -160,6 +165,12 @@ class DialogArchive:
                 f"append() got {len(messages)} messages but {len(archive_ids)} archive ids; "
                 "pass one id per message, or none"
             )
+        for name, values in (("forms", forms), ("part_keys", part_keys)):
+            if values is not None and len(values) != len(messages):
+                raise ValueError(
+                    f"append() got {len(messages)} messages but {len(values)} {name}; "
+                    f"pass one per message, or none"
+                )
         if forms is not None and len(forms) != len(messages):
             raise ValueError(
                 f"append() got {len(messages)} messages but {len(forms)} forms; "
@@ -168,7 +179,7 @@ class DialogArchive:
         if not messages:
             return []
         # Serialise on the caller's thread: a consistent snapshot, checked before any write.
-        batches = self._encode_batch(messages, timestamps, archive_ids, forms)
+        batches = self._encode_batch(messages, timestamps, archive_ids, forms, part_keys)
         return await asyncio.to_thread(self._write_batches, batches)
 
     async def list_files(self) -> list[ArchivedFile]:
@@ -184,10 +195,11 @@ class DialogArchive:
         timestamps: Sequence[str | None],
         archive_ids: Sequence[str] | None,
         forms: Sequence[str] | None = None,
-    ) -> dict[date, list[tuple[str | None, bytes]]]:
+        part_keys: Sequence[Sequence[str]] | None = None,
+    ) -> dict[date, list[ArchiveLine]]:
         now = self._now()
         archived_at = now.isoformat()
-        batches: dict[date, list[tuple[str | None, bytes]]] = {}
+        batches: dict[date, list[ArchiveLine]] = {}
         for index, (message, timestamp) in enumerate(zip(messages, timestamps, strict=True)):
             when = parse_timestamp(timestamp, self._tz)
             if when is None:
@@ -207,8 +219,11 @@ class DialogArchive:
                     "characters from letters, digits and ._:#-"
                 )
             record: dict[str, Any] = {"session_id": self._session_id}
+            parts = list(part_keys[index]) if part_keys is not None else None
             if archive_id is not None:
-                record["archive_id"] = archive_id  # right after session_id: see archived_ids
+                record["archive_id"] = archive_id  # right after session_id: see archived_keys
+                if parts is not None:
+                    record["parts"] = parts
             if forms is not None:
                 record["form"] = forms[index]
             record.update(
@@ -220,21 +235,19 @@ class DialogArchive:
                 }
             )
             try:
-                line = _dump_line(record)
+                line = dump_line(record)
             except (TypeError, ValueError, RecursionError) as error:
                 raise ArchiveError(
                     f"cannot archive message #{index} to {target}: it is not JSON-serialisable "
                     f"({type(error).__name__}: {error}); nothing was written"
                 ) from error
-            batches.setdefault(when.date(), []).append((archive_id, line))
+            batches.setdefault(when.date(), []).append(ArchiveLine(archive_id, parts, record, line))
         return batches
 
     def _path_for(self, day: date) -> Path:
         return self._directory / f"{day.isoformat()}.jsonl"
 
-    def _write_batches(
-        self, batches: dict[date, list[tuple[str | None, bytes]]]
-    ) -> list[ArchivedFile]:
+    def _write_batches(self, batches: dict[date, list[ArchiveLine]]) -> list[ArchivedFile]:
         try:
             self._directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -255,34 +268,43 @@ class DialogArchive:
                         f"cannot append to archive file {path}: {self._cause(path, error)}; "
                         "nothing was written"
                     ) from error
-            done: list[_Appended] = []
+            done: list[Appended] = []
             for day in days:
                 path = self._path_for(day)
                 try:
                     lines = self._not_yet_archived(path, batches[day])
                     if lines:
-                        done.append(_append(path, lines))
-                except _AppendError as error:
+                        done.append(append_lines(path, lines))
+                except AppendError as error:
                     self._undo(done, error)
                 except OSError as error:  # reading the existing ids failed
-                    self._undo(done, _AppendError(path, error, None))
+                    self._undo(done, AppendError(path, error, None))
                 except BaseException:
                     for item in done:
-                        _truncate(item.path, item.size_before)
+                        truncate_to(item.path, item.size_before)
                     raise
         return [ArchivedFile(item.path, item.lines_after) for item in done]
 
-    def _not_yet_archived(self, path: Path, batch: list[tuple[str | None, bytes]]) -> list[bytes]:
-        """The lines of ``batch`` whose archive id this session has not written to ``path``."""
-        if all(archive_id is None for archive_id, _ in batch):
-            return [line for _, line in batch]
-        known = archived_ids(path, self._session_id)
+    def _not_yet_archived(self, path: Path, batch: list[ArchiveLine]) -> list[bytes]:
+        """The lines of ``batch`` this session has not written to ``path`` yet.
+
+        A line whose archive id is known, or all of whose parts are, is skipped; a line with
+        some known parts is written with the others only.
+        """
+        if all(item.archive_id is None for item in batch):
+            return [item.data for item in batch]
+        known_ids, known_parts = archived_keys(path, self._session_id)
         fresh: list[bytes] = []
-        for archive_id, line in batch:
-            if archive_id is not None and archive_id in known:
-                logger.info("archive: %s is already in %s, not written again", archive_id, path)
+        for item in batch:
+            if item.archive_id is not None and item.archive_id in known_ids:
+                logger.info("archive: %s is already in %s, not written", item.archive_id, path)
                 continue
-            fresh.append(line)
+            if not item.parts or not known_parts.intersection(item.parts):
+                fresh.append(item.data)
+                continue
+            remaining = without_parts(item, known_parts)
+            if remaining is not None:
+                fresh.append(remaining)
         return fresh
 
     def _cause(self, path: Path, error: BaseException) -> str:
@@ -293,13 +315,13 @@ class DialogArchive:
             )
         return f"{type(error).__name__}: {error}"
 
-    def _undo(self, done: list[_Appended], failure: _AppendError) -> NoReturn:
+    def _undo(self, done: list[Appended], failure: AppendError) -> NoReturn:
         """Roll back the files ``done`` already hold, then raise for ``failure``."""
         cause = self._cause(failure.path, failure.error)
         stuck = [
             ArchivedFile(item.path, item.lines_after)
             for item in done
-            if not _truncate(item.path, item.size_before)
+            if not truncate_to(item.path, item.size_before)
         ]
         if failure.left_lines is not None:
             stuck.append(ArchivedFile(failure.path, failure.left_lines))
@@ -338,74 +360,3 @@ class DialogArchive:
             except OSError as error:
                 raise ArchiveError(f"cannot read archive file {path}: {error}") from error
         return files
-
-
-def _dump_line(record: dict[str, Any]) -> bytes:
-    text = json.dumps(record, ensure_ascii=False)
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        # Lone surrogates cannot be UTF-8; ASCII escapes keep them losslessly.
-        return json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n"
-
-
-def _write_all(handle: Any, payload: bytes) -> None:
-    view = memoryview(payload)
-    while view:
-        written = handle.write(view)
-        if not written:
-            raise OSError(f"write returned {written!r} with {len(view)} bytes left")
-        view = view[written:]
-
-
-class _AppendError(Exception):
-    """Appending to ``path`` failed; ``left_lines`` is set if its own rollback failed too."""
-
-    def __init__(self, path: Path, error: OSError, left_lines: int | None) -> None:
-        super().__init__(str(error))
-        self.path = path
-        self.error = error
-        self.left_lines = left_lines
-
-
-def _append(path: Path, lines: list[bytes]) -> _Appended:
-    """Append ``lines`` to ``path`` (its lock held) with one write and ``fsync``."""
-    size: int | None = None
-    try:
-        # Unbuffered: a failed write can be rolled back without a buffer flushing later.
-        with open(path, "a+b", buffering=0) as handle:
-            size = handle.seek(0, os.SEEK_END)
-            payload = b"".join(lines)
-            if size:
-                handle.seek(size - 1)
-                if handle.read(1) != b"\n":
-                    payload = b"\n" + payload  # terminate a torn line left by a crash
-            _write_all(handle, payload)
-            os.fsync(handle.fileno())
-            return _Appended(path, size, count_lines(handle))
-    except BaseException as error:
-        rolled_back = size is None or _truncate(path, size)
-        if not isinstance(error, OSError):
-            raise
-        left = None if rolled_back else _lines_in(path)
-        raise _AppendError(path, error, left) from error
-
-
-def _truncate(path: Path, size: int) -> bool:
-    """Cut ``path`` back to ``size`` bytes and persist that; False (logged) if impossible."""
-    try:
-        with open(path, "r+b", buffering=0) as handle:
-            handle.truncate(size)
-            os.fsync(handle.fileno())
-    except OSError as error:
-        logger.error("archive: could not roll back %s to %d bytes: %s", path, size, error)
-        return False
-    return True
-
-
-def _lines_in(path: Path) -> int:
-    try:
-        with open(path, "rb") as handle:
-            return count_lines(handle)
-    except OSError:
-        return 0

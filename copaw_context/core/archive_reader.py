@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["archived_ids", "cached_line_count", "count_lines", "read_archive"]
+__all__ = ["archived_keys", "cached_line_count", "count_lines", "read_archive"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -51,12 +51,17 @@ def cached_line_count(path: Path) -> int:
 # (path, session) -> (bytes scanned, archive ids of that session in them). Like the line
 # counts: archive files only grow, so a larger file is scanned from where the last scan
 # stopped (a partial last line is left for the next scan).
-_ARCHIVED_IDS: dict[tuple[str, str], tuple[int, int, set[str]]] = {}
-_ARCHIVED_IDS_LOCK = threading.Lock()
+_ARCHIVED: dict[tuple[str, str], tuple[int, int, set[str], set[str]]] = {}
+_ARCHIVED_LOCK = threading.Lock()
+_DECODER = json.JSONDecoder()
 
 
-def archived_ids(path: Path, session_id: str) -> set[str]:
-    """Archive ids that ``session_id`` wrote to ``path`` (the file's lock is held)."""
+def archived_keys(path: Path, session_id: str) -> tuple[set[str], set[str]]:
+    """(archive ids, part keys) that ``session_id`` wrote to ``path`` (its lock is held).
+
+    Our lines start ``{"session_id": ..., "archive_id": ..., "parts": [...]``, so only that
+    prefix of each line of the session is read.
+    """
     key = (str(path), session_id)
     # Lines are written with ensure_ascii=False, or True when a lone surrogate forced it.
     prefixes = {
@@ -69,14 +74,14 @@ def archived_ids(path: Path, session_id: str) -> set[str]:
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
     except FileNotFoundError:
-        return set()
+        return set(), set()
     with handle:
         info = os.fstat(handle.fileno())
-        with _ARCHIVED_IDS_LOCK:
-            cached = _ARCHIVED_IDS.get(key)
-        start, inode, ids = 0, info.st_ino, set()
+        with _ARCHIVED_LOCK:
+            cached = _ARCHIVED.get(key)
+        start, inode, ids, parts = 0, info.st_ino, set(), set()
         if cached is not None and cached[1] == info.st_ino and cached[0] <= info.st_size:
-            start, ids = cached[0], set(cached[2])
+            start, ids, parts = cached[0], set(cached[2]), set(cached[3])
         handle.seek(start)
         pending = b""
         while chunk := handle.read(_CHUNK_BYTES):
@@ -85,14 +90,28 @@ def archived_ids(path: Path, session_id: str) -> set[str]:
             for line in lines:
                 for prefix in prefixes:
                     if line.startswith(prefix):
-                        end = line.find(b'"', len(prefix))
-                        if end > 0:
-                            ids.add(line[len(prefix) : end].decode("ascii", "replace"))
+                        _read_keys(line, len(prefix), ids, parts)
             start += len(chunk)
         start -= len(pending)
-    with _ARCHIVED_IDS_LOCK:
-        _ARCHIVED_IDS[key] = (start, inode, ids)
-    return ids
+    with _ARCHIVED_LOCK:
+        _ARCHIVED[key] = (start, inode, ids, parts)
+    return ids, parts
+
+
+def _read_keys(line: bytes, at: int, ids: set[str], parts: set[str]) -> None:
+    end = line.find(b'"', at)
+    if end <= 0:
+        return
+    ids.add(line[at:end].decode("ascii", "replace"))
+    marker = b', "parts": ['
+    if line.startswith(marker, end + 1):
+        start = end + 1 + len(marker)
+        text = line[start : start + (1 << 20)].decode("utf-8", "replace")
+        try:
+            value, _ = _DECODER.raw_decode("[" + text)
+        except ValueError:
+            return
+        parts.update(p for p in value if isinstance(p, str))
 
 
 def _has_surrogate(text: str) -> bool:

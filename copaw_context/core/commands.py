@@ -11,14 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from copaw_context.core.archiving import shielded, write_records
 from copaw_context.core.compaction import (
     archive_records,
     compact,
     previous_summary,
-    shielded,
     transcript_of,
 )
-from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.host import HostSession
 
@@ -132,25 +131,14 @@ async def _clear(engine: ContextEngine, host: HostSession, *, new_session: bool)
     session = host.session_id
     state = engine.state(host)
 
-    async def archive_then_clear() -> None:
-        if records:
-            await engine.archive(host).append(
-                [r.message for r in records],
-                [r.timestamp for r in records],
-                [r.archive_id for r in records],
-                forms=[r.form for r in records],
-            )
+    async def archive_then_clear() -> bool:
+        written = await write_records(engine, host, records)
         await host.clear(new_session=new_session)
         ledger.reset()
         state.forget_conversation()
+        return written is not None
 
-    try:
-        await shielded(archive_then_clear())
-    except ArchiveError as exc:
-        return (
-            f"**Clear Failed!** The dialog archive could not be written ({exc}); "
-            "nothing was removed."
-        )
+    archived = await shielded(archive_then_clear())
     if transcript:
         await engine.notify(
             CompactionRecord(
@@ -162,7 +150,10 @@ async def _clear(engine: ContextEngine, host: HostSession, *, new_session: bool)
                 archive_files=(),
             )
         )
-    where = f" to {engine.config.light_context_config.dialog_path}/" if count else ""
+    dialog = engine.config.light_context_config.dialog_path
+    where = f" to {dialog}/" if count else ""
+    if count and not archived:
+        where = f" to the session state ({dialog}/ is not writable; they are written there later)"
     if new_session:
         return (
             f"**New session started.** {count} message(s) archived{where}; "

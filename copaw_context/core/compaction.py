@@ -1,37 +1,29 @@
 """One compaction: plan a pair-safe split, summarise, archive (write-ahead), commit, event.
 
-The archive write and the context update run shielded from cancellation: an interruption
-must not land between them, or messages would be archived twice or lost. When nothing is
-safe to compact, tool results (and an oversized latest request) are cut instead. A storm
-guard keeps the LLM compactor from running again before the context grew by
-``recompact_growth_ratio`` of the window after a compaction that freed too little.
+A storm guard keeps the LLM compactor from running again before the context grew by
+``recompact_growth_ratio`` of the window after a compaction that freed too little. When
+nothing is safe to compact, tool results (and an oversized latest request) are cut instead.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
-from copaw_context.core.archive import ArchivedFile
-from copaw_context.core.errors import ArchiveError
+from copaw_context.core.archiving import archive_and_apply
+from copaw_context.core.cutting import cut_latest_request, fit_fresh_results, truncate_instead
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host import ArchiveRecord, HostSession, MessageView
 from copaw_context.core.ledger import Ledger
-from copaw_context.core.pruning import offload_and_cut
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
 from copaw_context.core.split import SplitPlan, plan_split
-from copaw_context.core.summary import (
-    SummaryCompactor,
-    render_summary_message,
-    split_summary_message,
-)
+from copaw_context.core.summary import SummaryCompactor, split_summary_message
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
+from copaw_context.core.truncation import parse_truncation_notice
 
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
@@ -41,7 +33,6 @@ __all__ = [
     "archive_records",
     "compact",
     "previous_summary",
-    "shielded",
     "summary_budget_chars",
     "transcript_of",
 ]
@@ -49,24 +40,14 @@ __all__ = [
 logger = logging.getLogger("copaw_context")
 
 Trigger = Literal["auto", "command", "overflow"]
-_T = TypeVar("_T")
 _TAIL_BYTES = 3000
-_GUIDE_FILES = 7
 
 
-def summary_budget_chars(window: int) -> int:
-    """About 8% of the window (in characters), so the summary never crowds out the context."""
-    return max(2000, min(16000, int(window * 0.08 * 3)))
-
-
-async def shielded(operation: Awaitable[_T]) -> _T:
-    """Run ``operation`` to the end even if the caller is cancelled meanwhile."""
-    task = asyncio.ensure_future(operation)
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await task
-        raise
+def summary_budget_chars(window: int, factor: float = 1.0) -> int:
+    """About 8% of the window, in characters (at 3 a token, fewer when our count is known to
+    run ``factor`` times short), so the summary never crowds out the context: at most 16000,
+    at least 1000 (what the extractive summary needs for its protected items)."""
+    return max(1000, min(16000, int(window * 0.08 * 3 / max(1.0, factor))))
 
 
 def previous_summary(state: SessionState, host: HostSession) -> str:
@@ -99,29 +80,6 @@ def transcript_of(view: MessageView, parts: Sequence[int] | None = None) -> Tran
     return TranscriptMessage(view.role, view.name, tuple(out), view.timestamp)
 
 
-def _groups(
-    refs: Sequence[tuple[int, int]], indices: Sequence[int]
-) -> list[tuple[int, list[int] | None]]:
-    """Plan item indices -> (message, parts) in order; ``None`` when the whole message."""
-    by_message: dict[int, list[int]] = {}
-    for item in indices:
-        message, part = refs[item]
-        by_message.setdefault(message, []).append(part)
-    return [(m, None if -1 in parts else parts) for m, parts in by_message.items()]
-
-
-def _whole(
-    groups: list[tuple[int, list[int] | None]], ledger: Ledger
-) -> list[tuple[int, list[int] | None]]:
-    """Groups that hold every part of their message, marked whole (``None``)."""
-    out: list[tuple[int, list[int] | None]] = []
-    for message, parts in groups:
-        if parts is not None and len(parts) == len(ledger.messages[message].parts):
-            parts = None
-        out.append((message, parts))
-    return out
-
-
 def archive_records(
     host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
 ) -> list[ArchiveRecord]:
@@ -149,9 +107,12 @@ async def compact(
     if trigger == "auto" and report.total <= report.threshold:
         return None
     await _warn_fixed_parts(engine, state, report, base)
-    plan, refs = _plan(engine, host, report, trigger)
+    plan, refs = await _plan(engine, host, report, trigger)
     if not plan.compact:
-        return await _truncate_instead(engine, host, report, base, trigger, started, limits)
+        fitted = await engine.report(host, limits)  # fresh results may have been cut to fit
+        if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
+            return await _fitted_event(engine, report, fitted, base, started)
+        return await truncate_instead(engine, host, report, base, trigger, started, limits)
 
     light = engine.config.light_context_config
     margin = int(light.recompact_growth_ratio * report.window)
@@ -160,11 +121,7 @@ async def compact(
     ledger = engine.ledger(host)
     to_compact = _whole(_groups(refs, plan.compact), ledger)
     to_keep = _whole(_groups(refs, plan.keep), ledger)
-    include_thinking = light.context_compact_config.compact_with_thinking_block
-    transcript = [transcript_of(host.view(m), parts) for m, parts in to_compact]
-    if not include_thinking:
-        transcript = [_without_thinking(message) for message in transcript]
-    transcript = await _with_saved_tails(engine, transcript)
+    transcript = await _transcript(engine, host, to_compact)
     result = await SummaryCompactor(
         mode=light.compactor if use_llm else "extractive",
         counter=(await engine.meter(host)).counter,
@@ -172,8 +129,8 @@ async def compact(
         timeout_seconds=light.compactor_timeout_seconds,
         retries=light.compactor_retries,
         retry_delay=engine.compactor_retry_delay,
-        include_thinking=include_thinking,
-        max_summary_chars=summary_budget_chars(report.window),
+        include_thinking=light.context_compact_config.compact_with_thinking_block,
+        max_summary_chars=summary_budget_chars(report.window, report.factor),
     ).summarise(
         transcript,
         previous_summary=previous_summary(state, host),
@@ -181,22 +138,9 @@ async def compact(
         extra_instruction=note,
     )
     records = archive_records(host, to_compact)
-    try:
-        guide = await _archive_and_apply(engine, host, state, records, to_keep, result.summary)
-    except ArchiveError as exc:
-        state.guard_total = report.total
-        event = ContextEvent(
-            kind="compaction_failed",
-            tokens_before=report.total,
-            tokens_after=report.total,
-            duration_seconds=engine.now() - started,
-            message=f"dialog archive not written, nothing removed: {exc}",
-            **base,
-        )
-        await engine.emit(event)
-        return event
+    guide = await archive_and_apply(engine, host, records, to_keep, result.summary)
     if plan.request_over_reserve:
-        await _cut_latest_request(engine, host, report.reserve)
+        await cut_latest_request(engine, host, report.reserve)
     state.add_stats(compactions=1)
     after = await engine.report(host, limits)
     state.guard_total = after.total if after.total > report.threshold - margin else None
@@ -223,6 +167,26 @@ async def compact(
             archive_files=event.archive_files,
         )
     )
+    return event
+
+
+async def _fitted_event(
+    engine: ContextEngine,
+    before: TokenReport,
+    after: TokenReport,
+    base: dict[str, Any],
+    started: float,
+) -> ContextEvent:
+    event = ContextEvent(
+        kind="truncation",
+        tokens_before=before.total,
+        tokens_after=after.total,
+        messages_kept=after.message_count,
+        duration_seconds=engine.now() - started,
+        message="nothing safe to compact; results the model has not seen yet cut to fit",
+        **base,
+    )
+    await engine.emit(event)
     return event
 
 
@@ -255,201 +219,101 @@ async def _warn_fixed_parts(
     )
 
 
-def _plan(
+async def _plan(
     engine: ContextEngine, host: HostSession, report: TokenReport, trigger: Trigger
 ) -> tuple[SplitPlan, list[tuple[int, int]]]:
     """The split, with a kept tail that leaves room for the fixed parts and a new summary.
 
     A large system prompt or tool list shrinks the kept tail, so that what stays (with the
     new summary, at most its budget) fits under the threshold instead of compacting again at
-    every step.
+    every step. Results the model has not seen yet are kept (cut to fit that room first).
     """
     factor = report.factor
-    summary_room = summary_budget_chars(report.window) // 2  # ~2 chars a token: CJK-safe
+    summary_room = summary_budget_chars(report.window, factor) // 2  # ~2 chars a token
     others = round((report.fixed - report.summary) * factor)
-    reserve = min(report.reserve, max(0, report.threshold - others - summary_room))
+    room = max(0, report.threshold - others - summary_room)
+    reserve = min(report.reserve, room)
     if trigger == "overflow":
         reserve //= 2
-    items, refs = engine.ledger(host).split_items()
+    ledger = engine.ledger(host)
+    room_raw, reserve_raw = int(room / factor), int(reserve / factor)
+    # Fresh results may take the room but half the reserve, which recent history keeps.
+    forced = _forced_tokens(ledger)
+    await fit_fresh_results(engine, host, room_raw - forced - reserve_raw // 2)
+    fresh = sum(p.tokens for m in ledger.messages for p in m.parts if p.unseen)
+    reserve_raw = min(reserve_raw, max(0, room_raw - forced - fresh))
+    items, refs = ledger.split_items()
     plan = plan_split(
         items,
         threshold_tokens=0 if trigger == "overflow" else int(report.threshold / factor),
-        reserve_tokens=int(reserve / factor),
+        reserve_tokens=reserve_raw,
         fixed_tokens=report.fixed,
         force=trigger == "command",
     )
     return plan, refs
 
 
-def _without_thinking(message: TranscriptMessage) -> TranscriptMessage:
-    return replace(message, parts=tuple(p for p in message.parts if p.kind != "thinking"))
-
-
-async def _archive_and_apply(
-    engine: ContextEngine,
-    host: HostSession,
-    state: SessionState,
-    records: list[ArchiveRecord],
-    keep: Sequence[tuple[int, Sequence[int] | None]],
-    summary: str,
-) -> list[tuple[str, int]]:
-    """Archive (fsynced) first; only then do the messages leave the context."""
-    language = engine.config.light_context_config.language
-
-    async def archive_then_apply() -> list[tuple[str, int]]:
-        written = await _append(engine, host, records)
-        # Archived: commit at once, so that nothing after this point can archive them again.
-        await host.commit(keep)
-        engine.ledger(host).reset()
-        state.summary = summary
-        guide = [(_relative(engine, f.path), f.lines) for f in written]
-        host.set_summary(render_summary_message(summary, guide, language=language))
-        listed = await _path_guide(engine, host)
-        if listed:
-            guide = listed
-            host.set_summary(render_summary_message(summary, guide, language=language))
-        return guide
-
-    return await shielded(archive_then_apply())
-
-
-async def _append(
-    engine: ContextEngine, host: HostSession, records: Sequence[ArchiveRecord]
-) -> list[ArchivedFile]:
-    return await engine.archive(host).append(
-        [r.message for r in records],
-        [r.timestamp for r in records],
-        [r.archive_id for r in records],
-        forms=[r.form for r in records],
-    )
-
-
-async def _path_guide(engine: ContextEngine, host: HostSession) -> list[tuple[str, int]]:
-    """The newest archive files with their line counts; best effort (the archive is written)."""
-    try:
-        files = await engine.archive(host).list_files()
-    except Exception as exc:  # the messages are archived and applied; the guide is a nicety
-        logger.warning("copaw-context: could not list the dialog archive for the guide: %s", exc)
-        return []
-    # The newest files are where to look first; older ones sit beside them.
-    return [(_relative(engine, f.path), f.lines) for f in files[-_GUIDE_FILES:]]
-
-
-def _relative(engine: ContextEngine, path: Path) -> str:
-    try:
-        return str(path.relative_to(engine.workspace))
-    except ValueError:
-        return str(path)
-
-
-async def _with_saved_tails(
-    engine: ContextEngine, transcript: list[TranscriptMessage]
-) -> list[TranscriptMessage]:
-    """Show the compactor the END of each offloaded tool output, not only its head.
-
-    The excerpt left in the context is the head of the output; build logs and test runs
-    print their errors last, and those exact lines belong in the summary.
-    """
-    enriched: list[TranscriptMessage] = []
-    for message in transcript:
-        parts = list(message.parts)
-        for index, part in enumerate(parts):
-            parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
-            if parsed is None or not parsed[1].file_path:
-                continue
-            saved = Path(parsed[1].file_path)
-            saved = saved if saved.is_absolute() else engine.workspace / saved
-            tail = await engine.store.read_tail(saved, _TAIL_BYTES)
-            if tail and tail.strip() and tail not in parsed[0]:
-                text = (
-                    f"{part.text}\n[last lines of the saved output {parsed[1].file_path}]\n{tail}"
-                )
-                parts[index] = replace(part, text=text)
-        enriched.append(replace(message, parts=tuple(parts)))
-    return enriched
-
-
-async def _truncate_instead(
-    engine: ContextEngine,
-    host: HostSession,
-    report: TokenReport,
-    base: dict[str, Any],
-    trigger: Trigger,
-    started: float,
-    limits: Limits | None,
-) -> ContextEvent | None:
-    """Nothing is safe to compact: cut tool results (and the request) instead."""
-    if trigger == "command" and report.total <= report.threshold:
-        return None
-    old_limit = engine.config.light_context_config.tool_result_pruning_config
-    stats = await engine.prune_all(host, old_limit.pruning_old_msg_max_bytes)
-    await _cut_latest_request(engine, host, report.reserve)
-    after = await engine.report(host, limits)
-    if stats.truncated == 0 and after.total >= report.total:
-        return None
-    event = ContextEvent(
-        kind="truncation",
-        tokens_before=report.total,
-        tokens_after=after.total,
-        messages_kept=after.message_count,
-        duration_seconds=engine.now() - started,
-        message=f"nothing safe to compact; {stats.truncated} tool result(s) cut",
-        **base,
-    )
-    await engine.emit(event)
-    return event
-
-
-async def _cut_latest_request(engine: ContextEngine, host: HostSession, reserve: int) -> None:
-    """Cut the latest user request in place when it is larger than the reserve allows.
-
-    Its full text is saved first under ``dialog/requests/``, which TTL cleanup never
-    touches: the archived copy of the request will be the cut one. A request we already cut
-    is only re-cut (its full text was saved then); when saving fails, the request stays
-    whole and an event says so.
-    """
-    ledger, meter = await engine.sync(host)
-    index = next(
-        (i for i in range(len(ledger.messages) - 1, -1, -1) if ledger.messages[i].role == "user"),
+def _forced_tokens(ledger: Ledger) -> int:
+    """Tokens of what is kept whatever the plan: the latest request and pinned messages."""
+    latest = next(
+        (m for m in reversed(ledger.messages) if m.role == "user"),
         None,
     )
-    if index is None:
-        return
-    max_bytes = max(2048, reserve * 3)
-    view = host.view(index)
-    for position, part in enumerate(view.parts):
-        if part.kind != "text" or len(part.text.encode("utf-8", "replace")) <= max_bytes:
+    pinned = sum(m.tokens for m in ledger.messages if m.pinned and m is not latest)
+    return pinned + (latest.tokens if latest is not None else 0)
+
+
+def _groups(
+    refs: Sequence[tuple[int, int]], indices: Sequence[int]
+) -> list[tuple[int, list[int] | None]]:
+    """Plan item indices -> (message, parts) in order; ``None`` when the whole message."""
+    by_message: dict[int, list[int]] = {}
+    for item in indices:
+        message, part = refs[item]
+        by_message.setdefault(message, []).append(part)
+    return [(m, None if -1 in parts else parts) for m, parts in by_message.items()]
+
+
+def _whole(
+    groups: list[tuple[int, list[int] | None]], ledger: Ledger
+) -> list[tuple[int, list[int] | None]]:
+    """Groups that hold every part of their message, marked whole (``None``)."""
+    out: list[tuple[int, list[int] | None]] = []
+    for message, parts in groups:
+        if parts is not None and len(parts) == len(ledger.messages[message].parts):
+            parts = None
+        out.append((message, parts))
+    return out
+
+
+async def _transcript(
+    engine: ContextEngine, host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
+) -> list[TranscriptMessage]:
+    """What the compactor reads: the compacted messages, with the END of each offloaded
+    tool output added (the excerpt in the context is its head; build logs and test runs
+    print their errors last, and those exact lines belong in the summary)."""
+    include_thinking = engine.config.light_context_config.context_compact_config
+    transcript: list[TranscriptMessage] = []
+    for index, parts in groups:
+        message = transcript_of(host.view(index), parts)
+        if not include_thinking.compact_with_thinking_block:
+            message = replace(
+                message, parts=tuple(p for p in message.parts if p.kind != "thinking")
+            )
+        transcript.append(await _with_saved_tail(engine, message))
+    return transcript
+
+
+async def _with_saved_tail(engine: ContextEngine, message: TranscriptMessage) -> TranscriptMessage:
+    parts = list(message.parts)
+    for index, part in enumerate(parts):
+        parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
+        if parsed is None or not parsed[1].file_path:
             continue
-        cut = await _cut_request_text(engine, host, part.text, max_bytes)
-        if cut is not None:
-            host.set_text(index, position, cut)
-            ledger.update_part(index, position, host.view(index, position).parts[0], meter)
-
-
-async def _cut_request_text(
-    engine: ContextEngine, host: HostSession, text: str, max_bytes: int
-) -> str | None:
-    parsed = parse_truncation_notice(text)
-    if parsed is not None and parsed[1].file_path:
         saved = Path(parsed[1].file_path)
         saved = saved if saved.is_absolute() else engine.workspace / saved
-        if engine.request_store.owns(saved):
-            return truncate_text_output(text, max_bytes=max_bytes)
-    # A notice that is not ours (the user pasted a cut output) is part of the request.
-    cut, saved_path = await offload_and_cut(
-        engine.request_store, text, max_bytes, engine.workspace, recut_notice=False
-    )
-    if saved_path is not None:
-        return cut
-    await engine.emit(
-        ContextEvent(
-            kind="warning",
-            agent_name=host.agent_name,
-            session_id=host.session_id,
-            message=(
-                f"the latest request ({len(text)} characters) could not be saved to "
-                f"{engine.request_store.directory}, so it was kept whole instead of cut"
-            ),
-        )
-    )
-    return None
+        tail = await engine.store.read_tail(saved, _TAIL_BYTES)
+        if tail and tail.strip() and tail not in parsed[0]:
+            text = f"{part.text}\n[last lines of the saved output {parsed[1].file_path}]\n{tail}"
+            parts[index] = replace(part, text=text)
+    return replace(message, parts=tuple(parts))

@@ -261,6 +261,7 @@ class RunningConfig(Section):
     max_input_length: Int = Field(
         131072,
         ge=1000,
+        le=100_000_000,
         description="The context window in tokens. When the file sets it, it wins; when absent "
         "the model's own context_size is used at run time (this default is only what "
         "check-config shows without a model).",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context.core.archive import DialogArchive
+from copaw_context.core.archiving import flush_pending
 from copaw_context.core.commands import run_command
 from copaw_context.core.compaction import compact
 from copaw_context.core.config import RunningConfig
@@ -32,6 +33,7 @@ from copaw_context.core.ledger import (
     TokenMeter,
 )
 from copaw_context.core.offload import OffloadStore, referenced_offload_names
+from copaw_context.core.overflow import overflow_figures
 from copaw_context.core.pruning import UNSEEN, OutputPart, PruneStats, ToolResultPruning
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
@@ -49,6 +51,7 @@ CompactionListener = Callable[[CompactionRecord], Awaitable[None] | None]
 """Called after every compaction (and ``/clear``, ``/new``) with what left the context."""
 
 _FLOOR_BYTES_PER_TOKEN = 5  # no tokenizer averages more UTF-8 bytes per token on real input
+_MAX_OVERFLOW_FACTOR = 8.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +164,7 @@ class ContextEngine:
         self, host: HostSession, *, note: str = "", limits: Limits | None = None
     ) -> ContextEvent | None:
         """The pre-reasoning pipeline: TTL cleanup, stage-2 pruning, count, compaction."""
+        await flush_pending(self, host)
         await self.cleanup_offloads(host)
         await self.prune_old(host)
         if not self.config.light_context_config.context_compact_config.enabled:
@@ -195,7 +199,7 @@ class ContextEngine:
             limit = self.pruning.limit(recent=False, exempt=entry.exempt)
             if entry.unseen or entry.pruned_to == limit:
                 continue
-            stats.add(await self._bound_stored(host, ledger, meter, index, part, limit))
+            stats.add(await self.bound_stored(host, index, part, limit))
         self.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
         return stats
 
@@ -204,20 +208,17 @@ class ContextEngine:
         stats = PruneStats()
         ledger, meter = await self.sync(host)
         for index, part in ledger.results():
-            stats.add(await self._bound_stored(host, ledger, meter, index, part, max_bytes))
+            stats.add(await self.bound_stored(host, index, part, max_bytes, record_limit=False))
         return stats
 
-    async def _bound_stored(
-        self,
-        host: HostSession,
-        ledger: Ledger,
-        meter: TokenMeter,
-        index: int,
-        part: int,
-        limit: int,
-        *,
-        record_limit: bool = True,
+    async def bound_stored(
+        self, host: HostSession, index: int, part: int, limit: int, *, record_limit: bool = True
     ) -> PruneStats:
+        """Cut one stored tool result to ``limit`` bytes (its full text stays reachable).
+
+        ``record_limit`` marks it as cut to its old limit, so stage 2 never looks at it again.
+        """
+        ledger, meter = await self.sync(host)
         view = host.view(index, part).parts[0]
         parts: list[OutputPart] = list(view.output)
         new_parts, meta, stats = await self.pruning.bound(parts, view.meta, limit)
@@ -273,13 +274,33 @@ class ContextEngine:
     async def recover_overflow(
         self, host: HostSession, error: BaseException
     ) -> ContextEvent | None:
-        """The provider rejected the input as too long: compact down to half the reserve."""
+        """The provider rejected the input as too long: learn how far off our count was, then
+        compact down to half the reserve."""
         logger.warning(
             "copaw-context: the model rejected the input as too long (%s); compacting harder "
             "and retrying once",
             error,
         )
+        self._learn_from_overflow(host, error)
         return await compact(self, host, trigger="overflow")
+
+    def _learn_from_overflow(self, host: HostSession, error: BaseException) -> None:
+        """Raise the overflow factor so that the input just rejected counts as over the window.
+
+        The provider's own figure ("resulted in N tokens", "N tokens > M maximum") is used when
+        the error gives one; otherwise the input must have been over the window at least.
+        """
+        state = self.state(host)
+        sent = state.last_prompt_tokens
+        if sent <= 0:
+            return
+        reported, limit = overflow_figures(error)
+        window = limit or host.window().tokens
+        needed = reported / sent if reported else window / sent * 1.05
+        current = max(state.overflow_factor, state.calibration.factor)
+        learned = min(_MAX_OVERFLOW_FACTOR, max(needed, current * 1.05))
+        if learned > state.overflow_factor:
+            state.overflow_factor = learned
 
     async def overflow_event(self, host: HostSession, outcome: str, error: BaseException) -> None:
         """Say what overflow recovery did (compacted and retrying, or failed)."""
@@ -323,10 +344,16 @@ class ContextEngine:
             window=window.tokens,
             window_source=window.source,
             counter=meter.counter.name,
-            calibration=self.state(host).calibration.factor if calibrated else 1.0,
+            calibration=self._factor(host, calibrated),
             floor=math.ceil(total_bytes / _FLOOR_BYTES_PER_TOKEN),
             message_count=len(ledger.messages),
         )
+
+    def _factor(self, host: HostSession, calibrated: bool) -> float:
+        """Usage calibration (approximate counters only) and what overflows taught (any)."""
+        state = self.state(host)
+        usage = state.calibration.factor if calibrated else 1.0
+        return max(usage, state.overflow_factor)
 
     async def cleanup_offloads(self, host: HostSession) -> None:
         """TTL cleanup of the offload store (at most hourly), keeping what the context names."""

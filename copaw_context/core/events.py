@@ -19,6 +19,8 @@ EventKind = Literal[
     "truncation",  # nothing could be compacted; tool results / the request were cut instead
     "compaction_failed",  # nothing was removed (e.g. the archive could not be written)
     "overflow_recovery",  # the provider rejected the input as too long; compacted and retried
+    "archive_deferred",  # the archive could not be written; messages kept in the session state
+    "archive_flushed",  # deferred messages were written to the archive
     "warning",  # e.g. the system prompt, summary and tools alone exceed the threshold
 ]
 

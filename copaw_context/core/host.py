@@ -95,6 +95,28 @@ class ArchiveRecord:
     archive_id: str
     form: str
     """Which serialised form ``message`` has, e.g. ``"agentscope2.Msg"``."""
+    part_keys: tuple[str, ...] = ()
+    """Stable keys of the message's parts, in the order of ``message["content"]``."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able form (kept in the session state while the archive is unwritable)."""
+        return {
+            "message": self.message,
+            "timestamp": self.timestamp,
+            "archive_id": self.archive_id,
+            "form": self.form,
+            "part_keys": list(self.part_keys),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArchiveRecord:
+        return cls(
+            message=dict(data["message"]),
+            timestamp=data.get("timestamp"),
+            archive_id=str(data["archive_id"]),
+            form=str(data.get("form", "")),
+            part_keys=tuple(str(k) for k in data.get("part_keys", ())),
+        )
 
 
 class ContextSource(Protocol):

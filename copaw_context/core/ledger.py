@@ -196,7 +196,8 @@ class Ledger:
                         tokens,
                         call_ids=calls,
                         result_ids=results,
-                        pinned=message.pinned,
+                        # The model must see a result once before it may be compacted.
+                        pinned=message.pinned or part.unseen,
                         unfinished=unfinished,
                     )
                 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_context_overflow"]
+__all__ = ["is_context_overflow", "overflow_figures"]
 
 # Lower-cased fragments of the messages providers and OpenAI-compatible servers send.
 _OVERFLOW_TEXT = re.compile(
@@ -27,9 +27,21 @@ _OVERFLOW_TEXT = re.compile(
             r"requested \d+ tokens.*context",  # vLLM
             r"prompt (?:tokens )?(?:exceeds?|is longer than) (?:the )?(?:max|context)",
             r"request too large for model",  # a 413 body
-            r"payload too large",
         ]
     )
+)
+# Limits on rate or quota mention tokens too, but compacting does not help them.
+_NOT_OVERFLOW = re.compile(
+    r"rate limit|per minute|per day|tokens per|\btpm\b|quota|too many requests"
+)
+# "resulted in 130512 tokens", "prompt is too long: 207605 tokens > 200000 maximum",
+# "requested 9000 tokens", "maximum context length is 8192 tokens", "[1, 30720]".
+_SENT = re.compile(
+    r"(?:resulted in|too long:|you requested|requested|prompt has|input has|got) ?(\d[\d,]*) tokens"
+)
+_LIMIT = re.compile(
+    r"(?:maximum context length is|> ?|maximum(?: is)?|limit(?: is)?|context size(?: is)?|"
+    r"range of input length should be \[1, ?)\s*(\d[\d,]*)"
 )
 _STATUS_ATTRIBUTES = ("status_code", "status", "http_status")
 _CODE_ATTRIBUTES = ("code", "type")
@@ -59,10 +71,28 @@ def is_context_overflow(exc: BaseException) -> bool:
             value = getattr(error, name, None)
             if isinstance(value, str) and value.lower() == "context_length_exceeded":
                 return True
-        text = f"{type(error).__name__}: {error}"
-        body = getattr(error, "body", None) or getattr(error, "message", None)
-        if body is not None:
-            text += f" {body}"
-        if _OVERFLOW_TEXT.search(text.lower()):
+        text = _text_of(error).lower()
+        if _OVERFLOW_TEXT.search(text) and not _NOT_OVERFLOW.search(text):
             return True
     return False
+
+
+def _text_of(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    body = getattr(error, "body", None) or getattr(error, "message", None)
+    return text if body is None else f"{text} {body}"
+
+
+def overflow_figures(exc: BaseException) -> tuple[int | None, int | None]:
+    """(tokens the provider counted, its limit) as an overflow error states them, if it does."""
+    sent: int | None = None
+    limit: int | None = None
+    for error in _errors(exc):
+        text = _text_of(error).lower()
+        if sent is None and (match := _SENT.search(text)):
+            sent = int(match.group(1).replace(",", ""))
+        if limit is None and (match := _LIMIT.search(text)):
+            limit = int(match.group(1).replace(",", ""))
+    if sent is not None and limit is not None and sent <= limit:
+        sent = None  # e.g. the completion's share was counted in: not the prompt's size
+    return sent, limit

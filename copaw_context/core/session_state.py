@@ -80,6 +80,29 @@ class SessionState:
         else:
             self.data["guard_total"] = int(value)
 
+    @property
+    def pending_archive(self) -> list[dict[str, Any]]:
+        """Records that could not be archived yet (see :mod:`copaw_context.core.archiving`)."""
+        value = self.data.get("pending_archive")
+        return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+    @pending_archive.setter
+    def pending_archive(self, records: list[dict[str, Any]]) -> None:
+        if records:
+            self.data["pending_archive"] = records
+        else:
+            self.data.pop("pending_archive", None)
+
+    @property
+    def overflow_factor(self) -> float:
+        """What the provider's "input too long" errors taught: our count times this at least."""
+        value = self.data.get("overflow_factor", 1.0)
+        return float(value) if isinstance(value, int | float) and value >= 1.0 else 1.0
+
+    @overflow_factor.setter
+    def overflow_factor(self, value: float) -> None:
+        self.data["overflow_factor"] = round(float(value), 4)
+
     def warn_once(self, topic: str) -> bool:
         """True the first time ``topic`` is raised for this agent."""
         warned = self.data.get("warned")

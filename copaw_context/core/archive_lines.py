@@ -1,0 +1,135 @@
+"""Archive lines: the record written for one message, its encoding, and appending lines to
+a file with one write, ``fsync`` and rollback on failure.
+
+A line is ``{"session_id", "archive_id", "parts", "form", "agent_name", "archived_at",
+"timestamp", "message"}`` as one JSON object; the identity fields come first so that a
+reader can index a file by reading the head of each line only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .archive_reader import count_lines
+
+__all__ = [
+    "AppendError",
+    "Appended",
+    "ArchiveLine",
+    "append_lines",
+    "dump_line",
+    "truncate_to",
+    "without_parts",
+]
+
+logger = logging.getLogger("copaw_context")
+
+
+@dataclass(frozen=True)
+class ArchiveLine:
+    archive_id: str | None
+    parts: list[str] | None
+    record: dict[str, Any]
+    data: bytes
+
+
+def without_parts(item: ArchiveLine, known: set[str]) -> bytes | None:
+    """``item`` re-encoded without its known parts; None when nothing is left."""
+    assert item.parts is not None
+    message = item.record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list) or len(content) != len(item.parts):
+        logger.warning("archive: %s has parts already archived; written whole", item.archive_id)
+        return item.data
+    keep = [i for i, key in enumerate(item.parts) if key not in known]
+    if not keep:
+        return None
+    record = dict(item.record)
+    record["parts"] = [item.parts[i] for i in keep]
+    record["archive_id"] = f"{item.archive_id}~{len(item.parts) - len(keep)}"[:200]
+    assert isinstance(message, dict)
+    record["message"] = {**message, "content": [content[i] for i in keep]}
+    return dump_line(record)
+
+
+def dump_line(record: dict[str, Any]) -> bytes:
+    text = json.dumps(record, ensure_ascii=False)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        # Lone surrogates cannot be UTF-8; ASCII escapes keep them losslessly.
+        return json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+@dataclass(frozen=True)
+class Appended:
+    path: Path
+    size_before: int
+    lines_after: int
+
+
+def _write_all(handle: Any, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        written = handle.write(view)
+        if not written:
+            raise OSError(f"write returned {written!r} with {len(view)} bytes left")
+        view = view[written:]
+
+
+class AppendError(Exception):
+    """Appending to ``path`` failed; ``left_lines`` is set if its own rollback failed too."""
+
+    def __init__(self, path: Path, error: OSError, left_lines: int | None) -> None:
+        super().__init__(str(error))
+        self.path = path
+        self.error = error
+        self.left_lines = left_lines
+
+
+def append_lines(path: Path, lines: list[bytes]) -> Appended:
+    """Append ``lines`` to ``path`` (its lock held) with one write and ``fsync``."""
+    size: int | None = None
+    try:
+        # Unbuffered: a failed write can be rolled back without a buffer flushing later.
+        with open(path, "a+b", buffering=0) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            payload = b"".join(lines)
+            if size:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    payload = b"\n" + payload  # terminate a torn line left by a crash
+            _write_all(handle, payload)
+            os.fsync(handle.fileno())
+            return Appended(path, size, count_lines(handle))
+    except BaseException as error:
+        rolled_back = size is None or truncate_to(path, size)
+        if not isinstance(error, OSError):
+            raise
+        left = None if rolled_back else lines_in(path)
+        raise AppendError(path, error, left) from error
+
+
+def truncate_to(path: Path, size: int) -> bool:
+    """Cut ``path`` back to ``size`` bytes and persist that; False (logged) if impossible."""
+    try:
+        with open(path, "r+b", buffering=0) as handle:
+            handle.truncate(size)
+            os.fsync(handle.fileno())
+    except OSError as error:
+        logger.error("archive: could not roll back %s to %d bytes: %s", path, size, error)
+        return False
+    return True
+
+
+def lines_in(path: Path) -> int:
+    try:
+        with open(path, "rb") as handle:
+            return count_lines(handle)
+    except OSError:
+        return 0

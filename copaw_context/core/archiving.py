@@ -1,0 +1,149 @@
+"""Writing what leaves the context: archive first, then commit, and never lose a message.
+
+Messages are fsynced to ``dialog/YYYY-MM-DD.jsonl`` before they leave the context, inside a
+section shielded from cancellation. When the archive cannot be written (disk full, a
+read-only workspace), the messages are kept whole in the agent's session state (a pending
+buffer the host saves with the session) and the context is still compacted, so the model's
+window holds; the buffer is written out as soon as the archive is writable again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from copaw_context.core.archive import ArchivedFile
+from copaw_context.core.errors import ArchiveError
+from copaw_context.core.events import ContextEvent
+from copaw_context.core.host import ArchiveRecord, HostSession
+from copaw_context.core.summary import render_summary_message
+
+if TYPE_CHECKING:
+    from copaw_context.core.engine import ContextEngine
+
+__all__ = ["archive_and_apply", "flush_pending", "shielded", "write_records"]
+
+logger = logging.getLogger("copaw_context")
+
+_T = TypeVar("_T")
+_GUIDE_FILES = 7
+_FLUSH_INTERVAL_SECONDS = 60.0
+
+
+async def shielded(operation: Awaitable[_T]) -> _T:
+    """Run ``operation`` to the end even if the caller is cancelled meanwhile."""
+    task = asyncio.ensure_future(operation)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise
+
+
+async def write_records(
+    engine: ContextEngine, host: HostSession, records: Sequence[ArchiveRecord]
+) -> list[ArchivedFile] | None:
+    """Append the pending buffer and ``records`` to the archive.
+
+    Returns the files written, or None when the archive is unwritable: then everything is
+    (still) in the pending buffer of the session state, and an event says so.
+    """
+    state = engine.state(host)
+    pending = [ArchiveRecord.from_dict(r) for r in state.pending_archive]
+    batch = [*pending, *records]
+    if not batch:
+        return []
+    try:
+        written = await engine.archive(host).append(
+            [r.message for r in batch],
+            [r.timestamp for r in batch],
+            [r.archive_id for r in batch],
+            forms=[r.form for r in batch],
+            part_keys=[r.part_keys for r in batch],
+        )
+    except ArchiveError as exc:
+        state.pending_archive = [r.as_dict() for r in batch]
+        host.scratch["pending_tried"] = engine.now()
+        await engine.emit(
+            ContextEvent(
+                kind="archive_deferred",
+                agent_name=host.agent_name,
+                session_id=host.session_id,
+                message=(
+                    f"the dialog archive could not be written ({exc}); {len(batch)} message(s) "
+                    "are kept in the session state and will be written when it is writable"
+                ),
+            )
+        )
+        return None
+    if pending:
+        state.pending_archive = []
+        await engine.emit(
+            ContextEvent(
+                kind="archive_flushed",
+                agent_name=host.agent_name,
+                session_id=host.session_id,
+                message=f"{len(pending)} deferred message(s) written to the dialog archive",
+            )
+        )
+    return written
+
+
+async def flush_pending(engine: ContextEngine, host: HostSession) -> None:
+    """Try to write the pending buffer (at most once a minute while it fails)."""
+    if not engine.state(host).pending_archive:
+        return
+    last = host.scratch.get("pending_tried")
+    if isinstance(last, float) and engine.now() - last < _FLUSH_INTERVAL_SECONDS:
+        return
+    await shielded(write_records(engine, host, []))
+
+
+async def archive_and_apply(
+    engine: ContextEngine,
+    host: HostSession,
+    records: list[ArchiveRecord],
+    keep: Sequence[tuple[int, Sequence[int] | None]],
+    summary: str,
+) -> list[tuple[str, int]]:
+    """Archive (fsynced) first, or keep in the pending buffer; then commit the context."""
+    language = engine.config.light_context_config.language
+    state = engine.state(host)
+
+    async def archive_then_apply() -> list[tuple[str, int]]:
+        written = await write_records(engine, host, records) or []
+        # Archived (or kept in the state): commit at once, so that nothing after this point
+        # can archive them again.
+        await host.commit(keep)
+        engine.ledger(host).reset()
+        state.summary = summary
+        guide = [(relative(engine, f.path), f.lines) for f in written]
+        host.set_summary(render_summary_message(summary, guide, language=language))
+        listed = await path_guide(engine, host)
+        if listed:
+            guide = listed
+            host.set_summary(render_summary_message(summary, guide, language=language))
+        return guide
+
+    return await shielded(archive_then_apply())
+
+
+async def path_guide(engine: ContextEngine, host: HostSession) -> list[tuple[str, int]]:
+    """The newest archive files with their line counts; best effort (the archive is written)."""
+    try:
+        files = await engine.archive(host).list_files()
+    except Exception as exc:  # the messages are archived and applied; the guide is a nicety
+        logger.warning("copaw-context: could not list the dialog archive for the guide: %s", exc)
+        return []
+    # The newest files are where to look first; older ones sit beside them.
+    return [(relative(engine, f.path), f.lines) for f in files[-_GUIDE_FILES:]]
+
+
+def relative(engine: ContextEngine, path: Path) -> str:
+    try:
+        return str(path.relative_to(engine.workspace))
+    except ValueError:
+        return str(path)

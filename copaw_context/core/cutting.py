@@ -1,0 +1,128 @@
+"""Cutting instead of compacting: fresh results that must fit, and oversized requests.
+
+Results the model has not seen yet are never compacted (it must see them once); when they are
+too large for the room a compaction leaves, they are cut harder (their full text stays in
+their saved files). When nothing is safe to compact, every tool result is cut to the old limit
+and an oversized latest request is cut, its full text saved under ``dialog/requests/`` first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from copaw_context.core.events import ContextEvent
+from copaw_context.core.host import HostSession
+from copaw_context.core.pruning import offload_and_cut
+from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
+
+if TYPE_CHECKING:
+    from copaw_context.core.engine import ContextEngine
+
+__all__ = ["cut_latest_request", "fit_fresh_results", "truncate_instead"]
+
+_MIN_FRESH_BYTES = 600
+
+
+async def fit_fresh_results(engine: ContextEngine, host: HostSession, budget: int) -> None:
+    """Cut the results the model has not seen yet until together they fit ``budget`` tokens
+    (in our counter's units), each in proportion to its size."""
+    ledger, meter = await engine.sync(host)
+    for _attempt in range(3):
+        fresh = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
+        total = sum(ledger.messages[i].parts[p].tokens for i, p in fresh)
+        if not fresh or total <= budget:
+            return
+        scale = max(0.0, budget) / total
+        for index, part in fresh:
+            entry = ledger.messages[index].parts[part]
+            target = max(_MIN_FRESH_BYTES, int(entry.nbytes * scale * 0.9))
+            if target < entry.nbytes:
+                await engine.bound_stored(host, index, part, target, record_limit=False)
+
+
+async def truncate_instead(
+    engine: ContextEngine,
+    host: HostSession,
+    report: TokenReport,
+    base: dict[str, Any],
+    trigger: str,
+    started: float,
+    limits: Limits | None,
+) -> ContextEvent | None:
+    """Nothing is safe to compact: cut tool results (and the request) instead."""
+    if trigger == "command" and report.total <= report.threshold:
+        return None
+    pruning = engine.config.light_context_config.tool_result_pruning_config
+    stats = await engine.prune_all(host, pruning.pruning_old_msg_max_bytes)
+    await cut_latest_request(engine, host, report.reserve)
+    after = await engine.report(host, limits)
+    if stats.truncated == 0 and after.total >= report.total:
+        return None
+    event = ContextEvent(
+        kind="truncation",
+        tokens_before=report.total,
+        tokens_after=after.total,
+        messages_kept=after.message_count,
+        duration_seconds=engine.now() - started,
+        message=f"nothing safe to compact; {stats.truncated} tool result(s) cut",
+        **base,
+    )
+    await engine.emit(event)
+    return event
+
+
+async def cut_latest_request(engine: ContextEngine, host: HostSession, reserve: int) -> None:
+    """Cut the latest user request in place when it is larger than the reserve allows.
+
+    Its full text is saved first under ``dialog/requests/``, which TTL cleanup never
+    touches: the archived copy of the request will be the cut one. A request we already cut
+    is only re-cut (its full text was saved then); when saving fails, the request stays
+    whole and an event says so.
+    """
+    ledger, meter = await engine.sync(host)
+    index = next(
+        (i for i in range(len(ledger.messages) - 1, -1, -1) if ledger.messages[i].role == "user"),
+        None,
+    )
+    if index is None:
+        return
+    max_bytes = max(2048, reserve * 3)
+    view = host.view(index)
+    for position, part in enumerate(view.parts):
+        if part.kind != "text" or len(part.text.encode("utf-8", "replace")) <= max_bytes:
+            continue
+        cut = await _cut_request_text(engine, host, part.text, max_bytes)
+        if cut is not None:
+            host.set_text(index, position, cut)
+            ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+
+
+async def _cut_request_text(
+    engine: ContextEngine, host: HostSession, text: str, max_bytes: int
+) -> str | None:
+    parsed = parse_truncation_notice(text)
+    if parsed is not None and parsed[1].file_path:
+        saved = Path(parsed[1].file_path)
+        saved = saved if saved.is_absolute() else engine.workspace / saved
+        if engine.request_store.owns(saved):
+            return truncate_text_output(text, max_bytes=max_bytes)
+    # A notice that is not ours (the user pasted a cut output) is part of the request.
+    cut, saved_path = await offload_and_cut(
+        engine.request_store, text, max_bytes, engine.workspace, recut_notice=False
+    )
+    if saved_path is not None:
+        return cut
+    await engine.emit(
+        ContextEvent(
+            kind="warning",
+            agent_name=host.agent_name,
+            session_id=host.session_id,
+            message=(
+                f"the latest request ({len(text)} characters) could not be saved to "
+                f"{engine.request_store.directory}, so it was kept whole instead of cut"
+            ),
+        )
+    )
+    return None
