@@ -29,6 +29,7 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+(.*)$")
 _LOG_PREFIX = re.compile(r"^(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?(?:\[[^\]\n]{1,40}\]\s+)?")
 _SPACES = re.compile(r"\s+")
+_KIND_LABEL = re.compile(r"^(?:preference|lesson|偏好|经验)\s*[:：]\s*")
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,8 @@ def log_entry_text(item: list[str]) -> str:
 
 
 def bullet_key(text: str) -> str:
-    """A comparison key for duplicate bullets: case, width, spacing and end punctuation ignored."""
+    """A comparison key for duplicate bullets: case, width, spacing, end punctuation and a
+    leading "Preference:" / "Lesson:" (偏好： / 经验：) label ignored."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    folded = _SPACES.sub(" ", folded).strip()
+    folded = _KIND_LABEL.sub("", _SPACES.sub(" ", folded).strip())
     return folded.rstrip(" .;:,!?。；：，！？")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import weakref
 from dataclasses import replace
@@ -36,6 +37,7 @@ logger = logging.getLogger("copaw_context")
 _MAX_ENTRIES = 20
 _MAX_ENTRY_CHARS = 600
 _PART_LIMITS = {"text": 4000, "tool_call": 1000, "tool_result": 1500, "hint": 1000}
+_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
 _ERROR_RESULT_CHARS = 3000  # failures are where the lessons are
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
@@ -103,22 +105,31 @@ def render_transcript(messages: tuple[TranscriptMessage, ...], max_bytes: int = 
 
 
 def parse_memory_entries(reply: str) -> list[str] | None:
-    """The entries of a summariser reply; ``None`` when it is ``[SILENT]`` (or empty)."""
-    text = normalise_text(reply).strip()
-    if text.startswith("```"):
-        text = "\n".join(line for line in text.split("\n") if not line.startswith("```"))
-    bulleted = [line for line in text.split("\n") if line.lstrip()[:2] in ("- ", "* ", "+ ")]
-    if not bulleted and (not text or SILENT in text.upper()):
-        return None
-    source = "\n".join(bulleted) if bulleted else text
-    entries: list[str] = []
-    for item in entry_items(source):
-        if item[0].startswith("#"):
-            continue
-        entry = " ".join(line.strip() for line in item).strip()
-        if entry and SILENT not in entry.upper():
-            entries.append(_clip(entry, _MAX_ENTRY_CHARS))
-    return entries[:_MAX_ENTRIES] or None
+    """The entries of a summariser reply; ``None`` when it is ``[SILENT]`` (or empty).
+
+    With bullets, each bullet (and its indented continuation lines) is an entry and other
+    lines are ignored; without any, each non-heading line is one.
+    """
+    lines = [
+        line
+        for line in normalise_text(reply).strip().split("\n")
+        if line.strip() and not line.lstrip().startswith(("```", "~~~", "#"))
+    ]
+    items: list[list[str]] = []
+    for line in lines:
+        if _BULLET.match(line):
+            items.append([_BULLET.sub("", line, count=1).strip()])
+        elif items and line[:1].isspace():
+            items[-1].append(line.strip())
+    if not items:
+        if any(SILENT in line.upper() for line in lines):
+            return None
+        items = [[line.strip()] for line in lines]
+    entries = [" ".join(item).strip() for item in items]
+    kept = [
+        _clip(entry, _MAX_ENTRY_CHARS) for entry in entries if entry and SILENT not in entry.upper()
+    ]
+    return kept[:_MAX_ENTRIES] or None
 
 
 class MemorySummariser:
