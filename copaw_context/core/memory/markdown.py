@@ -122,13 +122,14 @@ def replace_section(text: str, title: str, content: str, *, add: bool) -> str:
 
 def entry_items(text: str) -> list[list[str]]:
     """Split ``text`` into list items: a ``-``/``*``/``1.`` line starts one, other lines continue
-    it (a text without bullets is one item). Bullet markers are removed; blank lines dropped."""
+    it (a text without bullets is one item); a heading is an item of its own. Bullet markers
+    are removed; blank lines dropped."""
     items: list[list[str]] = []
     for line in normalise_text(text).split("\n"):
         if not line.strip():
             continue
         match = _ITEM.match(line)
-        if match or not items:
+        if match or not items or _HEADING.match(line) or _HEADING.match(items[-1][0]):
             items.append([(match.group(1) if match else line).strip()])
         else:
             items[-1].append(line.rstrip())
