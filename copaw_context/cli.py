@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from copaw_context import __version__
+from copaw_context._memory_cli import add_memory
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.errors import ConfigError
 
@@ -253,6 +254,7 @@ _SUBCOMMANDS: tuple[Callable[[_Subcommands], None], ...] = (
     _add_check_config,
     _add_demo,
     _add_chat,
+    add_memory,
 )
 
 

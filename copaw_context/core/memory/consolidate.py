@@ -24,7 +24,6 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,7 +48,7 @@ logger = logging.getLogger("copaw_context")
 
 STATE_FILE = ".consolidated.json"
 _TAIL_BYTES = 64
-_STATE_DAYS = 400  # what was folded is remembered this long; older logs are never looked at
+_STATE_DAYS = 1000  # the newest days whose folding is remembered (logs that still exist)
 
 
 @dataclass(frozen=True)
@@ -143,6 +142,11 @@ class MemoryConsolidator:
         )
 
     @property
+    def files(self) -> MemoryFiles:
+        """The memory files it writes."""
+        return self._files
+
+    @property
     def state_path(self) -> Path:
         """The record of what was folded."""
         return self._files.memory_dir / STATE_FILE
@@ -151,14 +155,16 @@ class MemoryConsolidator:
         """Fold what is new in the recent logs into MEMORY.md and report it.
 
         A model failure falls back to the extractive merge. File errors (including a lock
-        held by another process for too long) are raised after a ``_failed`` event.
+        held by another process for too long) are raised after a ``_failed`` event; MEMORY.md
+        is written before the record of what was folded, so a failure in between only means
+        those entries are looked at again (and found already there) next time.
         """
         started = time.monotonic()
         workspace = str(self._files.workspace)
         try:
             result = await self._consolidate()
         except Exception as error:
-            message = f"{type(error).__name__}: {error}; MEMORY.md was not changed"
+            message = f"{type(error).__name__}: {error}; unrecorded entries are folded next time"
             event = MemoryEvent("memory_consolidation_failed", workspace, message=message)
             await emit_memory_event(event, self._on_event)
             raise
@@ -300,8 +306,9 @@ class MemoryConsolidator:
         logs = dict(state.get("logs", {}))
         for day, (_, record) in pending.items():
             logs[day] = record
-        cutoff = (self._files.now().date() - timedelta(days=_STATE_DAYS)).isoformat()
-        logs = {day: value for day, value in logs.items() if day >= cutoff}
+        existing = {day.isoformat() for day, _ in self._files.daily_logs()}
+        kept = sorted(day for day in logs if day in existing)[-_STATE_DAYS:]
+        logs = {day: logs[day] for day in kept}
         updated = {"version": 1, "last_run": self._files.now().isoformat(), "logs": logs}
         atomic_write(
             self.state_path, (json.dumps(updated, indent=1, sort_keys=True) + "\n").encode()

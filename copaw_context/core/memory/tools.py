@@ -28,8 +28,9 @@ MAX_SEARCH_RESULTS = 50
 _TOOL_ERRORS = (CopawContextError, OSError, ValueError, filelock.Timeout, sqlite3.Error)
 
 
-def format_hits(query: str, hits: list[SearchHit]) -> str:
-    """Search results as the agent reads them: file, line, who/when, snippet, how to read on."""
+def format_hits(query: str, hits: list[SearchHit], *, read_hint: bool = True) -> str:
+    """Search results as the agent reads them: file, line, who/when, snippet, and (with
+    ``read_hint``) how to read on with ``read_file``."""
     if not hits:
         return (
             f"No memory matches {query!r}. Try other or fewer words (at least 3 characters "
@@ -40,10 +41,11 @@ def format_hits(query: str, hits: list[SearchHit]) -> str:
         about = ", ".join(part for part in (hit.label, hit.stamp) if part)
         where = f"{hit.path} line {hit.line}" + (f" ({about})" if about else "")
         lines.append(f"{number}. {where}: {hit.snippet}")
-    lines.append(
-        "Paths are relative to the workspace; read more with read_file(file_path=PATH, "
-        "start_line=LINE)."
-    )
+    if read_hint:
+        lines.append(
+            "Paths are relative to the workspace; read more with read_file(file_path=PATH, "
+            "start_line=LINE)."
+        )
     return "\n".join(lines)
 
 
