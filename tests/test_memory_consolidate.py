@@ -9,6 +9,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from copaw_context.core.config import parse_running_config
 from copaw_context.core.memory import (
@@ -223,6 +225,28 @@ def test_concurrent_consolidations_and_edits_from_threads_lose_nothing(tmp_path:
         assert all(text.count(f"- {day} fact {n}\n") == 1 for n in range(30)), day
     assert all(text.count(f"- agent fact {n}\n") == 1 for n in range(10))
     assert all(text.count(f"- late fact {n}\n") == 1 for n in range(10))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["2024-04-29", "2024-04-30", "2024-05-01"]),
+        st.lists(st.text(alphabet="ab 数据.:-", min_size=1, max_size=12), max_size=6),
+        max_size=3,
+    )
+)
+def test_extractive_merge_keeps_every_entry_once(entries: dict[str, list[str]]) -> None:
+    from copaw_context.core.memory.markdown import bullet_key, entry_items, log_entry_text
+
+    once, _ = extractive_merge("## Keep\n\n- kept\n", entries)
+    twice, added = extractive_merge(once, entries)
+    assert added == 0 and twice == once and once.startswith("## Keep\n\n- kept\n")
+    keys = [bullet_key(log_entry_text(item)) for item in entry_items(once)]
+    for found in entries.values():
+        for entry in found:
+            key = bullet_key(entry)
+            if key and not entry.lstrip().startswith(("-", "#")):
+                assert key in keys, entry
 
 
 def test_extractive_merge_is_idempotent() -> None:

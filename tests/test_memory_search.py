@@ -269,3 +269,21 @@ async def test_memory_search_tool_text(workspace: Path) -> None:
     assert (await tools.memory_search("x", limit="3")).startswith(  # type: ignore[arg-type]
         "Error: limit must be a whole number"
     )
+
+
+async def test_a_large_archive_is_indexed_in_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copaw_context.core.memory import search
+
+    monkeypatch.setattr(search, "_STEP_BYTES", 300)
+    records = [ours(f"short {n} pelican") for n in range(10)]
+    records.insert(4, ours("a very long line about pelicans " + "x" * 2000))
+    write_lines(tmp_path / "dialog" / "2024-05-01.jsonl", records)
+    index = MemoryIndex(tmp_path)
+    stats = await index.refresh()
+    assert stats.files_indexed == 1 and stats.chunks_added == 11
+    hits = await index.search("pelican", limit=20)
+    assert sorted(h.line for h in hits) == list(range(1, 12))
+    (long_hit,) = await index.search("very long line")
+    assert long_hit.line == 5

@@ -51,6 +51,10 @@ __all__ = [
 logger = logging.getLogger("copaw_context")
 
 _TAIL_BYTES = 64
+_STEP_BYTES = 4 << 20
+_ROW_QUERY = (
+    "SELECT size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files WHERE path = ?"
+)
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
 _PROCESS_LOCKS_GUARD = threading.Lock()
@@ -78,6 +82,28 @@ class IndexStats:
     chunks_added: int = 0
     files_dropped: int = 0
     rebuilt: bool = False
+
+
+def _up_to_date(row: tuple[Any, ...], info: os.stat_result) -> bool:
+    """Whether the file is as it was when ``row`` was written and all of it is indexed."""
+    state = (info.st_size, info.st_mtime_ns, info.st_ino)
+    return tuple(row[:3]) == state and row[3] == info.st_size
+
+
+def _complete_lines(handle: BinaryIO, available: int) -> bytes:
+    """Up to about ``_STEP_BYTES`` of whole lines from the handle's position (a longer single
+    line whole); b"" when only a torn last line is there."""
+    data = handle.read(min(available, _STEP_BYTES))
+    end = data.rfind(b"\n") + 1
+    while end == 0 and len(data) < available:  # one line longer than a step
+        more = handle.read(min(available - len(data), _STEP_BYTES))
+        if not more:
+            break
+        newline = more.find(b"\n")
+        data += more
+        if newline >= 0:
+            end = len(data) - len(more) + newline + 1
+    return data[:end]
 
 
 def _tail_hash(handle: BinaryIO, end: int) -> str:
@@ -227,44 +253,53 @@ class MemoryIndex:
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
 
     def _index_file(self, conn: sqlite3.Connection, rel: str, path: Path, kind: Kind) -> int | None:
-        """Index what is new in one file; None when it was up to date."""
+        """Index what is new in one file; None when it was up to date.
+
+        Each step is its own write transaction that first re-reads what is indexed (another
+        process may have done it); an archive is read in steps of ``_STEP_BYTES``, so a huge
+        one neither fills the memory nor holds the write lock for long.
+        """
         try:
             info = path.stat()
         except FileNotFoundError:
             return None
-        query = (
-            "SELECT size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files "
-            "WHERE path = ?"
-        )
-        row = conn.execute(query, (rel,)).fetchone()
-        if row is not None and tuple(row[:3]) == (info.st_size, info.st_mtime_ns, info.st_ino):
+        row = conn.execute(_ROW_QUERY, (rel,)).fetchone()
+        if row is not None and _up_to_date(row, info):
             return None
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = conn.execute(query, (rel,)).fetchone()  # another process may have done it
-            added = self._index_locked(conn, rel, path, kind, row)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return added
+        added: int | None = None
+        while True:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(_ROW_QUERY, (rel,)).fetchone()
+                step = self._index_step(conn, rel, path, kind, row)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            if step is None:
+                return added
+            count, more = step
+            added = (added or 0) + count
+            if not more:
+                return added
 
-    def _index_locked(
+    def _index_step(
         self,
         conn: sqlite3.Connection,
         rel: str,
         path: Path,
         kind: Kind,
         row: tuple[Any, ...] | None,
-    ) -> int | None:
+    ) -> tuple[int, bool] | None:
+        """Index the next part of ``path``: (chunks added, whether more is left), or None when
+        there was nothing to do (the write transaction is open)."""
         try:
             handle = open(path, "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
             return None
         with handle:
             info = os.fstat(handle.fileno())
-            state = (info.st_size, info.st_mtime_ns, info.st_ino)
-            if row is not None and tuple(row[:3]) == state:
+            if row is not None and _up_to_date(row, info):
                 return None
             start, lines = 0, 0
             appended = (
@@ -276,21 +311,21 @@ class MemoryIndex:
             )
             if appended and row is not None:
                 start, lines = int(row[3]), int(row[4])
-            if start == 0 and row is not None:
+            elif row is not None:
                 self._drop(conn, rel)
             handle.seek(start)
-            data = handle.read(info.st_size - start)
             if kind == "dialog":
-                end = data.rfind(b"\n") + 1  # a torn last line waits for the next run
-                data = data[:end]
+                data = _complete_lines(handle, info.st_size - start)
                 new_chunks, counted = self._dialog_chunks(data, lines)
             else:
-                new_chunks = markdown_chunks(
-                    data.decode("utf-8", "replace"), 1, self._max_chunk_chars
-                )
+                data = handle.read()
+                text = data.decode("utf-8", "replace")
+                new_chunks = markdown_chunks(text, 1, self._max_chunk_chars)
                 counted = data.count(b"\n")
             indexed = start + len(data)
             tail = _tail_hash(handle, indexed)
+        if row is not None and not data and start > 0:
+            return None  # only a torn last line is new: it waits until it is complete
         for chunk in new_chunks:
             cursor = conn.execute(
                 "INSERT INTO chunks (path, line, kind, stamp) VALUES (?, ?, ?, ?)",
@@ -300,11 +335,13 @@ class MemoryIndex:
                 "INSERT INTO chunk_text (rowid, body, label) VALUES (?, ?, ?)",
                 (cursor.lastrowid, chunk.body, chunk.label),
             )
+        state = (info.st_size, info.st_mtime_ns, info.st_ino)
         conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (rel, kind, *state, indexed, counted, tail),
         )
-        return len(new_chunks)
+        more = kind == "dialog" and bool(data) and indexed < info.st_size
+        return len(new_chunks), more
 
     def _dialog_chunks(self, data: bytes, lines_before: int) -> tuple[list[Chunk], int]:
         found: list[Chunk] = []
