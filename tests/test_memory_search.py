@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import copaw_context
 from copaw_context.core.memory import MemoryFiles, MemoryIndex, MemoryTools, SearchHit
@@ -287,3 +289,26 @@ async def test_a_large_archive_is_indexed_in_steps(
     assert sorted(h.line for h in hits) == list(range(1, 12))
     (long_hit,) = await index.search("very long line")
     assert long_hit.line == 5
+
+
+@pytest.fixture(scope="module")
+def shared_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
+    workspace = tmp_path_factory.mktemp("shared")
+    text = '## Facts\n\n- 数据 (a) "quoted" 100%_x\n'
+    (workspace / "MEMORY.md").write_text(text, encoding="utf-8")
+    index = MemoryIndex(workspace)
+    index.refresh_sync()
+    return index
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet='ab"*^()-+:{}[]%_\\\x00 数据\n\tNEAROR', max_size=14))
+def test_any_query_text_is_searched_literally(shared_index: MemoryIndex, query: str) -> None:
+    words = query.replace('"', " ").replace("\x00", " ").split()
+    if not words:
+        with pytest.raises(ValueError, match="empty"):
+            shared_index.search_sync(query, 5, refresh=False)
+        return
+    for hit in shared_index.search_sync(query, 5, refresh=False):
+        folded = hit.snippet.casefold()
+        assert any(word.casefold() in folded for word in words)
