@@ -20,7 +20,14 @@ from copaw_context.core.truncation import scrub_surrogates
 
 from .markdown import normalise_text
 
-__all__ = ["Chunk", "markdown_chunks", "message_chunks", "record_text"]
+__all__ = [
+    "Chunk",
+    "markdown_chunks",
+    "message_chunks",
+    "query_terms",
+    "record_text",
+    "snippet",
+]
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
@@ -135,3 +142,28 @@ def message_chunks(
         Chunk(line, text[offset : offset + max_chars], label, stamp)
         for offset in range(0, len(text), max_chars)
     ]
+
+
+def query_terms(query: object) -> list[str]:
+    """The distinct words of a query (quotes and NUL are separators), at most 16."""
+    if not isinstance(query, str):
+        return []
+    cleaned = query.replace('"', " ").replace("\x00", " ")
+    seen: list[str] = []
+    for term in cleaned.split():
+        if term not in seen:
+            seen.append(term)
+    return seen[:16]
+
+
+def snippet(body: str, terms: list[str], width: int = 160) -> str:
+    """About ``width`` characters of ``body`` on one line, around the first word found."""
+    flat = " ".join(body.split())
+    folded = flat.casefold()
+    positions = [folded.find(t.casefold()) for t in terms]
+    found = [p for p in positions if p >= 0]
+    at = min(found) if found else 0
+    start = max(0, at - width // 3)
+    end = min(len(flat), start + width)
+    text = flat[start:end]
+    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from ._extract import Chunk, markdown_chunks, message_chunks
+from ._extract import Chunk, markdown_chunks, message_chunks, query_terms, snippet
 from ._index_db import (
     INDEX_FILE,
     REBUILD_REQUESTED,
@@ -187,7 +187,7 @@ class MemoryIndex:
 
     def search_sync(self, query: str, limit: int = 5, refresh: bool = True) -> list[SearchHit]:
         """:meth:`search`, blocking."""
-        terms = _terms(query)
+        terms = query_terms(query)
         if not terms:
             raise ValueError("the query is empty; give one or more words to look for")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -395,31 +395,8 @@ class MemoryIndex:
             if (path, line) in seen:
                 continue  # several chunks of one long message: one hit
             seen.add((path, line))
-            snippet = _snippet(body, terms)
-            hits.append(SearchHit(path, int(line), kind, snippet, label or "", stamp or ""))
+            text = snippet(body, terms)
+            hits.append(SearchHit(path, int(line), kind, text, label or "", stamp or ""))
             if len(hits) == limit:
                 break
         return hits
-
-
-def _terms(query: object) -> list[str]:
-    if not isinstance(query, str):
-        return []
-    cleaned = query.replace('"', " ").replace("\x00", " ")
-    seen: list[str] = []
-    for term in cleaned.split():
-        if term not in seen:
-            seen.append(term)
-    return seen[:16]
-
-
-def _snippet(body: str, terms: list[str], width: int = 160) -> str:
-    flat = " ".join(body.split())
-    folded = flat.casefold()
-    positions = [folded.find(t.casefold()) for t in terms]
-    found = [p for p in positions if p >= 0]
-    at = min(found) if found else 0
-    start = max(0, at - width // 3)
-    end = min(len(flat), start + width)
-    text = flat[start:end]
-    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")
