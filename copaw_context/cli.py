@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from copaw_context import __version__
+from copaw_context._memory_cli import add_memory
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.errors import ConfigError
 
@@ -109,6 +110,55 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
         ("token counter", counter_text),
         ("language", light.language),
         ("read roots", ", ".join(["workspace", *light.extra_read_roots])),
+        *_memory_summary(config),
+    ]
+
+
+def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:
+    """The effective long-term memory settings as (label, text) rows, naming QwenPaw keys used."""
+    memory = config.memory
+    if not memory.enabled:
+        return [("memory", "off (running.memory.enabled is false)")]
+    inherited = memory.from_qwenpaw
+
+    def origin(key: str) -> str:
+        return f" (from running.{inherited[key]})" if key in inherited else ""
+
+    folder = memory.memory_dir.rstrip("/")
+    files_text = f"MEMORY.md (or legacy Memory.md) and {folder}/YYYY-MM-DD.md daily logs"
+    files_text += origin("memory_dir")
+    if config.memory_manager_backend != "remelight":
+        files_text += (
+            f"; memory_manager_backend {config.memory_manager_backend!r} is not supported, "
+            "these files are used instead"
+        )
+    if memory.summarise_on_compact:
+        model = memory.summariser_model or "the adapter's model (usually the compactor's)"
+        summary_text = (
+            "after each compaction, /compact, /clear and /new, in "
+            f"{config.light_context_config.language}; model: {model}"
+        )
+    else:
+        summary_text = "off"
+    summary_text += origin("summarise_on_compact")
+    days = memory.consolidate_days
+    consolidation_text = (
+        f'cron "{memory.consolidation_cron}" (local time) folds the {days} most recent daily '
+        f"log{'s' if days > 1 else ''} into MEMORY.md (with a model when the adapter gives one, "
+        "else extractive)"
+    )
+    consolidation_text += origin("consolidation_cron")
+    search_text = (
+        f"up to {memory.search_max_results} results over MEMORY.md, {folder}/ and "
+        f"{config.light_context_config.dialog_path.rstrip('/')}/; index {folder}/.index.sqlite3"
+    )
+    search_text += origin("search_max_results")
+    return [
+        ("memory", files_text),
+        ("memory summary", summary_text),
+        ("consolidation", consolidation_text),
+        ("memory prompt", f"up to {memory.memory_prompt_max_bytes} bytes of MEMORY.md"),
+        ("memory search", search_text),
     ]
 
 
@@ -204,6 +254,7 @@ _SUBCOMMANDS: tuple[Callable[[_Subcommands], None], ...] = (
     _add_check_config,
     _add_demo,
     _add_chat,
+    add_memory,
 )
 
 

@@ -48,7 +48,9 @@ __all__ = [
 _CUSTOM_ERROR = "copaw_rule"
 _SEPARATORS = re.compile(r"[/\\]")
 _WORKSPACE_DIR_RULE = 'must be a directory relative to the workspace, such as "dialog"'
-_WORKSPACE_DIR_FIELDS = frozenset({"dialog_path", "tool_results_cache"})
+_WORKSPACE_DIR_FIELDS = frozenset(
+    {"dialog_path", "tool_results_cache", "memory_dir", "daily_memory_dir"}
+)
 _EXTENSION_RULE = 'each item must be a file extension starting with ".", such as ".md"'
 _ITEM_RULES = {"exempt_file_extensions": _EXTENSION_RULE}
 # JSON Schema twin of _check_workspace_dir; each piece mirrors one of its checks.

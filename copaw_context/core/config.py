@@ -34,16 +34,26 @@ from copaw_context.core._config_rules import (
     rule_error,
     unknown_keys,
 )
+from copaw_context.core._memory_config import (
+    AutoMemorySearchConfig,
+    MemoryConfig,
+    RemeLightMemoryConfig,
+    inherit_qwenpaw_memory,
+    memory_warnings,
+)
 from copaw_context.core.errors import ConfigError
 
 __all__ = [
     "EXEMPT_OLD_DEFAULT_BYTES",
     "EXEMPT_RECENT_DEFAULT_BYTES",
+    "AutoMemorySearchConfig",
     "Backend",
     "CompactorKind",
     "ContextCompactConfig",
     "Language",
     "LightContextConfig",
+    "MemoryConfig",
+    "RemeLightMemoryConfig",
     "RunningConfig",
     "TokenCounterName",
     "ToolResultPruningConfig",
@@ -272,6 +282,28 @@ class RunningConfig(Section):
         '"native" leaves AgentScope\'s built-in compression in charge.',
     )
     light_context_config: LightContextConfig = Field(default_factory=LightContextConfig)
+    # QwenPaw's memory keys come before ``memory``: a bad value they pass on to it is reported
+    # at the path the file wrote it.
+    memory_manager_backend: NonEmptyStr = Field(
+        "remelight",
+        description="QwenPaw's memory backend. copaw-context implements the file-based "
+        '"remelight" layout (MEMORY.md, daily logs); any other value is reported and that '
+        "layout is used.",
+    )
+    daily_memory_dir: WorkspaceDir | None = Field(
+        None, description="QwenPaw's name for memory.memory_dir; used unless that is set."
+    )
+    reme_light_memory_config: RemeLightMemoryConfig = Field(default_factory=RemeLightMemoryConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+
+    @model_validator(mode="after")
+    def _inherit_qwenpaw_memory(self) -> Self:
+        memory = inherit_qwenpaw_memory(
+            self.memory, self.daily_memory_dir, self.reme_light_memory_config
+        )
+        if memory is not self.memory:
+            object.__setattr__(self, "memory", memory)  # frozen: set once, while validating
+        return self
 
     @property
     def max_input_length_is_set(self) -> bool:
@@ -335,6 +367,8 @@ def parse_running_config(data: Any, source: str | None = None) -> RunningConfig:
             source or "agent.json",
             "; ".join(unknown),
         )
+    for warning in memory_warnings(running, prefix):
+        logger.warning("%s: %s", source or "agent.json", warning)
     running = _inherit_agent_language(data, running)
     try:
         return RunningConfig.model_validate(running)

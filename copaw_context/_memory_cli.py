@@ -1,0 +1,136 @@
+"""``copaw-context memory consolidate`` and ``copaw-context memory search``.
+
+Exit status: 0 on success (a search without results included), 1 when the memory files or the
+index could not be used, 2 for bad usage or a bad agent.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import filelock
+
+from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.errors import CopawContextError
+from copaw_context.core.memory import MemoryConsolidator, MemoryIndex, format_hits
+from copaw_context.core.memory.tools import MAX_SEARCH_RESULTS
+
+__all__ = ["add_memory"]
+
+if TYPE_CHECKING:  # argparse has no public name for this type
+    _Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+_RUNTIME_ERRORS = (CopawContextError, OSError, filelock.Timeout, sqlite3.Error)
+
+
+def add_memory(subcommands: _Subcommands) -> None:
+    """Register ``memory`` and its two subcommands."""
+    parser = subcommands.add_parser(
+        "memory",
+        help="long-term memory: fold daily logs into MEMORY.md, search memory and the archive",
+        description="Work on a workspace's long-term memory (MEMORY.md, memory/YYYY-MM-DD.md, "
+        "the dialog archive) from the shell.",
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+    consolidate = actions.add_parser(
+        "consolidate",
+        help="fold the recent daily logs into MEMORY.md now",
+        description="Fold what is new in the most recent daily logs (running.memory."
+        "consolidate_days of them) into MEMORY.md, as the scheduled consolidation does. The "
+        "command line merges extractively (new unique entries appended under a dated section, "
+        "no model call); a dated backup of MEMORY.md is kept in memory/backups/.",
+    )
+    _add_common(consolidate)
+    consolidate.set_defaults(handler=_run_consolidate)
+    search = actions.add_parser(
+        "search",
+        help="search MEMORY.md, the daily logs and the dialog archive",
+        description="Full-text search (Chinese too) over MEMORY.md, the daily logs and the "
+        "dialog archive, as the agent's memory_search tool does; prints file and line of each "
+        "hit. Builds or updates the index memory/.index.sqlite3 first.",
+    )
+    search.add_argument("query", metavar="QUERY", help="the words to look for")
+    search.add_argument(
+        "--limit",
+        type=int,
+        help=f"most results to print (1..{MAX_SEARCH_RESULTS}; default: "
+        "running.memory.search_max_results, 5)",
+    )
+    _add_common(search)
+    search.set_defaults(handler=_run_search)
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", required=True, metavar="DIR", help="the agent workspace")
+    parser.add_argument(
+        "--config",
+        metavar="agent.json",
+        help="the agent.json whose memory settings apply (memory_dir, dialog_path, ...)",
+    )
+
+
+def _error(message: str, status: int) -> int:
+    print(f"copaw-context: error: {message}", file=sys.stderr)
+    return status
+
+
+def _setup(args: argparse.Namespace) -> tuple[Path, RunningConfig] | int:
+    workspace = Path(args.workspace).expanduser().absolute()
+    if not workspace.is_dir():
+        return _error(f"--workspace {args.workspace}: no such directory", 2)
+    config = load_running_config(args.config) if args.config else RunningConfig()
+    return workspace, config
+
+
+def _run_consolidate(args: argparse.Namespace) -> int:
+    setup = _setup(args)
+    if isinstance(setup, int):
+        return setup
+    workspace, config = setup
+    consolidator = MemoryConsolidator.from_config(config, workspace)
+    try:
+        result = asyncio.run(consolidator.consolidate())
+    except _RUNTIME_ERRORS as error:
+        return _error(f"consolidation failed: {error}", 1)
+    folder = config.memory.memory_dir.rstrip("/")
+    if not result.folded_days:
+        print(f"Nothing new to fold from the daily logs in {workspace / folder}.")
+        return 0
+    days = ", ".join(result.folded_days)
+    entries = f"{result.entries} entr{'y' if result.entries == 1 else 'ies'}"
+    if result.written:
+        target = consolidator.files.memory_path()
+        print(f"Folded {entries} of {days} into {target} (extractive).")
+        if result.backup is not None:
+            print(f"Backup of the previous MEMORY.md: {result.backup}")
+    else:
+        print(f"The {entries} of {days} are already in MEMORY.md; nothing changed.")
+    return 0
+
+
+def _run_search(args: argparse.Namespace) -> int:
+    setup = _setup(args)
+    if isinstance(setup, int):
+        return setup
+    workspace, config = setup
+    limit = config.memory.search_max_results if args.limit is None else args.limit
+    if not 1 <= limit <= MAX_SEARCH_RESULTS:
+        return _error(f"--limit must be between 1 and {MAX_SEARCH_RESULTS}, got {limit}", 2)
+    if not args.query.strip():
+        return _error("the query is empty; give one or more words to look for", 2)
+    index = MemoryIndex(
+        workspace, config.memory.memory_dir, config.light_context_config.dialog_path
+    )
+    try:
+        hits = index.search_sync(args.query, limit)
+    except _RUNTIME_ERRORS as error:
+        return _error(f"search failed: {error}", 1)
+    print(format_hits(args.query, hits, read_hint=False))
+    if hits:
+        print(f"(paths are relative to {workspace})")
+    return 0

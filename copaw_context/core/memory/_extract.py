@@ -1,0 +1,169 @@
+"""Readable text of the memory sources, cut into searchable chunks.
+
+Private to :mod:`copaw_context.core.memory`. Dialog archive lines come in two shapes: ours,
+``{"session_id", "archive_id", "form", "agent_name", "archived_at", "timestamp", "message":
+{...}}``, and QwenPaw's, the plain message dict (``{"id", "name", "role", "content",
+"timestamp", ...}``). Content blocks of AgentScope 1.x and 2.x are both understood: text, tool
+calls (``tool_use`` / ``tool_call``), tool results and hints; thinking and binary data are not
+indexed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from copaw_context.core.truncation import scrub_surrogates
+
+from .markdown import normalise_text
+
+__all__ = [
+    "Chunk",
+    "markdown_chunks",
+    "message_chunks",
+    "query_terms",
+    "record_text",
+    "snippet",
+]
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
+_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_MAX_CHUNK_LINES = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of searchable text and where it starts (1-based line of its file)."""
+
+    line: int
+    body: str
+    label: str = ""
+    stamp: str = ""
+
+
+def markdown_chunks(text: str, first_line: int = 1, max_chars: int = 4000) -> list[Chunk]:
+    """Chunks of a Markdown file: one per list item or paragraph, labelled by its heading."""
+    chunks: list[Chunk] = []
+    heading = ""
+    current: list[str] = []
+    start = first_line
+    in_fence = False
+
+    def flush() -> None:
+        body = "\n".join(current).strip()
+        if body:
+            for offset in range(0, len(body), max_chars):
+                chunks.append(Chunk(start, body[offset : offset + max_chars], heading))
+        current.clear()
+
+    for number, raw in enumerate(scrub_surrogates(text).split("\n"), start=first_line):
+        line = raw.rstrip("\r")  # numbered like read_file: only "\n" ends a line
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        title = None if in_fence else _HEADING.match(line)
+        if title:
+            flush()
+            heading = title.group(1).strip()
+            chunks.append(Chunk(number, heading, heading))
+            continue
+        blank = not line.strip()
+        starts_item = not in_fence and _ITEM.match(line) is not None
+        if (blank and not in_fence) or starts_item or len(current) >= _MAX_CHUNK_LINES:
+            flush()
+        if blank and not in_fence:
+            continue
+        if not current:
+            start = number
+        current.append(line)
+    flush()
+    return chunks
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _block_texts(block: Any) -> Iterator[str]:
+    if isinstance(block, str):
+        yield block
+        return
+    if not isinstance(block, Mapping):
+        return
+    kind = block.get("type")
+    if kind == "text":
+        yield _as_text(block.get("text", ""))
+    elif kind in ("tool_use", "tool_call"):
+        yield f"[tool call {block.get('name', '?')}] {_as_text(block.get('input', ''))}"
+    elif kind == "tool_result":
+        output = block.get("output", "")
+        parts = output if isinstance(output, list) else [output]
+        inner = "\n".join(text for part in parts for text in _block_texts(part))
+        yield f"[tool result {block.get('name', '?')}] {inner}"
+    elif kind == "hint":
+        hint = block.get("hint", "")
+        for part in hint if isinstance(hint, list) else [hint]:
+            yield from _block_texts(part)
+
+
+def record_text(record: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(text, speaker label, timestamp) of one archive line in either shape."""
+    message = record.get("message")
+    if not isinstance(message, Mapping) or "session_id" not in record:
+        message = record
+    content = message.get("content", "")
+    blocks = content if isinstance(content, list) else [content]
+    text = "\n".join(piece for block in blocks for piece in _block_texts(block) if piece)
+    role = message.get("role")
+    name = message.get("name")
+    label = str(role) if role else ""
+    if name and name != role:
+        label = f"{label} {name}".strip()
+    stamp = record.get("timestamp") or message.get("timestamp") or message.get("created_at") or ""
+    return normalise_text(text), label, str(stamp)
+
+
+def message_chunks(
+    record: Mapping[str, Any], line: int, max_chars: int = 4000, max_total: int = 65536
+) -> list[Chunk]:
+    """Chunks of one archive line: its text cut into ``max_chars`` pieces, at most ``max_total``
+    characters in all (a huge tool output is indexed by its beginning)."""
+    text, label, stamp = record_text(record)
+    text = text.strip()[:max_total]
+    return [
+        Chunk(line, text[offset : offset + max_chars], label, stamp)
+        for offset in range(0, len(text), max_chars)
+    ]
+
+
+def query_terms(query: object) -> list[str]:
+    """The distinct words of a query (quotes and NUL are separators), at most 16."""
+    if not isinstance(query, str):
+        return []
+    cleaned = query.replace('"', " ").replace("\x00", " ")
+    seen: list[str] = []
+    for term in cleaned.split():
+        if term not in seen:
+            seen.append(term)
+    return seen[:16]
+
+
+def snippet(body: str, terms: list[str], width: int = 160) -> str:
+    """About ``width`` characters of ``body`` on one line, around the first word found."""
+    flat = " ".join(body.split())
+    folded = flat.casefold()
+    positions = [folded.find(t.casefold()) for t in terms]
+    found = [p for p in positions if p >= 0]
+    at = min(found) if found else 0
+    start = max(0, at - width // 3)
+    end = min(len(flat), start + width)
+    text = flat[start:end]
+    return ("…" if start > 0 else "") + text + ("…" if end < len(flat) else "")

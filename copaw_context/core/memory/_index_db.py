@@ -1,0 +1,179 @@
+"""The SQLite side of the recall index: opening, schema, and rebuilding a broken database.
+
+Private to :mod:`copaw_context.core.memory`. Tables: ``meta`` (the text-table mode),
+``files`` (per source file: size, mtime, inode, bytes and lines indexed, a hash of the last
+indexed bytes), ``chunks`` (path, 1-based line, kind, timestamp) and ``chunk_text`` (body and
+label; FTS5 with the trigram tokenizer, or a plain table for the ``LIKE`` fallback), whose
+rowid is the chunk id. ``PRAGMA user_version`` is the schema version.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from copaw_context.core.errors import CopawContextError
+
+from ._io import locked
+
+__all__ = [
+    "INDEX_FILE",
+    "REBUILD_REQUESTED",
+    "IndexDatabase",
+    "MemoryIndexError",
+    "NeedsRebuild",
+    "fts5_trigram_available",
+]
+
+logger = logging.getLogger("copaw_context")
+
+INDEX_FILE = ".index.sqlite3"
+REBUILD_REQUESTED = "rebuild requested"
+_SCHEMA_VERSION = 1
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_BROKEN_MARKERS = (
+    "malformed",
+    "not a database",
+    "no such table",
+    "no such module",
+    "no such column",
+)
+_TRIGRAM: bool | None = None
+
+
+def fts5_trigram_available() -> bool:
+    """Whether this Python's SQLite has FTS5 with the trigram tokenizer (checked once)."""
+    global _TRIGRAM
+    if _TRIGRAM is None:
+        try:
+            with closing(sqlite3.connect(":memory:")) as probe:
+                probe.execute("CREATE VIRTUAL TABLE probe USING fts5(x, tokenize='trigram')")
+            _TRIGRAM = True
+        except sqlite3.Error as error:
+            logger.warning(
+                "memory search: SQLite %s has no FTS5 trigram tokenizer (%s); falling back to a "
+                "plain LIKE scan, which is slower on large archives",
+                sqlite3.sqlite_version,
+                error,
+            )
+            _TRIGRAM = False
+    return _TRIGRAM
+
+
+class MemoryIndexError(CopawContextError):
+    """The recall index cannot be used, even after a rebuild."""
+
+
+class NeedsRebuild(Exception):
+    """The index must be recreated (corrupt, foreign schema, or built without FTS5 support)."""
+
+
+def _is_broken(error: sqlite3.Error) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _CORRUPT_CODES:
+        return True
+    text = str(error).lower()
+    return any(marker in text for marker in _BROKEN_MARKERS)
+
+
+class IndexDatabase:
+    """Connections to one index file, creating its schema and rebuilding it when broken."""
+
+    def __init__(self, path: Path, *, use_fts: bool, busy_timeout: float) -> None:
+        self.path = path
+        self.use_fts = use_fts
+        self._busy_timeout = busy_timeout
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """An autocommit connection with the schema in place; :class:`NeedsRebuild` when the
+        file is corrupt, foreign or of another mode. Busy errors are raised as they are."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
+        except sqlite3.Error as error:
+            raise NeedsRebuild(f"cannot open: {error}") from error
+        try:
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+                self._ensure_schema(conn)
+            except sqlite3.Error as error:
+                if isinstance(error, sqlite3.OperationalError) and not _is_broken(error):
+                    raise
+                raise NeedsRebuild(str(error)) from error
+            try:
+                yield conn
+            except sqlite3.Error as error:
+                if _is_broken(error):
+                    raise NeedsRebuild(str(error)) from error
+                raise
+        finally:
+            conn.close()
+
+    def _ensure_schema(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        mode = "fts5" if self.use_fts else "plain"
+        if version == _SCHEMA_VERSION:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'mode'").fetchone()
+            if row is None or row[0] != mode:
+                raise NeedsRebuild(
+                    f"index was built in {row[0] if row else 'no'} mode, need {mode}"
+                )
+            return
+        if version != 0:
+            raise NeedsRebuild(f"index schema {version}, need {_SCHEMA_VERSION}")
+        if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+            logger.debug("memory index: WAL mode not available for %s", self.path)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
+                text_table = (
+                    "CREATE VIRTUAL TABLE chunk_text USING fts5(body, label, tokenize='trigram')"
+                    if self.use_fts
+                    else "CREATE TABLE chunk_text (rowid INTEGER PRIMARY KEY, body, label)"
+                )
+                conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+                conn.execute("INSERT INTO meta VALUES ('mode', ?)", (mode,))
+                conn.execute(
+                    "CREATE TABLE files (path TEXT PRIMARY KEY, kind TEXT, size INTEGER, "
+                    "mtime_ns INTEGER, inode INTEGER, indexed_bytes INTEGER, "
+                    "indexed_lines INTEGER, tail TEXT)"
+                )
+                conn.execute(
+                    "CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT, line INTEGER, "
+                    "kind TEXT, stamp TEXT)"
+                )
+                conn.execute("CREATE INDEX chunks_path ON chunks (path)")
+                conn.execute(text_table)
+                conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def recreate(self, reason: str) -> None:
+        """Start a new, empty index; a broken one is kept once as ``.index.sqlite3.corrupt``.
+
+        Unless a rebuild was asked for, an index that another process already rebuilt (it
+        passes ``PRAGMA quick_check``) is kept.
+        """
+        with locked(self.path.parent / ".locks" / "index.lock", self._busy_timeout):
+            if reason != REBUILD_REQUESTED:
+                try:
+                    with self.connect() as conn:
+                        if conn.execute("PRAGMA quick_check").fetchone()[0] == "ok":
+                            return
+                except (NeedsRebuild, sqlite3.Error):
+                    pass
+                logger.warning("memory index %s is broken, rebuilding it: %s", self.path, reason)
+            if self.path.exists():
+                if reason == REBUILD_REQUESTED:
+                    self.path.unlink()
+                else:
+                    os.replace(self.path, self.path.with_name(INDEX_FILE + ".corrupt"))
+            for suffix in ("-wal", "-shm"):  # never let an old log meet the new database
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)

@@ -1,0 +1,336 @@
+"""Consolidation: the recent daily logs folded into MEMORY.md.
+
+What was folded is recorded in ``<memory_dir>/.consolidated.json`` (per day: the bytes folded
+and a hash of their end), so each run folds only what was written since: a log that grew is
+folded from where the last run stopped, one that was rewritten is folded again whole.
+
+With a model, the model rewrites MEMORY.md with the new entries (keep what is still true, merge
+duplicates, newest wins, keep the sections); its answer is checked (not empty, every section
+kept, not much shorter) and replaced by the extractive merge when it fails. The extractive merge
+appends the new entries not already in MEMORY.md under a dated ``##`` section. MEMORY.md is
+copied to a dated backup before it is rewritten.
+
+Two consolidations never interleave (a lock file is held for the whole run, model call
+included), and MEMORY.md is written under its own lock: when the agent edited it during the
+model call, the new entries are merged extractively into the edited text instead, so nothing
+is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from copaw_context.core.config import RunningConfig
+
+from ._io import acquire_async, atomic_write, file_lock, locked
+from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
+from .files import MEMORY_FILE, MemoryFiles
+from .instructions import SILENT, consolidation_request, consolidation_system_prompt
+from .markdown import (
+    bullet_key,
+    entry_items,
+    log_entry_text,
+    normalise_text,
+    replace_section,
+    section_titles,
+)
+
+__all__ = ["STATE_FILE", "ConsolidationResult", "MemoryConsolidator", "extractive_merge"]
+
+logger = logging.getLogger("copaw_context")
+
+STATE_FILE = ".consolidated.json"
+_TAIL_BYTES = 64
+_STATE_DAYS = 1000  # the newest days whose folding is remembered (logs that still exist)
+
+
+@dataclass(frozen=True)
+class ConsolidationResult:
+    """What one consolidation did."""
+
+    folded_days: tuple[str, ...] = ()
+    entries: int = 0  # new log entries looked at
+    written: bool = False  # MEMORY.md changed
+    method: Literal["llm", "extractive", "none"] = "none"
+    backup: Path | None = None
+    fallback_reason: str | None = None
+    skipped: tuple[str, ...] = field(default_factory=tuple)  # days with nothing new
+
+
+def _tail(data: bytes) -> str:
+    return hashlib.sha1(data[-_TAIL_BYTES:]).hexdigest()
+
+
+def _section_title(day: str, language: str) -> str:
+    return f"{day} 日志摘录" if language == "zh" else f"Notes from {day}"
+
+
+def extractive_merge(
+    memory_text: str, entries: dict[str, list[str]], language: Literal["en", "zh"] = "en"
+) -> tuple[str, int]:
+    """``memory_text`` with each day's entries that it does not hold yet appended as bullets
+    under a ``## Notes from YYYY-MM-DD`` section (``## YYYY-MM-DD 日志摘录`` in Chinese).
+    Returns the new text and how many bullets were added."""
+    known = {bullet_key(log_entry_text(item)) for item in entry_items(memory_text)}
+    text, added = memory_text, 0
+    for day in sorted(entries):
+        fresh: list[str] = []
+        for entry in entries[day]:
+            key = bullet_key(entry)
+            if key and key not in known:
+                known.add(key)
+                fresh.append(f"- {entry}")
+        if fresh:
+            text = replace_section(text, _section_title(day, language), "\n".join(fresh), add=True)
+            added += len(fresh)
+    return text, added
+
+
+def _log_entries(text: str) -> list[str]:
+    return [
+        log_entry_text(item)
+        for item in entry_items(text)
+        if not item[0].lstrip().startswith("#") and log_entry_text(item)
+    ]
+
+
+class MemoryConsolidator:
+    """Folds the recent daily logs of one workspace into MEMORY.md."""
+
+    def __init__(
+        self,
+        files: MemoryFiles,
+        model: MemoryModel | None = None,
+        *,
+        language: Literal["en", "zh"] = "en",
+        days: int = 7,
+        timeout_seconds: float = 300.0,
+        max_model_bytes: int = 65536,
+        on_event: MemoryEventCallback | None = None,
+    ) -> None:
+        self._files = files
+        self._model = model
+        self._language: Literal["en", "zh"] = language
+        self._days = max(1, days)
+        self._timeout = timeout_seconds
+        self._max_model_bytes = max_model_bytes
+        self._on_event = on_event
+
+    @classmethod
+    def from_config(
+        cls,
+        config: RunningConfig,
+        workspace: str | Path,
+        model: MemoryModel | None = None,
+        *,
+        on_event: MemoryEventCallback | None = None,
+    ) -> MemoryConsolidator:
+        """A consolidator with the settings of ``config`` (``running.memory``, the language)."""
+        return cls(
+            MemoryFiles(workspace, config.memory.memory_dir),
+            model,
+            language=config.light_context_config.language,
+            days=config.memory.consolidate_days,
+            on_event=on_event,
+        )
+
+    @property
+    def files(self) -> MemoryFiles:
+        """The memory files it writes."""
+        return self._files
+
+    @property
+    def state_path(self) -> Path:
+        """The record of what was folded."""
+        return self._files.memory_dir / STATE_FILE
+
+    async def consolidate(self) -> ConsolidationResult:
+        """Fold what is new in the recent logs into MEMORY.md and report it.
+
+        A model failure falls back to the extractive merge. File errors (including a lock
+        held by another process for too long) are raised after a ``_failed`` event; MEMORY.md
+        is written before the record of what was folded, so a failure in between only means
+        those entries are looked at again (and found already there) next time.
+        """
+        started = time.monotonic()
+        workspace = str(self._files.workspace)
+        try:
+            result = await self._consolidate()
+        except Exception as error:
+            message = f"{type(error).__name__}: {error}; unrecorded entries are folded next time"
+            event = MemoryEvent("memory_consolidation_failed", workspace, message=message)
+            await emit_memory_event(event, self._on_event)
+            raise
+        message = (
+            f"folded {', '.join(result.folded_days)} into {MEMORY_FILE}"
+            if result.written
+            else "nothing new to fold"
+        )
+        event = MemoryEvent(
+            "memory_consolidation",
+            workspace,
+            message=message,
+            entries=result.entries,
+            files=(str(result.backup),) if result.backup else (),
+            method=result.method if result.method != "none" else "",
+            fallback_reason=result.fallback_reason,
+            duration_seconds=time.monotonic() - started,
+        )
+        await emit_memory_event(event, self._on_event)
+        return result
+
+    async def _consolidate(self) -> ConsolidationResult:
+        # The model call may take minutes: another run waits at least that long.
+        timeout = max(self._files.lock_timeout, self._timeout + 60)
+        lock = file_lock(self._files.lock_path("consolidate"), timeout)
+        await acquire_async(lock, timeout)
+        try:
+            return await self._consolidate_locked()
+        finally:
+            lock.release()
+
+    async def _consolidate_locked(self) -> ConsolidationResult:
+        state, pending = await asyncio.to_thread(self._pending)
+        entries = {day: found for day, (found, _) in pending.items() if found}
+        count = sum(len(found) for found in entries.values())
+        skipped = tuple(sorted(day for day in pending if day not in entries))
+        if not entries:
+            await asyncio.to_thread(self._save_state, state, pending)
+            return ConsolidationResult(entries=0, skipped=skipped)
+        snapshot = await self._files.read_memory()
+        proposal, reason = await self._ask_model(snapshot, entries)
+
+        def write() -> tuple[str, Path | None, str | None, bool]:
+            with locked(self._files.lock_path(MEMORY_FILE), self._files.lock_timeout):
+                current = self._files.read_memory_sync()
+                method, why, text = "extractive", reason, None
+                if proposal is not None and current == snapshot:
+                    method, text = "llm", proposal
+                elif proposal is not None:
+                    why = "MEMORY.md changed while the model was answering"
+                if text is None:
+                    text, _ = extractive_merge(current, entries, self._language)
+                backup = self._files.write_memory_locked(text)
+                written = text != current
+                self._save_state(state, pending)
+            return method, backup, why, written
+
+        method, backup, why, written = await asyncio.to_thread(write)
+        return ConsolidationResult(
+            folded_days=tuple(sorted(entries)),
+            entries=count,
+            written=written,
+            method="llm" if method == "llm" else "extractive",
+            backup=backup,
+            fallback_reason=why if self._model is not None else None,
+            skipped=skipped,
+        )
+
+    async def _ask_model(
+        self, memory_text: str, entries: dict[str, list[str]]
+    ) -> tuple[str | None, str | None]:
+        """(the model's new MEMORY.md, None) or (None, why the extractive merge is used)."""
+        if self._model is None:
+            return None, None
+        logs = "\n\n".join(
+            f"### {day}\n" + "\n".join(f"- {entry}" for entry in entries[day])
+            for day in sorted(entries)
+        )
+        size = max(len(memory_text.encode("utf-8")), len(logs.encode("utf-8")))
+        if size > self._max_model_bytes:
+            return None, f"input too large for the model ({size} > {self._max_model_bytes} bytes)"
+        request = consolidation_request(memory_text, logs, self._language)
+        try:
+            reply = await asyncio.wait_for(
+                self._model.complete(consolidation_system_prompt(self._language), request),
+                self._timeout,
+            )
+        except TimeoutError:
+            return None, f"the model did not answer within {self._timeout:g} s"
+        except Exception as error:
+            logger.warning("memory consolidation: the model failed: %s", error)
+            return None, f"the model failed: {type(error).__name__}: {error}"
+        return _check_proposal(reply, memory_text)
+
+    # --- state -----------------------------------------------------------------------------
+
+    def _load_state(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"version": 1, "logs": {}}
+        except (OSError, ValueError) as error:
+            logger.warning(
+                "memory: %s is unreadable (%s); folding logs again", self.state_path, error
+            )
+            return {"version": 1, "logs": {}}
+        if not isinstance(data, dict) or not isinstance(data.get("logs"), dict):
+            return {"version": 1, "logs": {}}
+        return data
+
+    def _pending(self) -> tuple[dict[str, Any], dict[str, tuple[list[str], dict[str, Any]]]]:
+        """The state, and per recent day: (entries not folded yet, the day's new state)."""
+        state = self._load_state()
+        today = self._files.now().date()
+        recent = [(day, path) for day, path in self._files.daily_logs() if day <= today]
+        pending: dict[str, tuple[list[str], dict[str, Any]]] = {}
+        for day, path in recent[-self._days :]:
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            key = day.isoformat()
+            done = state["logs"].get(key)
+            start = 0
+            if isinstance(done, dict) and isinstance(done.get("bytes"), int):
+                folded = done["bytes"]
+                if 0 < folded <= len(data) and _tail(data[:folded]) == done.get("tail"):
+                    start = folded
+            new_text = data[start:].decode("utf-8", errors="replace")
+            record = {"bytes": len(data), "tail": _tail(data), "at": self._files.now().isoformat()}
+            if start == len(data):
+                continue
+            pending[key] = (_log_entries(normalise_text(new_text)), record)
+        return state, pending
+
+    def _save_state(
+        self, state: dict[str, Any], pending: dict[str, tuple[list[str], dict[str, Any]]]
+    ) -> None:
+        logs = dict(state.get("logs", {}))
+        for day, (_, record) in pending.items():
+            logs[day] = record
+        existing = {day.isoformat() for day, _ in self._files.daily_logs()}
+        kept = sorted(day for day in logs if day in existing)[-_STATE_DAYS:]
+        logs = {day: logs[day] for day in kept}
+        updated = {"version": 1, "last_run": self._files.now().isoformat(), "logs": logs}
+        atomic_write(
+            self.state_path, (json.dumps(updated, indent=1, sort_keys=True) + "\n").encode()
+        )
+
+
+def _check_proposal(reply: object, memory_text: str) -> tuple[str | None, str | None]:
+    if not isinstance(reply, str):
+        return None, f"the model returned {type(reply).__name__}, not text"
+    text = normalise_text(reply).strip()
+    if text.startswith("```"):
+        lines = text.split("\n")[1:]
+        if lines and lines[-1].strip().startswith("```"):
+            lines = lines[:-1]
+        text = "\n".join(lines).strip()
+    if not text or text.upper() == SILENT:
+        return None, "the model's answer was empty"
+    kept = {title.casefold() for title in section_titles(text)}
+    lost = [title for title in section_titles(memory_text) if title.casefold() not in kept]
+    if lost:
+        return None, f"the model's answer dropped section(s) {', '.join(map(repr, lost))}"
+    old_size = len(memory_text.encode("utf-8"))
+    if old_size > 1000 and len(text.encode("utf-8")) < old_size // 2:
+        return None, "the model's answer is less than half as long as MEMORY.md (cut off?)"
+    return text + "\n", None

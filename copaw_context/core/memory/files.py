@@ -1,0 +1,366 @@
+"""The memory files of a workspace, in QwenPaw's layout.
+
+``<workspace>/MEMORY.md`` holds lasting facts (user preferences, habits, lessons) in ``## ``
+sections; an older layout's ``Memory.md`` is read (and written in place) when there is no
+``MEMORY.md``. ``<workspace>/<memory_dir>/YYYY-MM-DD.md`` is the log of one local day.
+
+Writes are safe like the dialog archive's: an inter-process lock per file
+(``<memory_dir>/.locks/``), log entries appended with one write plus ``fsync``, MEMORY.md
+replaced atomically (temp file, ``fsync``, ``os.replace``) after a dated copy of the old text
+in ``<memory_dir>/backups/MEMORY.YYYY-MM-DDTHHMMSS.md``. Only these files are ever written:
+section titles and dates never become paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+from typing import Literal
+
+import filelock
+
+from copaw_context.core.errors import CopawContextError
+from copaw_context.core.truncation import (
+    NOTICE_BUDGET_BYTES,
+    count_lines,
+    notice_path,
+    truncate_text_output,
+)
+
+from ._io import append_bytes, atomic_write, file_lock, locked
+from .markdown import format_log_entry, normalise_text, replace_section
+
+__all__ = [
+    "LEGACY_MEMORY_FILE",
+    "MEMORY_FILE",
+    "MemoryFileError",
+    "MemoryFiles",
+    "check_section_title",
+    "render_memory_prompt",
+]
+
+logger = logging.getLogger("copaw_context")
+
+MEMORY_FILE = "MEMORY.md"
+LEGACY_MEMORY_FILE = "Memory.md"
+_DAILY_LOG = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
+_SOURCE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_TOP_HEADING = re.compile(r"^\s{0,3}#{1,2}[ \t]")
+_MAX_TITLE_CHARS = 80
+_MAX_SECTION_BYTES = 65536
+
+
+class MemoryFileError(CopawContextError):
+    """A memory file operation was refused or failed; the message says what to change."""
+
+
+def render_memory_prompt(text: str, file_path: str, max_bytes: int) -> str:
+    """``text`` (MEMORY.md) bounded to ``max_bytes`` UTF-8 bytes for a system prompt.
+
+    A longer text is cut and ends with the project's truncation notice naming ``file_path``
+    and the line to continue at, the notice counted within ``max_bytes``.
+    """
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise TypeError(f"max_bytes must be an int, got {max_bytes!r}")
+    if max_bytes < NOTICE_BUDGET_BYTES + 100:
+        raise ValueError(f"max_bytes must be at least {NOTICE_BUDGET_BYTES + 100}, got {max_bytes}")
+    text = normalise_text(text)
+    if len(text.encode("utf-8")) <= max_bytes:
+        return text
+    return truncate_text_output(
+        text,
+        total_lines=count_lines(text),
+        max_bytes=max_bytes - NOTICE_BUDGET_BYTES,
+        file_path=file_path,
+        recut_notice=False,
+    )
+
+
+def check_section_title(title: object) -> str:
+    """The title stripped, or :class:`MemoryFileError` saying what a title may be."""
+    if not isinstance(title, str) or not title.strip():
+        raise MemoryFileError(
+            "the section title is empty; give a short title such as 'Preferences'"
+        )
+    text = title.strip()
+    if text.startswith("#"):
+        text = text.lstrip("#").strip()
+        if not text:
+            raise MemoryFileError("the section title is only '#' characters; give a word")
+    if _CONTROL.search(text):
+        raise MemoryFileError("the section title must be one line without control characters")
+    if len(text) > _MAX_TITLE_CHARS:
+        raise MemoryFileError(
+            f"the section title is over {_MAX_TITLE_CHARS} characters; shorten it"
+        )
+    if text.startswith(("/", "\\", "~")) or ".." in text or "\\" in text:
+        raise MemoryFileError(
+            "the section title looks like a path; it is a heading inside MEMORY.md, e.g. 'Tools'"
+        )
+    return text
+
+
+def _check_content(content: object, *, allow_empty: bool) -> str:
+    if not isinstance(content, str):
+        raise MemoryFileError(f"the content must be text, got {type(content).__name__}")
+    text = normalise_text(content).strip("\n")
+    if not text.strip() and not allow_empty:
+        raise MemoryFileError("the content is empty; write what should be remembered")
+    if len(text.encode("utf-8")) > _MAX_SECTION_BYTES:
+        raise MemoryFileError(
+            f"the content is over {_MAX_SECTION_BYTES} bytes; memory holds short, lasting facts"
+        )
+    fence = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence and _TOP_HEADING.match(line):
+            raise MemoryFileError(
+                f"the content has a '#' or '##' heading ({line.strip()[:40]!r}), which would start "
+                "another section; use '###' inside a section, or edit each section separately"
+            )
+    return text
+
+
+class MemoryFiles:
+    """MEMORY.md and the daily logs of one workspace."""
+
+    def __init__(
+        self,
+        workspace: str | Path,
+        memory_dir: str = "memory",
+        *,
+        tz: tzinfo | None = None,
+        clock: Callable[[], datetime] | None = None,
+        lock_timeout: float = 30.0,
+        keep_backups: int = 50,
+        max_entry_bytes: int = 16384,
+    ) -> None:
+        self._workspace = Path(workspace).expanduser().absolute()
+        relative = Path(memory_dir)
+        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+            raise MemoryFileError(
+                f"memory_dir must be a folder relative to the workspace, got {memory_dir!r}"
+            )
+        self._memory_dir = self._workspace / relative
+        self._tz = tz
+        self._clock = clock
+        self._lock_timeout = lock_timeout
+        self._keep_backups = max(1, keep_backups)
+        self._max_entry_bytes = max_entry_bytes
+
+    @property
+    def workspace(self) -> Path:
+        """The absolute workspace folder."""
+        return self._workspace
+
+    @property
+    def memory_dir(self) -> Path:
+        """The absolute folder of the daily logs."""
+        return self._memory_dir
+
+    @property
+    def backups_dir(self) -> Path:
+        """Where MEMORY.md is copied before each rewrite."""
+        return self._memory_dir / "backups"
+
+    @property
+    def lock_timeout(self) -> float:
+        """Seconds a write waits for another writer before it fails."""
+        return self._lock_timeout
+
+    def now(self) -> datetime:
+        """The current local time (from the injected clock, if any), timezone-aware."""
+        if self._clock is not None:
+            current = self._clock()
+            return current if current.tzinfo else current.astimezone(self._tz)
+        return datetime.now(self._tz) if self._tz else datetime.now().astimezone()
+
+    def memory_path(self) -> Path:
+        """MEMORY.md, or the legacy Memory.md when only that exists (it is then kept in use)."""
+        main = self._workspace / MEMORY_FILE
+        legacy = self._workspace / LEGACY_MEMORY_FILE
+        if not main.exists() and legacy.is_file():
+            return legacy
+        return main
+
+    def daily_path(self, day: date) -> Path:
+        """The log file of ``day`` (a :class:`datetime.date`; never text)."""
+        if not isinstance(day, date) or isinstance(day, datetime):
+            raise MemoryFileError(f"a day must be a datetime.date, got {day!r}")
+        return self._memory_dir / f"{day.isoformat()}.md"
+
+    def lock_path(self, name: str) -> Path:
+        """The lock file guarding the memory file ``name`` (a fixed or dated name)."""
+        return self._memory_dir / ".locks" / f"{name}.lock"
+
+    def daily_logs(self) -> list[tuple[date, Path]]:
+        """Every ``YYYY-MM-DD.md`` in the memory folder with a valid date, oldest first."""
+        try:
+            names = [entry.name for entry in self._memory_dir.iterdir() if entry.is_file()]
+        except FileNotFoundError:
+            return []
+        logs: list[tuple[date, Path]] = []
+        for name in names:
+            match = _DAILY_LOG.fullmatch(name)
+            if match:
+                try:
+                    logs.append((date.fromisoformat(match.group(1)), self._memory_dir / name))
+                except ValueError:
+                    continue
+        return sorted(logs)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def read_memory_sync(self) -> str:
+        """The text of MEMORY.md (or Memory.md); "" when there is none."""
+        try:
+            return self.memory_path().read_bytes().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    async def read_memory(self) -> str:
+        """:meth:`read_memory_sync` off the event loop."""
+        return await asyncio.to_thread(self.read_memory_sync)
+
+    async def read_log(self, day: date) -> str:
+        """The text of the log of ``day``; "" when there is none."""
+        path = self.daily_path(day)
+
+        def read() -> str:
+            try:
+                return path.read_bytes().decode("utf-8", errors="replace")
+            except FileNotFoundError:
+                return ""
+
+        return await asyncio.to_thread(read)
+
+    async def render_for_prompt(self, max_bytes: int) -> str:
+        """MEMORY.md for the system prompt, bounded by :func:`render_memory_prompt`."""
+        text = await self.read_memory()
+        if not text.strip():
+            return ""
+        path = notice_path(self.memory_path(), self._workspace)
+        return render_memory_prompt(text, path, max_bytes)
+
+    # --- the daily log ---------------------------------------------------------------------
+
+    async def append_log(
+        self, text: str, *, source: str = "agent", when: datetime | None = None
+    ) -> Path:
+        """Append ``text`` to the log of the local day of ``when`` (default: now).
+
+        Each list item becomes ``- HH:MM [source] ...``; a text without bullets is one item.
+        Raises :class:`MemoryFileError` for empty or oversized text or a bad ``source``.
+        """
+        if not isinstance(source, str) or not _SOURCE.fullmatch(source):
+            raise MemoryFileError(
+                f"the source tag must be 1-32 lowercase letters, digits, '_' or '-', got {source!r}"
+            )
+        if not isinstance(text, str):
+            raise MemoryFileError(f"the log entry must be text, got {type(text).__name__}")
+        size = len(normalise_text(text).encode("utf-8"))
+        if size > self._max_entry_bytes:
+            raise MemoryFileError(
+                f"the log entry is {size} bytes, over the {self._max_entry_bytes} allowed; "
+                "keep entries short and put long material in a file"
+            )
+        moment = when if when is not None else self.now()
+        if moment.tzinfo is None:
+            moment = moment.astimezone(self._tz)
+        entry = format_log_entry(text, source, moment)
+        if not entry:
+            raise MemoryFileError("the log entry is empty; write what should be remembered")
+        path = self.daily_path(moment.date())
+        header = f"# {moment.date().isoformat()}\n\n".encode()
+
+        def write() -> None:
+            with locked(self.lock_path(path.name), self._lock_timeout):
+                append_bytes(path, entry.encode("utf-8"), header)
+
+        await asyncio.to_thread(write)
+        return path
+
+    # --- MEMORY.md -------------------------------------------------------------------------
+
+    def memory_lock(self) -> filelock.FileLock:
+        """A new (unacquired) inter-process lock of MEMORY.md, for read-modify-write spans."""
+        return file_lock(self.lock_path(MEMORY_FILE), self._lock_timeout)
+
+    def write_memory_locked(self, text: str) -> Path | None:
+        """Replace MEMORY.md with ``text`` (the caller holds :meth:`memory_lock`).
+
+        The old text is copied to a dated backup first; returns the backup (``None`` when
+        there was no old text). Unchanged text is not written and returns ``None``.
+        """
+        path = self.memory_path()
+        try:
+            old = path.read_bytes()
+        except FileNotFoundError:
+            old = b""
+        new = normalise_text(text).encode("utf-8")
+        if new == old:
+            return None
+        backup = self._backup(old) if old.strip() else None
+        atomic_write(path, new)
+        return backup
+
+    async def write_memory(self, text: str) -> Path | None:
+        """Replace MEMORY.md with ``text`` under its lock (dated backup first)."""
+
+        def write() -> Path | None:
+            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
+                return self.write_memory_locked(text)
+
+        return await asyncio.to_thread(write)
+
+    async def edit_section(
+        self, section: str, content: str, mode: Literal["add", "replace"] = "add"
+    ) -> Path | None:
+        """Add ``content`` to the ``## section`` of MEMORY.md, or replace that section's body.
+
+        A missing section is created at the end; titles match case-insensitively. Returns
+        the backup of the previous MEMORY.md (``None`` when there was none or nothing
+        changed). Raises :class:`MemoryFileError` for a bad title, mode or content.
+        """
+        if mode not in ("add", "replace"):
+            raise MemoryFileError(f"mode must be 'add' or 'replace', got {mode!r}")
+        title = check_section_title(section)
+        body = _check_content(content, allow_empty=mode == "replace")
+
+        def edit() -> Path | None:
+            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
+                current = self.read_memory_sync()
+                updated = replace_section(current, title, body, add=mode == "add")
+                return self.write_memory_locked(updated)
+
+        return await asyncio.to_thread(edit)
+
+    def _backup(self, data: bytes) -> Path:
+        stamp = self.now().strftime("%Y-%m-%dT%H%M%S")
+        directory = self.backups_dir
+        directory.mkdir(parents=True, exist_ok=True)
+        candidate = directory / f"MEMORY.{stamp}.md"
+        counter = 1
+        while candidate.exists():
+            candidate = directory / f"MEMORY.{stamp}-{counter}.md"
+            counter += 1
+        atomic_write(candidate, data)
+        self._prune_backups(directory)
+        return candidate
+
+    def _prune_backups(self, directory: Path) -> None:
+        backups = sorted(
+            (p for p in directory.glob("MEMORY.*.md") if p.is_file()),
+            key=lambda p: (p.stat().st_mtime_ns, p.name),
+        )
+        for old in backups[: max(0, len(backups) - self._keep_backups)]:
+            try:
+                old.unlink()
+            except OSError as error:
+                logger.warning("memory: could not remove old backup %s: %s", old, error)

@@ -1,0 +1,291 @@
+"""The memory summariser: at each compaction, the user's preferences and try-error lessons in the
+removed messages go to today's log.
+
+It is host-neutral: it reads a :class:`~copaw_context.core.events.CompactionRecord` (neutral
+transcript messages) and talks to a :class:`~copaw_context.core.memory.events.MemoryModel`.
+:meth:`MemorySummariser.on_compaction` is a compaction listener: it schedules the work as a
+background task and returns at once. Jobs of one workspace run one at a time (an asyncio lock
+per workspace and event loop; the log append itself holds the file's lock). Nothing is ever
+raised into the caller: failures are logged and reported as
+:class:`~copaw_context.core.memory.events.MemoryEvent`; a failed job writes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+import weakref
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+from copaw_context.core.config import RunningConfig
+from copaw_context.core.events import CompactionRecord
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+
+from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
+from .files import MemoryFiles
+from .instructions import SILENT, summariser_request, summariser_system_prompt
+from .markdown import bullet_key, entry_items, log_entry_text, normalise_text
+
+__all__ = ["MemorySummariser", "parse_memory_entries", "render_transcript"]
+
+logger = logging.getLogger("copaw_context")
+
+_MAX_ENTRIES = 20
+_MAX_ENTRY_CHARS = 600
+_PART_LIMITS = {"text": 4000, "tool_call": 1000, "tool_result": 1500, "hint": 1000}
+_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
+_ERROR_RESULT_CHARS = 3000  # failures are where the lessons are
+_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _workspace_lock(key: str) -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    return _LOCKS.setdefault(loop, {}).setdefault(key, asyncio.Lock())
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else f"{text[:limit]} [... {len(text) - limit} chars cut]"
+
+
+def _render_part(part: TranscriptPart) -> str | None:
+    if part.kind in ("text", "hint"):
+        return _clip(part.text, _PART_LIMITS[part.kind]) or None
+    if part.kind == "tool_call":
+        return f"  -> call {part.tool_name or '?'}: {_clip(part.text, _PART_LIMITS['tool_call'])}"
+    if part.kind == "tool_result":
+        limit = _ERROR_RESULT_CHARS if part.is_error else _PART_LIMITS["tool_result"]
+        status = " (error)" if part.is_error else ""
+        return f"  <- {part.tool_name or '?'}{status}: {_clip(part.text, limit)}"
+    return None  # thinking and binary data are not memory material
+
+
+def _render_message(message: TranscriptMessage) -> str:
+    who = message.role if message.name in ("", message.role) else f"{message.role} {message.name}"
+    when = f" {message.timestamp}" if message.timestamp else ""
+    body = "\n".join(p for p in map(_render_part, message.parts) if p)
+    return f"[{who}{when}]\n{body or '(no text)'}"
+
+
+def render_transcript(messages: tuple[TranscriptMessage, ...], max_bytes: int = 48000) -> str:
+    """The messages as plain text for the summariser, at most about ``max_bytes`` UTF-8 bytes:
+    long parts are clipped, and when still too long the middle messages are left out."""
+    rendered = [_render_message(m) for m in messages]
+    sizes = [len(text.encode("utf-8")) + 2 for text in rendered]
+    if sum(sizes) <= max_bytes:
+        return "\n\n".join(rendered)
+    head: list[str] = []
+    tail: list[str] = []
+    used = 0
+    left, right = 0, len(rendered) - 1
+    while left <= right:  # alternate: the request that started it, the latest state
+        take_left = len(head) <= len(tail)
+        index = left if take_left else right
+        if used + sizes[index] > max_bytes:
+            break
+        used += sizes[index]
+        if take_left:
+            head.append(rendered[index])
+            left += 1
+        else:
+            tail.insert(0, rendered[index])
+            right -= 1
+    if not head and not tail:  # even one message is too long: the latest, clipped
+        last = rendered[-1].encode("utf-8")[: max(0, max_bytes - 64)].decode("utf-8", "ignore")
+        tail, right = [last], len(rendered) - 2
+    omitted = right - left + 1
+    marker = [f"[... {omitted} message(s) omitted ...]"] if omitted > 0 else []
+    return "\n\n".join([*head, *marker, *tail])
+
+
+def parse_memory_entries(reply: str) -> list[str] | None:
+    """The entries of a summariser reply; ``None`` when it is ``[SILENT]`` (or empty).
+
+    With bullets, each bullet (and its indented continuation lines) is an entry and other
+    lines are ignored; without any, each non-heading line is one.
+    """
+    lines = [
+        line
+        for line in normalise_text(reply).strip().split("\n")
+        if line.strip() and not line.lstrip().startswith(("```", "~~~", "#"))
+    ]
+    items: list[list[str]] = []
+    for line in lines:
+        if _BULLET.match(line):
+            items.append([_BULLET.sub("", line, count=1).strip()])
+        elif items and line[:1].isspace():
+            items[-1].append(line.strip())
+    if not items:
+        if any(SILENT in line.upper() for line in lines):
+            return None
+        items = [[line.strip()] for line in lines]
+    entries = [" ".join(item).strip() for item in items]
+    kept = [
+        _clip(entry, _MAX_ENTRY_CHARS) for entry in entries if entry and SILENT not in entry.upper()
+    ]
+    return kept[:_MAX_ENTRIES] or None
+
+
+class MemorySummariser:
+    """Appends what is worth remembering from each compaction to today's log, in the background."""
+
+    def __init__(
+        self,
+        files: MemoryFiles,
+        model: MemoryModel | None,
+        *,
+        language: Literal["en", "zh"] = "en",
+        enabled: bool = True,
+        memory_prompt_max_bytes: int = 16000,
+        transcript_max_bytes: int = 48000,
+        timeout_seconds: float = 120.0,
+        on_event: MemoryEventCallback | None = None,
+    ) -> None:
+        self._files = files
+        self._model = model
+        self._language: Literal["en", "zh"] = language
+        self._enabled = enabled
+        self._memory_prompt_max_bytes = memory_prompt_max_bytes
+        self._transcript_max_bytes = transcript_max_bytes
+        self._timeout = timeout_seconds
+        self._on_event = on_event
+        self._tasks: set[asyncio.Task[MemoryEvent | None]] = set()
+
+    @classmethod
+    def from_config(
+        cls,
+        config: RunningConfig,
+        workspace: str | Path,
+        model: MemoryModel | None,
+        *,
+        on_event: MemoryEventCallback | None = None,
+    ) -> MemorySummariser:
+        """A summariser with the settings of ``config`` (``running.memory``, the language)."""
+        memory = config.memory
+        return cls(
+            MemoryFiles(workspace, memory.memory_dir),
+            model,
+            language=config.light_context_config.language,
+            enabled=memory.enabled and memory.summarise_on_compact,
+            memory_prompt_max_bytes=memory.memory_prompt_max_bytes,
+            on_event=on_event,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        """Whether compactions are summarised (config on and a model given)."""
+        return self._enabled and self._model is not None
+
+    @property
+    def pending(self) -> int:
+        """Jobs scheduled and not finished yet."""
+        return len(self._tasks)
+
+    def on_compaction(self, record: CompactionRecord) -> None:
+        """Compaction listener: schedule a summary of ``record`` and return at once.
+
+        Does nothing when disabled, without a model, or for a record without messages. Must
+        be called with an event loop running (as compaction listeners are); never raises.
+        """
+        if not self.enabled or not record.messages:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self._run(record))
+        except RuntimeError:
+            logger.warning("memory summariser: no running event loop; compaction not summarised")
+            return
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait until every scheduled job has finished (for shutdown and tests)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self, *, cancel: bool = False) -> None:
+        """Finish (or with ``cancel``, abandon) the scheduled jobs."""
+        if cancel:
+            for task in list(self._tasks):
+                task.cancel()
+        await self.drain()
+
+    async def _run(self, record: CompactionRecord) -> MemoryEvent | None:
+        try:
+            return await self.summarise(record)
+        except Exception:  # summarise() reports its own failures; this is a last resort
+            logger.exception("memory summariser: unexpected failure")
+            return None
+
+    async def summarise(self, record: CompactionRecord) -> MemoryEvent:
+        """Summarise ``record`` now (one job per workspace at a time) and report the outcome.
+
+        Never raises for a model or file failure: the event says what happened.
+        """
+        started = time.monotonic()
+        base = MemoryEvent(
+            "memory_summary_failed",
+            str(self._files.workspace),
+            trigger=record.trigger,
+            session_id=record.session_id,
+        )
+        async with _workspace_lock(str(self._files.memory_dir)):
+            try:
+                event = await self._summarise(record, base)
+            except Exception as error:  # reported, never raised
+                message = f"{type(error).__name__}: {error}; nothing was written"
+                event = replace(base, message=message)
+        event = replace(event, duration_seconds=time.monotonic() - started)
+        await emit_memory_event(event, self._on_event)
+        return event
+
+    async def _summarise(self, record: CompactionRecord, base: MemoryEvent) -> MemoryEvent:
+        assert self._model is not None
+        memory_text = await self._files.render_for_prompt(self._memory_prompt_max_bytes)
+        transcript = render_transcript(record.messages, self._transcript_max_bytes)
+        request = summariser_request(memory_text, transcript, self._language)
+        system_prompt = summariser_system_prompt(self._language)
+        try:
+            reply = await asyncio.wait_for(
+                self._model.complete(system_prompt, request), self._timeout
+            )
+        except TimeoutError:
+            message = f"the model did not answer within {self._timeout:g} s; nothing was written"
+            return replace(base, message=message)
+        if not isinstance(reply, str):
+            raise TypeError(f"the model returned {type(reply).__name__}, not text")
+        entries = parse_memory_entries(reply)
+        if entries is None:
+            return replace(base, kind="memory_summary_silent", message="nothing worth keeping")
+        fresh = await self._new_entries(entries)
+        if not fresh:
+            return replace(base, kind="memory_summary_silent", message="only known facts")
+        path = await self._files.append_log(
+            "\n".join(f"- {entry}" for entry in fresh), source="summariser"
+        )
+        return replace(
+            base,
+            kind="memory_summary",
+            message=f"{len(fresh)} entr{'y' if len(fresh) == 1 else 'ies'} added",
+            entries=len(fresh),
+            files=(str(path),),
+            method="llm",
+        )
+
+    async def _new_entries(self, entries: list[str]) -> list[str]:
+        """``entries`` without those MEMORY.md or today's log already hold (or repeated)."""
+        known_text = await self._files.read_memory()
+        known_text += "\n" + await self._files.read_log(self._files.now().date())
+        known = {bullet_key(log_entry_text(item)) for item in entry_items(known_text)}
+        fresh: list[str] = []
+        for entry in entries:
+            key = bullet_key(entry)
+            if key and key not in known:
+                known.add(key)
+                fresh.append(entry)
+        return fresh

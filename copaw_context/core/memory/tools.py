@@ -1,0 +1,146 @@
+"""The agent's memory tools as plain async functions: text in, text out, never raising for
+the agent's mistakes.
+
+Host adapters wrap the bound methods of :class:`MemoryTools` as tools; each docstring is the
+tool description the model reads. Errors come back as text starting with ``Error:`` that says
+what to change.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import filelock
+
+from copaw_context.core.errors import CopawContextError
+
+from .files import MemoryFiles
+from .search import MemoryIndex, SearchHit
+
+__all__ = ["MAX_SEARCH_RESULTS", "MemoryTools", "format_hits"]
+
+logger = logging.getLogger("copaw_context")
+
+MAX_SEARCH_RESULTS = 50
+_TOOL_ERRORS = (CopawContextError, OSError, ValueError, filelock.Timeout, sqlite3.Error)
+
+
+def format_hits(query: str, hits: list[SearchHit], *, read_hint: bool = True) -> str:
+    """Search results as the agent reads them: file, line, who/when, snippet, and (with
+    ``read_hint``) how to read on with ``read_file``."""
+    if not hits:
+        return (
+            f"No memory matches {query!r}. Try other or fewer words (at least 3 characters "
+            "match fastest; Chinese works without spaces)."
+        )
+    lines = [f"{len(hits)} result(s) for {query!r}, best first:"]
+    for number, hit in enumerate(hits, start=1):
+        about = ", ".join(part for part in (hit.label, hit.stamp) if part)
+        where = f"{hit.path} line {hit.line}" + (f" ({about})" if about else "")
+        lines.append(f"{number}. {where}: {hit.snippet}")
+    if read_hint:
+        lines.append(
+            "Paths are relative to the workspace; read more with read_file(file_path=PATH, "
+            "start_line=LINE)."
+        )
+    return "\n".join(lines)
+
+
+def _error(action: str, error: BaseException) -> str:
+    if isinstance(error, filelock.Timeout):
+        return f"Error: could not {action}: another process holds the memory file; try again."
+    if isinstance(error, CopawContextError | ValueError):
+        return f"Error: could not {action}: {error}"
+    logger.warning("memory tool: could not %s: %s: %s", action, type(error).__name__, error)
+    return f"Error: could not {action}: {type(error).__name__}: {error}"
+
+
+class MemoryTools:
+    """``memory_append_log``, ``memory_edit`` and ``memory_search`` for one workspace."""
+
+    def __init__(self, files: MemoryFiles, index: MemoryIndex, *, max_results: int = 5) -> None:
+        self._files = files
+        self._index = index
+        self._max_results = max(1, min(max_results, MAX_SEARCH_RESULTS))
+
+    @classmethod
+    def for_workspace(
+        cls,
+        workspace: str | Path,
+        memory_dir: str = "memory",
+        dialog_dir: str = "dialog",
+        *,
+        max_results: int = 5,
+    ) -> MemoryTools:
+        """Tools over ``workspace`` with a new :class:`MemoryFiles` and :class:`MemoryIndex`."""
+        files = MemoryFiles(workspace, memory_dir)
+        return cls(files, MemoryIndex(workspace, memory_dir, dialog_dir), max_results=max_results)
+
+    def functions(self) -> list[Callable[..., Awaitable[str]]]:
+        """The tool functions, for an adapter to register."""
+        return [self.memory_append_log, self.memory_edit, self.memory_search]
+
+    async def memory_append_log(self, text: str) -> str:
+        """Write a note to today's memory log (memory/YYYY-MM-DD.md), e.g. what was done,
+        decided or learned. Each bullet ("- ...") becomes one timestamped entry. Lasting facts
+        about the user belong in MEMORY.md instead (memory_edit).
+
+        Args:
+            text (`str`):
+                The note: one line, or several "- " bullets. Keep it short.
+        """
+        try:
+            path = await self._files.append_log(text, source="agent")
+        except _TOOL_ERRORS as error:
+            return _error("write the log", error)
+        return f"Noted in {path.relative_to(self._files.workspace).as_posix()}."
+
+    async def memory_edit(self, section: str, content: str, mode: str = "add") -> str:
+        """Record a lasting fact in MEMORY.md (user preferences, habits, project facts, lessons
+        learned), under a "## section" heading. MEMORY.md is shown to you at the start of
+        every session. A dated backup is kept of every change.
+
+        Args:
+            section (`str`):
+                The section title, e.g. "Preferences" or "Lessons"; created when missing.
+            content (`str`):
+                Markdown to add, usually "- " bullets; no "#"/"##" headings.
+            mode (`str`):
+                "add" appends to the section (default); "replace" replaces the whole section
+                body with content (use it to correct or remove outdated facts).
+        """
+        if mode not in ("add", "replace"):
+            return f"Error: mode must be 'add' or 'replace', got {mode!r}."
+        try:
+            await self._files.edit_section(section, content, "add" if mode == "add" else "replace")
+        except _TOOL_ERRORS as error:
+            return _error("edit MEMORY.md", error)
+        verb = "Added to" if mode == "add" else "Replaced"
+        name = self._files.memory_path().name
+        return f"{verb} section {section.strip().lstrip('#').strip()!r} of {name}."
+
+    async def memory_search(self, query: str, limit: int = 5) -> str:
+        """Search long-term memory: MEMORY.md, the daily logs and the archive of earlier
+        conversation (messages that left your context). Use it before asking the user something
+        they may have told you already, or to find earlier results and decisions.
+
+        Args:
+            query (`str`):
+                Words to look for (any language); results contain all of them when possible.
+            limit (`int`):
+                How many results to return (default 5).
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            return f"Error: limit must be a whole number, got {limit!r}."
+        if limit < 1:
+            return f"Error: limit must be at least 1, got {limit}."
+        if not isinstance(query, str) or not query.strip():
+            return "Error: the query is empty; give one or more words to look for."
+        try:
+            hits = await self._index.search(query, min(limit, self._max_results))
+        except _TOOL_ERRORS as error:
+            return _error("search memory", error)
+        return format_hits(query, hits)
