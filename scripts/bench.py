@@ -20,8 +20,7 @@ from agentscope.agent import Agent, ContextConfig, InjectionConfig
 from agentscope.message import UserMsg
 from agentscope.tool import Toolkit
 
-from copaw_context.demo import demo_config, run_demo
-from copaw_context.demo_session import demo_policy, make_demo_tools
+from copaw_context.cli.demo import demo_config, demo_policy, make_demo_tools, run_demo
 from copaw_context.testing import ScriptedChatModel
 
 

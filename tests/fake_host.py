@@ -148,6 +148,9 @@ class FakeHost:
     def compactor_model(self) -> FakeModel | None:
         return self._compactor
 
+    def has_separate_summary_model(self) -> bool:
+        return self._compactor is not None
+
     def set_tool_result(
         self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
     ) -> None:

@@ -11,10 +11,10 @@ from agentscope.message import AssistantMsg, Msg, TextBlock, ToolCallBlock, Tool
 from agentscope.middleware import MiddlewareBase
 
 from copaw_context import ContextEvent, MemoryCompactionHook, attach, pin_message
+from copaw_context.cli.demo import demo_policy, make_demo_tools
 from copaw_context.core.archive import read_archive
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.summary import render_summary_message
-from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,
@@ -49,11 +49,14 @@ PREVIOUS_SUMMARY = """## Goal
 
 
 def config(window: int, **light: Any) -> RunningConfig:
+    """Compaction settings for these tests; the memory summariser (which would also call the
+    compactor's model) is off: tests/test_memory_integration.py covers it."""
     compact = light.pop("context_compact_config", {})
     return parse_running_config(
         {
             "running": {
                 "max_input_length": window,
+                "memory": {"summarise_on_compact": False},
                 "light_context_config": {
                     "token_counter": "o200k_base",
                     "context_compact_config": {
@@ -347,7 +350,12 @@ async def test_attach_to_built_agent_and_native_backend(tmp_path: Path) -> None:
     assert agent._compress_context_middlewares == [hook]
     assert await agent.toolkit.get_tool("read_file") is not None
     await agent.reply(UserMsg("user", "hi"))
-    assert [t["function"]["name"] for t in model.calls[0].tools] == ["read_file"]
+    assert [t["function"]["name"] for t in model.calls[0].tools] == [
+        "read_file",
+        "memory_append_log",
+        "memory_edit",
+        "memory_search",
+    ]
 
     native = MemoryCompactionHook(
         parse_running_config({"running": {"context_manager_backend": "native"}}), tmp_path
@@ -498,9 +506,8 @@ async def test_large_system_prompt_shrinks_the_kept_tail(tmp_path: Path) -> None
         await agent.reply(UserMsg("user", turn))
     compactions = [e for e in events if e.kind == "compaction"]
     assert compactions
-    assert all(e.tokens_after <= e.threshold_tokens for e in compactions), [
-        (e.tokens_before, e.tokens_after) for e in compactions
-    ]
+    over = [(e.tokens_before, e.tokens_after) for e in compactions if e.tokens_after > 4200]
+    assert not over, f"compactions that ended over the 4200-token threshold: {over}"
     assert sent and max(sent) <= 6000, "the model must never receive more than the window"
 
 

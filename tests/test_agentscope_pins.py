@@ -42,7 +42,12 @@ async def test_prepare_model_input_shape(tmp_path) -> None:
         f"agentscope {AGENTSCOPE}: the summary is no longer the second model message"
     )
     assert messages[2].get_text_content() == "hello"
-    assert [t["function"]["name"] for t in model_input["tools"]] == ["read_file"]
+    assert [t["function"]["name"] for t in model_input["tools"]] == [
+        "read_file",
+        "memory_append_log",
+        "memory_edit",
+        "memory_search",
+    ]
 
 
 def test_middleware_lists_exist() -> None:

@@ -16,10 +16,10 @@ from agentscope.model import ChatUsage
 
 from copaw_context import MemoryCompactionHook
 from copaw_context.agentscope2 import token_report
+from copaw_context.cli.demo import demo_policy, make_demo_tools
 from copaw_context.core.config import parse_running_config
 from copaw_context.core.tokens import UsageCalibration
 from copaw_context.core.tokens import counters as tokens
-from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,

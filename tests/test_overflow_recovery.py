@@ -14,9 +14,9 @@ import pytest
 from agentscope.message import UserMsg
 
 from copaw_context import ConfigError, ContextEvent, MemoryCompactionHook
+from copaw_context.cli.demo import demo_policy, make_demo_tools
 from copaw_context.core.config import parse_running_config
 from copaw_context.core.overflow import is_context_overflow, overflow_figures
-from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,
@@ -217,6 +217,7 @@ async def test_recovery_learns_how_far_off_the_count_is(tmp_path: Path) -> None:
             {
                 "running": {
                     "max_input_length": window,
+                    "memory": {"enabled": False},  # its tools' schemas would crowd 6000 tokens
                     "light_context_config": {
                         "token_counter": "estimate",
                         "compactor": "extractive",

@@ -55,7 +55,7 @@ def test_core_imports_no_agentscope() -> None:
 async def test_chat_loop_answers_and_handles_commands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from copaw_context import chat
+    from copaw_context.cli import chat
 
     model = ScriptedChatModel([text_step("Hello! How can I help?")])
     monkeypatch.setattr(chat, "real_chat_model", lambda *args, **kwargs: model)
@@ -75,7 +75,7 @@ async def test_chat_loop_answers_and_handles_commands(
 
 def test_demo_settings_match_the_committed_example() -> None:
     from copaw_context import load_running_config
-    from copaw_context.demo import demo_config
+    from copaw_context.cli.demo import demo_config
 
     example = load_running_config(PACKAGE.parent / "configs" / "agent.demo.json")
     assert example == demo_config()

@@ -29,8 +29,7 @@ from agentscope.tool import FunctionTool, Toolkit, ToolResponse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copaw_context.core.truncation import count_lines, truncate_text_output
-from copaw_context.demo_session import (
+from copaw_context.cli.demo import (
     BIG_PAGE_BYTES,
     BIG_PAGE_URL,
     BUILD_ERROR_LINE,
@@ -40,6 +39,7 @@ from copaw_context.demo_session import (
     demo_user_turns,
     make_demo_tools,
 )
+from copaw_context.core.truncation import count_lines, truncate_text_output
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,

@@ -35,7 +35,7 @@ from copaw_context.agentscope2.messages import METADATA_KEY, hint_text
 from copaw_context.agentscope2.session import AgentScope2Session
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.agentscope2.thinking import thinking_policy
-from copaw_context.agentscope2.tools import make_read_file_tool
+from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
 from copaw_context.agentscope2.usage import prompt_tokens
 from copaw_context.core.commands import parse_command
 from copaw_context.core.config import RunningConfig, load_running_config
@@ -166,22 +166,28 @@ class MemoryCompactionHook(MiddlewareBase):
         self.engine.compactor_retry_delay = value
 
     async def list_tools(self) -> list[ToolBase]:
-        """``read_file`` bound to the workspace (add it to the agent's ``Toolkit``)."""
+        """``read_file`` bound to the workspace, and the long-term memory tools
+        (``memory_append_log``, ``memory_edit``, ``memory_search``) unless memory is off;
+        add them to the agent's ``Toolkit``."""
         if self._tools is None:
             light = self.config.light_context_config
             pruning = light.tool_result_pruning_config
-            self._tools = [
-                make_read_file_tool(
-                    self.workspace,
-                    extra_roots=self._extra_roots,
-                    max_bytes=pruning.pruning_recent_msg_max_bytes,
-                    exempt_extensions=pruning.exempt_file_extensions,
-                    exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
-                    tool_results_dir=pruning.tool_results_cache,
-                    dialog_dir=light.dialog_path,
-                )
-            ]
+            read_file = make_read_file_tool(
+                self.workspace,
+                extra_roots=self._extra_roots,
+                max_bytes=pruning.pruning_recent_msg_max_bytes,
+                exempt_extensions=pruning.exempt_file_extensions,
+                exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
+                tool_results_dir=pruning.tool_results_cache,
+                dialog_dir=light.dialog_path,
+            )
+            memory = [allowed_tool(f) for f in self.engine.memory.tool_functions()]
+            self._tools = [read_file, *memory]
         return list(self._tools)
+
+    async def close(self) -> None:
+        """Stop background work: the memory consolidation schedule and pending summaries."""
+        await self.engine.close()
 
     async def session(self, agent: Any) -> AgentScope2Session:
         """The engine's view of ``agent`` (its state lives under this middleware's key)."""
@@ -209,6 +215,7 @@ class MemoryCompactionHook(MiddlewareBase):
             thinking=thinking,
             window=window,
             compactor=compactor,
+            separate_compactor=self.compactor_model is not None,
         )
 
     def _window(self, agent: Any) -> Window:
@@ -270,6 +277,11 @@ class MemoryCompactionHook(MiddlewareBase):
         except Exception:
             # The context manager must never kill the agent's reply.
             logger.exception("copaw-context: context management failed this step; context kept")
+
+    async def on_system_prompt(self, agent: Any, current_prompt: str) -> str:
+        """MEMORY.md (bounded) after the agent's own system prompt."""
+        block = await self.engine.memory.prompt_block()
+        return f"{current_prompt}\n\n{block}" if block else current_prompt
 
     async def on_reply(
         self,

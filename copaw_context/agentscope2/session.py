@@ -39,6 +39,7 @@ class AgentScope2Session:
         thinking: ThinkingPolicy,
         window: Window,
         compactor: CompactorModel | None,
+        separate_compactor: bool = False,
     ) -> None:
         self.agent = agent
         self._state = state
@@ -46,6 +47,7 @@ class AgentScope2Session:
         self._thinking = thinking
         self._window = window
         self._compactor = compactor
+        self._separate_compactor = separate_compactor
 
     # ------------------------------------------------------------ identity
     @property
@@ -91,6 +93,9 @@ class AgentScope2Session:
 
     def compactor_model(self) -> CompactorModel | None:
         return self._compactor
+
+    def has_separate_summary_model(self) -> bool:
+        return self._separate_compactor
 
     def summary_text(self) -> str:
         summary = self.agent.state.summary

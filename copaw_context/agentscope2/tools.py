@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 from agentscope.message import TextBlock, ToolResultState
 from agentscope.permission import PermissionBehavior, PermissionDecision
@@ -12,7 +13,18 @@ from agentscope.tool import FunctionTool, ToolChunk
 from copaw_context.agentscope2.messages import METADATA_KEY
 from copaw_context.core.file_reader import read_text_file
 
-__all__ = ["make_read_file_tool"]
+__all__ = ["allowed_tool", "make_read_file_tool"]
+
+
+def allowed_tool(function: Callable[..., Awaitable[str]]) -> FunctionTool:
+    """A tool of ours (it only touches the workspace) that runs without asking."""
+    return FunctionTool(
+        cast(Any, function),  # returns text, which FunctionTool wraps as its ToolChunk does
+        permission=PermissionDecision(
+            behavior=PermissionBehavior.ALLOW,
+            message=f"{function.__name__} only works inside the agent workspace.",
+        ),
+    )
 
 
 def make_read_file_tool(

@@ -111,6 +111,7 @@ async def archive_and_apply(
 ) -> list[tuple[str, int]]:
     """Archive (fsynced) first, or keep in the pending buffer; then commit the context."""
     language = engine.config.light_context_config.language
+    recall = "memory_search" if engine.memory.enabled else None
     state = engine.state(host)
 
     async def archive_then_apply() -> list[tuple[str, int]]:
@@ -121,11 +122,15 @@ async def archive_and_apply(
         engine.ledger(host).reset()
         state.summary = summary
         guide = [(relative(engine, f.path), f.lines) for f in written]
-        host.set_summary(render_summary_message(summary, guide, language=language))
+        host.set_summary(
+            render_summary_message(summary, guide, language=language, recall_tool=recall)
+        )
         listed = await path_guide(engine, host)
         if listed:
             guide = listed
-            host.set_summary(render_summary_message(summary, guide, language=language))
+            host.set_summary(
+                render_summary_message(summary, guide, language=language, recall_tool=recall)
+            )
         return guide
 
     return await shielded(archive_then_apply())

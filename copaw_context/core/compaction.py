@@ -7,6 +7,7 @@ nothing is safe to compact, tool results (and an oversized latest request) are c
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
@@ -21,7 +22,12 @@ from copaw_context.core.ledger import Ledger
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
 from copaw_context.core.split import SplitPlan, plan_split
-from copaw_context.core.summary import SummaryCompactor, split_summary_message
+from copaw_context.core.summary import (
+    SummaryCompactor,
+    fit_summary,
+    render_summary_message,
+    split_summary_message,
+)
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.core.truncation import parse_truncation_notice
 
@@ -41,6 +47,7 @@ logger = logging.getLogger("copaw_context")
 
 Trigger = Literal["auto", "command", "overflow"]
 _TAIL_BYTES = 3000
+_MIN_SUMMARY_CHARS = 400
 
 
 def summary_budget_chars(window: int, factor: float = 1.0) -> int:
@@ -137,8 +144,9 @@ async def compact(
         model=host.compactor_model(),
         extra_instruction=note,
     )
+    summary = await _fit_to_room(engine, host, report, plan, result.summary)
     records = archive_records(host, to_compact)
-    guide = await archive_and_apply(engine, host, records, to_keep, result.summary)
+    guide = await archive_and_apply(engine, host, records, to_keep, summary)
     if plan.request_over_reserve:
         await cut_latest_request(engine, host, report.reserve)
     state.add_stats(compactions=1)
@@ -163,7 +171,7 @@ async def compact(
             session_id=host.session_id,
             agent_name=host.agent_name,
             messages=tuple(transcript),
-            summary=result.summary,
+            summary=summary,
             archive_files=event.archive_files,
         )
     )
@@ -251,6 +259,32 @@ async def _plan(
         force=trigger == "command",
     )
     return plan, refs
+
+
+async def _fit_to_room(
+    engine: ContextEngine, host: HostSession, report: TokenReport, plan: SplitPlan, summary: str
+) -> str:
+    """The summary, shortened until the summary message fits what the kept messages and the
+    fixed parts leave under the threshold (a summary in Chinese takes about a token a
+    character, more than the budget in characters assumes)."""
+    light = engine.config.light_context_config
+    counter = (await engine.meter(host)).counter
+    factor = report.factor
+    kept = plan.kept_tokens - report.fixed  # the messages that stay, in our counter's units
+    others = report.fixed - report.summary
+    frame = render_summary_message(
+        "", [("dialog/2026-12-31.jsonl", 99999)], language=light.language, recall_tool="x" * 13
+    )
+    room = int(report.threshold / factor) - others - kept - counter.count(frame) - 8
+    for _attempt in range(4):
+        tokens = counter.count(summary)
+        if tokens <= room or len(summary) <= _MIN_SUMMARY_CHARS:
+            return summary
+        target = max(_MIN_SUMMARY_CHARS, int(len(summary) * max(room, 1) / tokens * 0.9))
+        summary = await asyncio.to_thread(
+            fit_summary, summary, max_chars=target, language=light.language
+        )
+    return summary
 
 
 def _forced_tokens(ledger: Ledger) -> int:

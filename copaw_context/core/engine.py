@@ -32,6 +32,7 @@ from copaw_context.core.ledger import (
     Ledger,
     TokenMeter,
 )
+from copaw_context.core.memory_service import MemoryService
 from copaw_context.core.offload import OffloadStore, referenced_offload_names
 from copaw_context.core.overflow import overflow_figures
 from copaw_context.core.pruning import UNSEEN, OutputPart, PruneStats, ToolResultPruning
@@ -91,6 +92,8 @@ class ContextEngine:
         self.compactor_retry_delay = 0.5
         self._meters: dict[tuple[str, str], TokenMeter] = {}
         self._listeners: list[CompactionListener] = []
+        self.memory = MemoryService(config, workspace)
+        self.add_compaction_listener(self.memory.on_compaction)
 
     # ------------------------------------------------------------------ basics
     @property
@@ -164,6 +167,7 @@ class ContextEngine:
         self, host: HostSession, *, note: str = "", limits: Limits | None = None
     ) -> ContextEvent | None:
         """The pre-reasoning pipeline: TTL cleanup, stage-2 pruning, count, compaction."""
+        self.attach_memory(host)
         await flush_pending(self, host)
         await self.cleanup_offloads(host)
         await self.prune_old(host)
@@ -369,6 +373,22 @@ class ContextEngine:
         except Exception:
             logger.exception("copaw-context: offload cleanup failed")
 
+    def attach_memory(self, host: HostSession) -> None:
+        """Give long-term memory the host's summary model and start its schedule.
+
+        With the extractive compactor (no model calls for context management) the memory
+        summariser stays off too, unless the host has a separate summary model.
+        """
+        uses_llm = self.config.light_context_config.compactor == "llm"
+        if uses_llm or host.has_separate_summary_model():
+            self.memory.bind_model(host.compactor_model())
+        self.memory.start()
+
+    async def close(self) -> None:
+        """Stop background work (the memory schedule, pending memory summaries)."""
+        await self.memory.close()
+
     async def run_command(self, host: HostSession, name: str, argument: str) -> str:
         """Execute a chat command (``compact``, ``context``, ``clear``, ``new``)."""
+        self.attach_memory(host)
         return await run_command(self, host, name, argument)

@@ -170,6 +170,10 @@ class HostSession(ContextSource, Protocol):
         """The model that writes summaries (a separate one, or the agent's own)."""
         ...
 
+    def has_separate_summary_model(self) -> bool:
+        """Whether summaries come from a model of their own (not the agent's)."""
+        ...
+
     def set_tool_result(
         self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
     ) -> None:

@@ -66,6 +66,11 @@ class MemoryTools:
         self._index = index
         self._max_results = max(1, min(max_results, MAX_SEARCH_RESULTS))
 
+    @property
+    def files(self) -> MemoryFiles:
+        """The memory files the tools write."""
+        return self._files
+
     @classmethod
     def for_workspace(
         cls,

@@ -73,16 +73,32 @@ def _archive_guide(archive_files: Sequence[tuple[str, int]], language: Language)
     return "\n".join([head, *listing, how])
 
 
+_RECALL = {
+    "en": "To find something by its words (a name, an error, a decision), call "
+    '`{tool}(query="...")`: it searches the archive, the daily logs and MEMORY.md and names '
+    "the file and line to read.",
+    "zh": '要按关键词查找（名称、报错、决定），调用 `{tool}(query="...")`：它会搜索归档、'
+    "每日日志和 MEMORY.md，并给出要读取的文件和行号。",
+}
+
+
 def render_summary_message(
-    summary: str, archive_files: Sequence[tuple[str, int]], *, language: Language = "en"
+    summary: str,
+    archive_files: Sequence[tuple[str, int]],
+    *,
+    language: Language = "en",
+    recall_tool: str | None = None,
 ) -> str:
     """The message that replaces the compacted history: archive guide, summary, closing line.
 
     ``archive_files`` are the (relative path, line count) of the ``dialog/*.jsonl`` files;
+    ``recall_tool`` names the search tool the guide mentions (none when ``None``);
     :func:`split_summary_message` recovers ``summary`` exactly.
     """
     language = check_language(language)
     guide = _archive_guide(archive_files, language)
+    if recall_tool:
+        guide += "\n" + _RECALL[language].format(tool=recall_tool)
     return (
         f"{_MESSAGE_TITLES[language]}\n\n{guide}\n{_SUMMARY_OPEN}{summary}"
         f"{_SUMMARY_CLOSE}\n{_CLOSINGS[language]}"

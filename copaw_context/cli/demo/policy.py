@@ -1,12 +1,11 @@
-"""A realistic, fully offline long agent session for the demo and long-run tests.
+"""The demo's scripted assistant: a ``ScriptedChatModel`` step playing a long agent session.
 
-`DemoTools` produces deterministic large tool outputs (HTML pages up to 300 KB, build
-logs ending in a compiler error, Chinese documents, a single-line JSON log search).
 `DemoPolicy` is a `ScriptedChatModel` step that plays the assistant: it calls tools
 (several at once every few steps), follows truncation notices with `read_file`, ends
 each user turn with a text answer, and writes a structured summary when called by a
 tool-less compactor. It only looks at its own counters and the latest tool results,
-so it works on any context shape (after compaction, old messages are gone).
+so it works on any context shape (after compaction, old messages are gone). It also
+answers the long-term memory summariser and searches the memory once in its last turn.
 """
 
 from __future__ import annotations
@@ -15,118 +14,20 @@ import itertools
 import json
 import random
 import re
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
-from agentscope.permission import PermissionBehavior, PermissionDecision
-from agentscope.tool import FunctionTool
 
-from copaw_context._demo_content import (
-    BIG_PAGE_BYTES,
-    BIG_PAGE_URL,
-    BUILD_ERROR_LINE,
-    MAKE_ERROR_LINE,
-    build_log,
-    chinese_doc,
-    dir_listing,
-    html_page,
-    log_search,
-)
+from copaw_context.cli.demo.content import BIG_PAGE_URL
 from copaw_context.core.truncation import parse_truncation_notice
 from copaw_context.testing import ModelBlock, ModelCall
 
-__all__ = [
-    "BIG_PAGE_BYTES",
-    "BIG_PAGE_URL",
-    "BUILD_ERROR_LINE",
-    "MAKE_ERROR_LINE",
-    "DemoPolicy",
-    "DemoTools",
-    "demo_policy",
-    "demo_user_turns",
-    "make_demo_tools",
-]
+__all__ = ["DemoPolicy", "demo_policy", "demo_user_turns"]
 
 _MAX_TURN_STEPS = 40  # stays below the agent's default max_iters (50)
 _MAX_READS_IN_A_ROW = 2
 _CONSTRAINT_WORDS = ("never", "always", "must", "do not", "don't", "only", "不要", "必须", "禁止")
 _INSTRUCTION_MARKERS = ("structured summary", "continuation summary", "summary from the conv")
-
-
-def _allow() -> PermissionDecision:
-    return PermissionDecision(behavior=PermissionBehavior.ALLOW, message="demo tool")
-
-
-@dataclass(frozen=True)
-class DemoTools:
-    """Deterministic demo tools; the same seed and argument give the same output."""
-
-    seed: int = 0
-
-    def _rng(self, *parts: str) -> random.Random:
-        return random.Random("|".join((str(self.seed), *parts)))
-
-    @property
-    def tools(self) -> list[FunctionTool]:
-        """The tools as `FunctionTool`s with ALLOW permission."""
-        read_only = (self.fetch_page, self.read_doc, self.list_dir, self.search_logs)
-        # cast: FunctionTool accepts plain str-returning functions, its annotation does not.
-        tools = [
-            FunctionTool(cast(Any, func), is_read_only=True, permission=_allow())
-            for func in read_only
-        ]
-        return [*tools, FunctionTool(cast(Any, self.run_build), permission=_allow())]
-
-    def fetch_page(self, url: str) -> str:
-        """Fetch a web page and return its raw HTML.
-
-        Args:
-            url (`str`):
-                The absolute URL of the page.
-        """
-        return html_page(self._rng("page", url), url)
-
-    def run_build(self, target: str) -> str:
-        """Run `make` for a build target and return the build log.
-
-        Args:
-            target (`str`):
-                The make target, e.g. "all" or "parser".
-        """
-        return build_log(self._rng("build", target), target)
-
-    def read_doc(self, name: str) -> str:
-        """Read an internal design document (in Chinese) by name.
-
-        Args:
-            name (`str`):
-                The document name, e.g. "部署指南".
-        """
-        return chinese_doc(self._rng("doc", name), name)
-
-    def list_dir(self, path: str) -> str:
-        """List the entries of a directory in the project.
-
-        Args:
-            path (`str`):
-                The directory path, relative to the project root.
-        """
-        return dir_listing(self._rng("dir", path), path)
-
-    def search_logs(self, query: str) -> str:
-        """Search the service logs; returns the hits as one line of JSON.
-
-        Args:
-            query (`str`):
-                The search query, e.g. "timeout".
-        """
-        return log_search(self._rng("logs", query), query)
-
-
-def make_demo_tools(seed: int = 0) -> list[FunctionTool]:
-    """The demo tools for `seed`, each a `FunctionTool` with ALLOW permission."""
-    return DemoTools(seed).tools
 
 
 # Each user turn with the tool calls it cycles through: (tool, argument, values); round i
@@ -211,6 +112,13 @@ def _summary_inputs(messages: list[Msg]) -> tuple[list[str], str]:
     return requests, "\n".join([*mined, requests[-1]])
 
 
+def _is_memory_request(messages: list[Msg]) -> bool:
+    """The long-term memory summariser asks (its system prompt names long-term memory)."""
+    system = next((m for m in messages if m.role == "system"), None)
+    text = (system.get_text_content() or "") if system else ""
+    return "long-term memory" in text or "长期记忆" in text
+
+
 def _bullets(items: list[str], empty: str) -> str:
     return "\n".join(f"- {item}" for item in items) or f"- {empty}"
 
@@ -266,6 +174,9 @@ class DemoPolicy:
         self.parallel_steps = 0
         self.reads_issued = 0
         self.summaries_written = 0
+        self.memories_written = 0
+        self.recalls_issued = 0
+        self._lessons: set[str] = set()
         self._rng = random.Random(f"policy|{seed}")
         self._turn = 0
         self._turn_step = 0
@@ -290,6 +201,9 @@ class DemoPolicy:
 
     def __call__(self, call: ModelCall) -> list[ModelBlock]:
         names = call.tool_names
+        if not names and _is_memory_request(call.messages):
+            self.memories_written += 1
+            return [TextBlock(text=self._memory_entries(call.messages))]
         if not names:
             self.summaries_written += 1
             return [TextBlock(text=_summary_markdown(call.messages))]
@@ -303,6 +217,12 @@ class DemoPolicy:
         if self._turn_step >= length - 1:
             return [TextBlock(text=self._answer())]
         self._turn_step += 1
+        if self._recall_now(names):
+            self.recalls_issued += 1
+            return [
+                TextBlock(text="Looking up the first error we hit, before the context was cut."),
+                self._call("memory_search", {"query": "tok undeclared"}),
+            ]
         parallel = self.steps_taken % self.parallel_every == 0
         calls = (not parallel and self._read_more(latest, names)) or self._agenda_calls(
             names, parallel
@@ -314,6 +234,26 @@ class DemoPolicy:
             TextBlock(text=f"Step {self.steps_taken}: calling {', '.join(b.name for b in calls)}."),
             *calls,
         ]
+
+    def _memory_entries(self, messages: list[Msg]) -> str:
+        """What the memory summariser keeps: a lesson per new compiler error, else nothing."""
+        text = "\n".join(m.get_text_content() or "" for m in messages if m.role != "system")
+        errors = {
+            re.split(r" \(|;|`", e.lstrip("`"), maxsplit=1)[0] for e in _ERROR_RE.findall(text)
+        }
+        new = sorted(errors - self._lessons)[:2]
+        self._lessons.update(new)
+        if not new:
+            return "[SILENT]"
+        return "\n".join(
+            f"- Lesson: `{error}` stays until src/parser.c declares tok; rebuild after fixing it"
+            for error in new
+        )
+
+    def _recall_now(self, names: list[str]) -> bool:
+        """Search the archive once, at the start of the last turn (long after compaction)."""
+        last_turn = self._turn == self.turn_count - 1
+        return last_turn and self._turn_step == 1 and "memory_search" in names
 
     def _call(self, name: str, arguments: dict[str, Any]) -> ToolCallBlock:
         return ToolCallBlock(

@@ -12,8 +12,8 @@ from agentscope.message import UserMsg
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.cli.demo import real_chat_model
 from copaw_context.core.config import RunningConfig, aload_running_config, load_running_config
-from copaw_context.demo import real_chat_model
 
 __all__ = ["run_chat"]
 

@@ -24,9 +24,10 @@ from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.cli.demo.policy import demo_policy
+from copaw_context.cli.demo.tools import make_demo_tools
 from copaw_context.core.config import RunningConfig, load_running_config, parse_running_config
 from copaw_context.core.events import ContextEvent
-from copaw_context.demo_session import demo_policy, make_demo_tools
 from copaw_context.testing import ScriptedChatModel
 
 __all__ = ["DemoResult", "StepRecord", "demo_config", "run_demo"]
@@ -83,6 +84,8 @@ class DemoResult:
     summary: str = ""
     files: list[Path] = field(default_factory=list)
     pairing_problems: list[str] = field(default_factory=list)
+    memory_log: str = ""
+    recall: str = ""
 
 
 class _StepRecorder(MiddlewareBase):
@@ -130,11 +133,15 @@ async def run_demo(
     await asyncio.to_thread(_prepare_workspace, workspace, fresh)
     config = config or demo_config()
     result = DemoResult(window=config.max_input_length, threshold=config.compact_threshold_tokens())
-    hook = MemoryCompactionHook(config, workspace, on_event=result.events.append)
     policy = demo_policy(steps)
     scripted = model is None
     chat_model = model or ScriptedChatModel(
         [policy] * (steps * 4), context_size=config.max_input_length
+    )
+    # Summaries for long-term memory come from a model of their own (scripted here).
+    summary_model = None if model else ScriptedChatModel([policy] * (steps * 4))
+    hook = MemoryCompactionHook(
+        config, workspace, compactor_model=summary_model, on_event=result.events.append
     )
     agent = Agent(
         name="assistant",
@@ -154,10 +161,14 @@ async def run_demo(
         reply = await agent.reply(UserMsg("user", turn))
         if out is not None:
             print(f"assistant> {(reply.get_text_content() or '')[:160]}", file=out)
+    await hook.close()  # the memory summariser finishes in the background
     if isinstance(chat_model, ScriptedChatModel):
         for call in chat_model.calls:
             if call.tools:
                 result.pairing_problems.extend(openai_pairing_problems(call.formatted))
+    if isinstance(chat_model, ScriptedChatModel):
+        result.recall = _recall_result([m for c in chat_model.calls for m in c.messages])
+    result.memory_log = await asyncio.to_thread(_memory_log, workspace)
     summary = agent.state.summary
     result.summary = summary if isinstance(summary, str) else str(summary)
     result.files = await asyncio.to_thread(_written_files, workspace)
@@ -178,6 +189,25 @@ def _prepare_workspace(workspace: Path, fresh: bool) -> None:
         shutil.rmtree(workspace)
     workspace.mkdir(parents=True, exist_ok=True)
     (workspace / _MARKER).write_text("made by copaw-context demo; safe to delete\n")
+
+
+def _recall_result(messages: list[Any]) -> str:
+    """What the last ``memory_search`` returned to the agent, as the model saw it."""
+    found = [
+        block
+        for msg in messages
+        for block in msg.content
+        if getattr(block, "type", "") == "tool_result" and block.name == "memory_search"
+    ]
+    if not found:
+        return ""
+    output = found[-1].output
+    return output if isinstance(output, str) else "\n".join(p.text for p in output if p.text)
+
+
+def _memory_log(workspace: Path) -> str:
+    logs = sorted((workspace / "memory").glob("????-??-??.md"))
+    return logs[-1].read_text(encoding="utf-8") if logs else ""
 
 
 def _written_files(workspace: Path) -> list[Path]:
@@ -202,6 +232,10 @@ def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) 
     print(f"pairing problems seen by the model: {len(result.pairing_problems)}", file=out)
     print("\n=== summary in the context ===", file=out)
     print(result.summary, file=out)
+    print("\n=== long-term memory: today's log (written by the summariser) ===", file=out)
+    print(result.memory_log.strip() or "(nothing recorded)", file=out)
+    print("\n=== recall: memory_search over what left the context ===", file=out)
+    print(result.recall.strip() or "(no search made)", file=out)
     print("\n=== files written ===", file=out)
     for path in result.files:
         print(f"- {path.relative_to(workspace)} ({path.stat().st_size} bytes)", file=out)

@@ -1,0 +1,7 @@
+"""``python -m copaw_context.cli``."""
+
+import sys
+
+from copaw_context.cli.main import main
+
+sys.exit(main())

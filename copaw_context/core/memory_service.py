@@ -1,0 +1,107 @@
+"""Long-term memory wired into the engine, the same for every host.
+
+The engine owns one :class:`MemoryService` per workspace. Adapters only translate: they
+register :attr:`MemoryService.tools` with the agent, put :meth:`MemoryService.prompt_block`
+into its system prompt, and call :meth:`start` / :meth:`close`. The summariser listens to the
+engine's compactions (and ``/clear``, ``/new``); the consolidation runs on its cron schedule
+while the process runs. Both use the model the host gives for summaries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from copaw_context.core.config import RunningConfig
+from copaw_context.core.events import CompactionRecord
+from copaw_context.core.memory import (
+    MemoryConsolidator,
+    MemoryModel,
+    MemoryScheduler,
+    MemorySummariser,
+    MemoryTools,
+)
+
+__all__ = ["MemoryService"]
+
+logger = logging.getLogger("copaw_context")
+
+_PROMPT_TITLE = {
+    "en": "# Long-term memory (MEMORY.md)\n"
+    "What you know from earlier sessions; keep it up to date with memory_edit.\n\n",
+    "zh": "# 长期记忆（MEMORY.md）\n以往会话中记下的内容；用 memory_edit 保持更新。\n\n",
+}
+
+
+class MemoryService:
+    """MEMORY.md, the daily logs, recall, the summariser and the consolidation schedule."""
+
+    def __init__(self, config: RunningConfig, workspace: Path) -> None:
+        memory = config.memory
+        light = config.light_context_config
+        self.config = config
+        self.workspace = workspace
+        self.enabled = memory.enabled
+        self.tools = MemoryTools.for_workspace(
+            workspace, memory.memory_dir, light.dialog_path, max_results=memory.search_max_results
+        )
+        self._summariser: MemorySummariser | None = None
+        self._scheduler: MemoryScheduler | None = None
+
+    @property
+    def summariser(self) -> MemorySummariser | None:
+        """The summariser, once a model was bound (see :meth:`bind_model`)."""
+        return self._summariser
+
+    def tool_functions(self) -> list[Callable[..., Awaitable[str]]]:
+        """``memory_append_log``, ``memory_edit`` and ``memory_search`` (none when disabled)."""
+        return self.tools.functions() if self.enabled else []
+
+    def bind_model(self, model: MemoryModel | None) -> None:
+        """Give the summariser and the consolidation a model (the first one bound stays)."""
+        if not self.enabled or model is None or self._summariser is not None:
+            return
+        self._summariser = MemorySummariser.from_config(self.config, self.workspace, model)
+        consolidator = MemoryConsolidator.from_config(self.config, self.workspace, model)
+        self._scheduler = MemoryScheduler.for_consolidation(
+            consolidator, self.config.memory.consolidation_cron
+        )
+
+    def on_compaction(self, record: CompactionRecord) -> None:
+        """Compaction listener: the summariser records what is worth keeping, in the
+        background (the reply is not delayed)."""
+        if self._summariser is not None:
+            self._summariser.on_compaction(record)
+
+    def start(self) -> None:
+        """Start the consolidation schedule in the running loop (idempotent)."""
+        if self._scheduler is None or self._scheduler.running:
+            return
+        try:
+            self._scheduler.start()
+        except RuntimeError:
+            logger.debug("copaw-context: no running loop; memory consolidation not scheduled")
+
+    async def prompt_block(self) -> str:
+        """MEMORY.md for the system prompt, bounded (``""`` when there is nothing)."""
+        if not self.enabled:
+            return ""
+        try:
+            text = await self.tools.files.render_for_prompt(
+                self.config.memory.memory_prompt_max_bytes
+            )
+        except Exception:
+            logger.exception("copaw-context: could not read MEMORY.md for the system prompt")
+            return ""
+        if not text.strip():
+            return ""
+        return _PROMPT_TITLE[self.config.light_context_config.language] + text
+
+    async def close(self) -> None:
+        """Stop the schedule and let the summariser finish its jobs."""
+        if self._scheduler is not None:
+            await self._scheduler.stop()
+        if self._summariser is not None:
+            await asyncio.shield(self._summariser.drain())
