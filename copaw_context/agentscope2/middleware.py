@@ -42,7 +42,6 @@ from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.engine import ContextEngine, InputMeasure
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host import Window
-from copaw_context.core.overflow import is_context_overflow
 from copaw_context.core.report import TokenReport
 from copaw_context.core.tokens import UsageCalibration
 
@@ -312,50 +311,34 @@ class MemoryCompactionHook(MiddlewareBase):
     ) -> Any:
         """Measure the input, calibrate with the reported usage, and recover once from a
         provider's "input too long" error by compacting harder."""
-        measure = await self._measure(agent)
-        try:
-            response = await _started(await next_handler(**input_kwargs))
-        except Exception as exc:
-            if not (self.is_light and is_context_overflow(exc)):
-                raise
-            input_kwargs = await self._recover(agent, input_kwargs, exc)
-            measure = await self._measure(agent)
-            try:
-                response = await _started(await next_handler(**input_kwargs))
-            except Exception as again:
-                session = await self.session(agent)
-                await self.engine.overflow_event(session, "retry failed", again)
-                raise exc from again
+        session = await self.session(agent)
+        measure = await self._measure(session)
+
+        async def send(kwargs: dict[str, Any]) -> Any:
+            return await _started(await next_handler(**kwargs))
+
+        async def resend() -> Any:
+            nonlocal measure
+            # Private but unavoidable: the model input for the new context. Pinned by
+            # tests/test_agentscope_pins.py.
+            fresh = await agent._prepare_model_input()
+            measure = await self._measure(session)
+            return await send({**input_kwargs, **fresh})
+
+        response = await self.engine.guarded_call(session, lambda: send(input_kwargs), resend)
         if isinstance(response, ChatResponse):
             await self._observe(agent, measure, response)
             return response
         return self._observe_stream(agent, measure, response)
 
-    async def _measure(self, agent: Any) -> InputMeasure | None:
+    async def _measure(self, session: AgentScope2Session) -> InputMeasure | None:
         if not self.is_light:
             return None
         try:
-            return await self.engine.model_call(await self.session(agent))
+            return await self.engine.model_call(session)
         except Exception:
             logger.exception("copaw-context: could not measure the model input")
             return None
-
-    async def _recover(
-        self, agent: Any, input_kwargs: dict[str, Any], exc: Exception
-    ) -> dict[str, Any]:
-        """Compact down to half the reserve and rebuild the model input (or re-raise ``exc``)."""
-        session = await self.session(agent)
-        try:
-            await self.engine.recover_overflow(session, exc)
-            # Private but unavoidable: the model input for the new context. Pinned by
-            # tests/test_agentscope_pins.py.
-            fresh = await agent._prepare_model_input()
-        except Exception as failure:
-            logger.exception("copaw-context: overflow recovery failed")
-            await self.engine.overflow_event(session, "recovery failed", failure)
-            raise exc from failure
-        await self.engine.overflow_event(session, "compacted, retrying the call once", exc)
-        return {**input_kwargs, "messages": fresh["messages"], "tools": fresh["tools"]}
 
     async def _observe_stream(
         self,

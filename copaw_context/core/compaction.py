@@ -23,6 +23,7 @@ from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
 from copaw_context.core.split import SplitPlan, plan_split
 from copaw_context.core.summary import (
+    CompactorResult,
     SummaryCompactor,
     fit_summary,
     render_summary_message,
@@ -109,73 +110,111 @@ async def compact(
     """
     started = engine.now()
     report = await engine.report(host, limits)
-    state = engine.state(host)
     base = _event_base(host, report, trigger)
     if trigger == "auto" and report.total <= report.threshold:
         return None
-    await _warn_fixed_parts(engine, state, report, base)
+    await _warn_fixed_parts(engine, engine.state(host), report, base)
     plan, refs = await _plan(engine, host, report, trigger)
     if not plan.compact:
         fitted = await engine.report(host, limits)  # fresh results may have been cut to fit
         if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
             return await _fitted_event(engine, report, fitted, base, started)
         return await truncate_instead(engine, host, report, base, trigger, started, limits)
-
-    light = engine.config.light_context_config
-    margin = int(light.recompact_growth_ratio * report.window)
-    guard = state.guard_total
-    use_llm = trigger != "auto" or guard is None or report.total >= guard + margin
     ledger = engine.ledger(host)
-    to_compact = _whole(_groups(refs, plan.compact), ledger)
-    to_keep = _whole(_groups(refs, plan.keep), ledger)
-    transcript = await _transcript(engine, host, to_compact)
-    result = await SummaryCompactor(
-        mode=light.compactor if use_llm else "extractive",
-        counter=(await engine.meter(host)).counter,
-        language=light.language,
-        timeout_seconds=light.compactor_timeout_seconds,
-        retries=light.compactor_retries,
-        retry_delay=engine.compactor_retry_delay,
-        include_thinking=light.context_compact_config.compact_with_thinking_block,
-        max_summary_chars=summary_budget_chars(report.window, report.factor),
-    ).summarise(
-        transcript,
-        previous_summary=previous_summary(state, host),
-        model=host.compactor_model(),
-        extra_instruction=note,
+    run = _Run(engine, host, report, trigger, started, base)
+    return await run.apply(
+        plan,
+        _whole(_groups(refs, plan.compact), ledger),
+        _whole(_groups(refs, plan.keep), ledger),
+        note=note,
+        limits=limits,
     )
-    summary = await _fit_to_room(engine, host, report, plan, result.summary)
-    records = archive_records(host, to_compact)
-    guide = await archive_and_apply(engine, host, records, to_keep, summary)
-    if plan.request_over_reserve:
-        await cut_latest_request(engine, host, report.reserve)
-    state.add_stats(compactions=1)
-    after = await engine.report(host, limits)
-    state.guard_total = after.total if after.total > report.threshold - margin else None
-    event = ContextEvent(
-        kind="compaction",
-        tokens_before=report.total,
-        tokens_after=after.total,
-        messages_compacted=len(to_compact),
-        messages_kept=len(to_keep),
-        duration_seconds=engine.now() - started,
-        method=result.method,
-        fallback_reason=result.fallback_reason if use_llm else "storm guard: extractive",
-        archive_files=tuple(p for p, _ in guide),
-        **base,
-    )
-    await engine.emit(event)
-    await engine.notify(
-        CompactionRecord(
-            trigger=trigger,
-            session_id=host.session_id,
-            agent_name=host.agent_name,
-            messages=tuple(transcript),
-            summary=summary,
-            archive_files=event.archive_files,
+
+
+class _Run:
+    """One compaction once the plan is made: summarise, archive and commit, report."""
+
+    def __init__(
+        self,
+        engine: ContextEngine,
+        host: HostSession,
+        report: TokenReport,
+        trigger: Trigger,
+        started: float,
+        base: dict[str, Any],
+    ) -> None:
+        self.engine, self.host, self.report = engine, host, report
+        self.trigger, self.started, self.base = trigger, started, base
+        self.state = engine.state(host)
+        light = engine.config.light_context_config
+        self.margin = int(light.recompact_growth_ratio * report.window)
+        guard = self.state.guard_total
+        self.use_llm = trigger != "auto" or guard is None or report.total >= guard + self.margin
+
+    async def apply(
+        self,
+        plan: SplitPlan,
+        to_compact: list[tuple[int, list[int] | None]],
+        to_keep: list[tuple[int, list[int] | None]],
+        *,
+        note: str,
+        limits: Limits | None,
+    ) -> ContextEvent:
+        engine, host = self.engine, self.host
+        transcript = await _transcript(engine, host, to_compact)
+        result = await self._summarise(transcript, note)
+        summary = await _fit_to_room(engine, host, self.report, plan, result.summary)
+        records = archive_records(host, to_compact)
+        guide = await archive_and_apply(engine, host, records, to_keep, summary)
+        if plan.request_over_reserve:
+            await cut_latest_request(engine, host, self.report.reserve)
+        self.state.add_stats(compactions=1)
+        after = await engine.report(host, limits)
+        crowded = after.total > self.report.threshold - self.margin
+        self.state.guard_total = after.total if crowded else None
+        event = ContextEvent(
+            kind="compaction",
+            tokens_before=self.report.total,
+            tokens_after=after.total,
+            messages_compacted=len(to_compact),
+            messages_kept=len(to_keep),
+            duration_seconds=engine.now() - self.started,
+            method=result.method,
+            fallback_reason=result.fallback_reason if self.use_llm else "storm guard: extractive",
+            archive_files=tuple(p for p, _ in guide),
+            **self.base,
         )
-    )
-    return event
+        await engine.emit(event)
+        await engine.notify(
+            CompactionRecord(
+                trigger=self.trigger,
+                session_id=host.session_id,
+                agent_name=host.agent_name,
+                messages=tuple(transcript),
+                summary=summary,
+                archive_files=event.archive_files,
+            )
+        )
+        return event
+
+    async def _summarise(self, transcript: list[TranscriptMessage], note: str) -> CompactorResult:
+        light = self.engine.config.light_context_config
+        compactor = SummaryCompactor(
+            mode=light.compactor if self.use_llm else "extractive",
+            counter=(await self.engine.meter(self.host)).counter,
+            language=light.language,
+            timeout_seconds=light.compactor_timeout_seconds,
+            retries=light.compactor_retries,
+            retry_delay=self.engine.compactor_retry_delay,
+            include_thinking=light.context_compact_config.compact_with_thinking_block,
+            max_summary_chars=summary_budget_chars(self.report.window, self.report.factor),
+        )
+        return await compactor.summarise(
+            transcript,
+            previous_summary=previous_summary(self.state, self.host),
+            model=self.host.compactor_model(),
+            extra_instruction=note,
+        )
 
 
 async def _fitted_event(

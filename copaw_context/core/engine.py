@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from copaw_context.core.archive import DialogArchive
 from copaw_context.core.archiving import flush_pending
@@ -34,8 +34,8 @@ from copaw_context.core.ledger import (
 )
 from copaw_context.core.memory_service import MemoryService
 from copaw_context.core.offload import OffloadStore, referenced_offload_names
-from copaw_context.core.overflow import overflow_figures
 from copaw_context.core.pruning import UNSEEN, OutputPart, PruneStats, ToolResultPruning
+from copaw_context.core.recovery import guarded_call
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
 from copaw_context.core.tokens import (
@@ -48,11 +48,12 @@ __all__ = ["CompactionListener", "ContextEngine", "InputMeasure"]
 
 logger = logging.getLogger("copaw_context")
 
+_T = TypeVar("_T")
+
 CompactionListener = Callable[[CompactionRecord], Awaitable[None] | None]
 """Called after every compaction (and ``/clear``, ``/new``) with what left the context."""
 
 _FLOOR_BYTES_PER_TOKEN = 5  # no tokenizer averages more UTF-8 bytes per token on real input
-_MAX_OVERFLOW_FACTOR = 8.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,48 +276,16 @@ class ContextEngine:
                 calibration.factor,
             )
 
-    async def recover_overflow(
-        self, host: HostSession, error: BaseException
-    ) -> ContextEvent | None:
-        """The provider rejected the input as too long: learn how far off our count was, then
-        compact down to half the reserve."""
-        logger.warning(
-            "copaw-context: the model rejected the input as too long (%s); compacting harder "
-            "and retrying once",
-            error,
-        )
-        self._learn_from_overflow(host, error)
-        return await compact(self, host, trigger="overflow")
-
-    def _learn_from_overflow(self, host: HostSession, error: BaseException) -> None:
-        """Raise the overflow factor so that the input just rejected counts as over the window.
-
-        The provider's own figure ("resulted in N tokens", "N tokens > M maximum") is used when
-        the error gives one; otherwise the input must have been over the window at least.
-        """
-        state = self.state(host)
-        sent = state.last_prompt_tokens
-        if sent <= 0:
-            return
-        reported, limit = overflow_figures(error)
-        window = limit or host.window().tokens
-        needed = reported / sent if reported else window / sent * 1.05
-        current = max(state.overflow_factor, state.calibration.factor)
-        learned = min(_MAX_OVERFLOW_FACTOR, max(needed, current * 1.05))
-        if learned > state.overflow_factor:
-            state.overflow_factor = learned
-
-    async def overflow_event(self, host: HostSession, outcome: str, error: BaseException) -> None:
-        """Say what overflow recovery did (compacted and retrying, or failed)."""
-        await self.emit(
-            ContextEvent(
-                kind="overflow_recovery",
-                agent_name=host.agent_name,
-                session_id=host.session_id,
-                trigger="overflow",
-                message=f"{outcome}: {type(error).__name__}: {str(error)[:300]}",
-            )
-        )
+    async def guarded_call(
+        self,
+        host: HostSession,
+        send: Callable[[], Awaitable[_T]],
+        resend: Callable[[], Awaitable[_T]],
+    ) -> _T:
+        """Make a model call; when the provider rejects the input as too long, compact harder
+        and make it once more with ``resend`` (see :func:`~copaw_context.core.recovery.
+        guarded_call`)."""
+        return await guarded_call(self, host, send, resend)
 
     async def report(self, host: HostSession, limits: Limits | None = None) -> TokenReport:
         """Count what the model would receive for the host's current state."""

@@ -18,7 +18,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -208,18 +208,7 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
                 "reads text files."
             )
         info = os.fstat(stream.fileno())
-        key = (str(real), info.st_size, info.st_mtime_ns, info.st_ino)
-        # File timestamps are coarse: a file changed in the last moments could change
-        # again without a new mtime, so only settled files use the line-count cache.
-        cacheable = time.time() - info.st_mtime > _SETTLED_SECONDS
-        with _line_count_lock:
-            known_total = _line_count_cache.get(key) if cacheable else None
-        start_pos, total = _locate_line(stream, start_line, known_total)
-        if known_total is None and cacheable:
-            with _line_count_lock:
-                _line_count_cache[key] = total
-                while len(_line_count_cache) > _LINE_COUNT_CACHE_SIZE:
-                    _line_count_cache.popitem(last=False)
+        start_pos, total = _locate_cached(stream, real, info, start_line)
         if start_pos is None:
             raise _ReadFailure(
                 f"start_line={start_line} is past the end of {real} ({total} lines). Use "
@@ -241,36 +230,62 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
 
     body = cut_prefix_to_bytes(text, limit, encoding)
     truncated = body != text  # always so when reading stopped early (text > limit)
-    next_line: int | None = None
-    next_offset: int | None = None
-    output = body
-    if truncated or more_after:
-        newlines = body.count("\n")
-        if newlines:
-            next_line, next_offset = start_line + newlines, len(body) - body.rfind("\n") - 1
-        else:
-            next_line, next_offset = start_line, line_offset + len(body)
-        notice = TruncationNotice(
-            file_path=notice_path,
-            total_lines=total,
-            start_line=start_line,
-            start_offset=line_offset,
-            excerpt_bytes=len(body.encode(encoding)),
-            next_line=next_line,
-            next_offset=next_offset,
-        )
-        output = body + "\n" + format_truncation_notice(notice)
-    return ReadResult(
-        text=output,
+    result = ReadResult(
+        text=body,
         ok=True,
         path=real,
         start_line=start_line,
         line_offset=line_offset,
         total_lines=total,
         truncated=truncated,
+        next_line=None,
+        next_offset=None,
+    )
+    return _with_notice(result, notice_path, encoding) if truncated or more_after else result
+
+
+def _with_notice(result: ReadResult, notice_path: str, encoding: str) -> ReadResult:
+    """``result`` ending with the notice that says where to continue."""
+    body, start_line, line_offset = result.text, result.start_line, result.line_offset
+    newlines = body.count("\n")
+    if newlines:
+        next_line, next_offset = start_line + newlines, len(body) - body.rfind("\n") - 1
+    else:
+        next_line, next_offset = start_line, line_offset + len(body)
+    notice = TruncationNotice(
+        file_path=notice_path,
+        total_lines=result.total_lines,
+        start_line=start_line,
+        start_offset=line_offset,
+        excerpt_bytes=len(body.encode(encoding)),
         next_line=next_line,
         next_offset=next_offset,
     )
+    return replace(
+        result,
+        text=body + "\n" + format_truncation_notice(notice),
+        next_line=next_line,
+        next_offset=next_offset,
+    )
+
+
+def _locate_cached(
+    stream: BinaryIO, real: Path, info: os.stat_result, start_line: int
+) -> tuple[int | None, int]:
+    """:func:`_locate_line` with the file's line count cached while it is unchanged."""
+    key = (str(real), info.st_size, info.st_mtime_ns, info.st_ino)
+    # File timestamps are coarse: a file changed in the last moments could change again
+    # without a new mtime, so only settled files use the line-count cache.
+    cacheable = time.time() - info.st_mtime > _SETTLED_SECONDS
+    with _line_count_lock:
+        known_total = _line_count_cache.get(key) if cacheable else None
+    start_pos, total = _locate_line(stream, start_line, known_total)
+    if known_total is None and cacheable:
+        with _line_count_lock:
+            _line_count_cache[key] = total
+            while len(_line_count_cache) > _LINE_COUNT_CACHE_SIZE:
+                _line_count_cache.popitem(last=False)
+    return start_pos, total
 
 
 def _is_under(real: Path, directories: Sequence[Path]) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from copaw_context.core.host import ContextSource, MessageView, PartKind, PartView, Role
-from copaw_context.core.split import SplitItem
+from copaw_context.core.split import SplitItem, pair_by_occurrence
 from copaw_context.core.tokens import TokenCounter
 
 __all__ = [
@@ -251,16 +251,17 @@ def _pruned_to(part: PartView) -> int | None:
 def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:
     """Positions of tool calls that have a finished result later on (paired by occurrence,
     so servers that reuse ids such as ``call_0`` on every turn are handled)."""
-    open_calls: dict[str, list[tuple[int, int]]] = {}
-    answered: set[tuple[int, int]] = set()
+    positions: list[tuple[int, int]] = []
+    sequence: list[tuple[frozenset[str], frozenset[str]]] = []
     for mi, message in enumerate(messages):
         for pi, part in enumerate(message.parts):
             if part.call_id is None:
                 continue
             if part.kind == "tool_call":
-                open_calls.setdefault(part.call_id, []).append((mi, pi))
+                sequence.append((frozenset({part.call_id}), frozenset()))
             elif part.kind == "tool_result" and not part.unfinished:
-                waiting = open_calls.get(part.call_id)
-                if waiting:
-                    answered.add(waiting.pop(0))
-    return answered
+                sequence.append((frozenset(), frozenset({part.call_id})))
+            else:
+                continue
+            positions.append((mi, pi))
+    return {positions[call] for _, call, _result in pair_by_occurrence(sequence).pairs}

@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "Pairing",
     "SplitItem",
     "SplitPlan",
     "SplitReason",
     "Unit",
     "group_units",
+    "pair_by_occurrence",
     "pairing_problems",
     "plan_split",
 ]
@@ -126,6 +128,50 @@ class SplitPlan:
     request_over_reserve: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """How the tool calls and results of a sequence pair up (see :func:`pair_by_occurrence`).
+
+    Indices are positions in the sequence. ``pairs`` are (id, call, result); ``orphans`` are
+    (id, result) with no open call; ``duplicates`` are (id, call, earlier call still open);
+    ``unanswered`` are (id, call) that no result answers, oldest first.
+    """
+
+    pairs: tuple[tuple[str, int, int], ...]
+    orphans: tuple[tuple[str, int], ...]
+    duplicates: tuple[tuple[str, int, int], ...]
+    unanswered: tuple[tuple[str, int], ...]
+
+
+def pair_by_occurrence(
+    sequence: Sequence[tuple[Collection[str], Collection[str]]],
+) -> Pairing:
+    """Pair ``(call_ids, result_ids)`` per position: each result answers the oldest open call
+    with its id (calls of a position come before its results). The one pairing rule every
+    part of the package uses; O(n + number of ids)."""
+    open_calls: dict[str, deque[int]] = {}
+    pairs: list[tuple[str, int, int]] = []
+    orphans: list[tuple[str, int]] = []
+    duplicates: list[tuple[str, int, int]] = []
+    for index, (calls, results) in enumerate(sequence):
+        for call_id in sorted(calls):
+            queue = open_calls.setdefault(call_id, deque())
+            if queue:  # a second call with this id while the first is still unanswered
+                duplicates.append((call_id, index, queue[0]))
+            queue.append(index)
+        for result_id in sorted(results):
+            queue = open_calls.get(result_id) or deque()
+            if queue:
+                pairs.append((result_id, queue.popleft(), index))
+            else:
+                orphans.append((result_id, index))
+    unanswered = sorted(
+        ((call_id, index) for call_id, queue in open_calls.items() for index in queue),
+        key=lambda pair: pair[1],
+    )
+    return Pairing(tuple(pairs), tuple(orphans), tuple(duplicates), tuple(unanswered))
+
+
 def group_units(items: Sequence[SplitItem]) -> list[Unit]:
     """Group ``items`` into the minimal contiguous units that keep each call with its result.
 
@@ -134,27 +180,19 @@ def group_units(items: Sequence[SplitItem]) -> list[Unit]:
     and its result (text, other messages) fall inside that unit. A result without an open call,
     or a call without a result, is its own unit. Runs in O(n + number of ids).
     """
+    pairing = pair_by_occurrence([(item.call_ids, item.result_ids) for item in items])
     reach = list(range(len(items)))  # reach[i]: furthest item sharing a unit with item i
     orphan_at = [False] * len(items)
     malformed_at = [False] * len(items)
-    open_calls: dict[str, deque[int]] = {}
-    for index, item in enumerate(items):
-        for call_id in item.call_ids:
-            queue = open_calls.setdefault(call_id, deque())
-            if queue:  # a second call with this id while the first is still unanswered
-                malformed_at[index] = True
-            queue.append(index)
-        for result_id in item.result_ids:
-            queue = open_calls.get(result_id) or deque()
-            if not queue:
-                orphan_at[index] = True
-                continue
-            call_index = queue.popleft()
-            reach[call_index] = max(reach[call_index], index)
-    for queue in open_calls.values():
-        for call_index in queue:
-            if not items[call_index].unfinished:
-                malformed_at[call_index] = True
+    for _, call_index, result_index in pairing.pairs:
+        reach[call_index] = max(reach[call_index], result_index)
+    for _, result_index in pairing.orphans:
+        orphan_at[result_index] = True
+    for _, call_index, _earlier in pairing.duplicates:
+        malformed_at[call_index] = True
+    for _, call_index in pairing.unanswered:
+        if not items[call_index].unfinished:
+            malformed_at[call_index] = True
 
     units: list[Unit] = []
     start = span_end = tokens = 0
@@ -221,23 +259,51 @@ def plan_split(
         is_forced and unit.keepable for unit, is_forced in zip(units, forced, strict=True)
     ]
     if not force:
-        budget = reserve_tokens
-        tail_start = len(units)
-        for position in range(len(units) - 1, -1, -1):
-            unit = units[position]
-            if not unit.keepable:
-                break
-            if not forced[position]:
-                if unit.tokens > budget:
-                    break
-                budget -= unit.tokens
-                kept_units[position] = True
-            tail_start = position
-        _start_tail_at_user_turn(items, units, forced, kept_units, tail_start)
+        _keep_recent_tail(items, units, forced, kept_units, reserve_tokens)
+    compact, keep, kept_tokens = _assemble(items, units, kept_units, latest_request)
+    kept_tokens += fixed_tokens
 
+    reason: SplitReason = "forced" if force else "compacted"
+    if not compact:
+        reason = "nothing-safe-to-compact"
+    over_reserve = latest_request is not None and items[latest_request].tokens > reserve_tokens
+    return SplitPlan(tuple(compact), tuple(keep), total, kept_tokens, reason, over_reserve)
+
+
+def _keep_recent_tail(
+    items: Sequence[SplitItem],
+    units: Sequence[Unit],
+    forced: Sequence[bool],
+    kept_units: list[bool],
+    reserve_tokens: int,
+) -> None:
+    """Keep the longest run of units from the end that fits the reserve (forced units cost
+    nothing; an unkeepable unit ends the run), starting at a user turn where it can."""
+    budget = reserve_tokens
+    tail_start = len(units)
+    for position in range(len(units) - 1, -1, -1):
+        unit = units[position]
+        if not unit.keepable:
+            break
+        if not forced[position]:
+            if unit.tokens > budget:
+                break
+            budget -= unit.tokens
+            kept_units[position] = True
+        tail_start = position
+    _start_tail_at_user_turn(items, units, forced, kept_units, tail_start)
+
+
+def _assemble(
+    items: Sequence[SplitItem],
+    units: Sequence[Unit],
+    kept_units: Sequence[bool],
+    latest_request: int | None,
+) -> tuple[list[int], list[int], int]:
+    """(items to compact, items to keep, tokens kept) for the units chosen."""
     compact: list[int] = []
     keep: list[int] = []
-    kept_tokens = fixed_tokens
+    kept_tokens = 0
     for unit, kept in zip(units, kept_units, strict=True):
         if kept:
             keep.extend(range(unit.start, unit.end))
@@ -250,12 +316,7 @@ def plan_split(
             compact.extend(range(latest_request + 1, unit.end))
         else:
             compact.extend(range(unit.start, unit.end))
-
-    reason: SplitReason = "forced" if force else "compacted"
-    if not compact:
-        reason = "nothing-safe-to-compact"
-    over_reserve = latest_request is not None and items[latest_request].tokens > reserve_tokens
-    return SplitPlan(tuple(compact), tuple(keep), total, kept_tokens, reason, over_reserve)
+    return compact, keep, kept_tokens
 
 
 def _start_tail_at_user_turn(
@@ -310,44 +371,38 @@ def pairing_problems(
     still open from an earlier call, and a call never answered unless its id is in
     ``pending_ids`` (calls still running or awaiting confirmation).
     """
-    all_calls: set[str] = set()
-    for calls, _ in sequence:
-        all_calls.update(calls)
-    called: set[str] = set()
-    open_calls: dict[str, deque[int]] = {}
-    problems: list[str] = []
-    for index, (calls, results) in enumerate(sequence):
-        for call_id in sorted(calls):
-            queue = open_calls.setdefault(call_id, deque())
-            if queue:
-                problems.append(
-                    f"item {index}: tool call id {call_id!r} duplicates the still unanswered "
-                    f"call at item {queue[0]}"
-                )
-            queue.append(index)
-            called.add(call_id)
-        for result_id in sorted(results):
-            queue = open_calls.get(result_id) or deque()
-            if queue:
-                queue.popleft()
-            elif result_id in called:
-                problems.append(
-                    f"item {index}: tool result {result_id!r} answers a call that already "
-                    "has a result"
-                )
-            elif result_id in all_calls:
-                problems.append(f"item {index}: tool result {result_id!r} comes before its call")
-            else:
-                problems.append(
-                    f"item {index}: tool result {result_id!r} has no matching tool call"
-                )
+    pairing = pair_by_occurrence(sequence)
+    first_call: dict[str, int] = {}
+    for index, (calls, _) in enumerate(sequence):
+        for call_id in calls:
+            first_call.setdefault(call_id, index)
+    problems: list[tuple[int, str]] = []
+    for call_id, index, earlier in pairing.duplicates:
+        problems.append(
+            (
+                index,
+                f"item {index}: tool call id {call_id!r} duplicates the still unanswered "
+                f"call at item {earlier}",
+            )
+        )
+    for result_id, index in pairing.orphans:
+        called_at = first_call.get(result_id)
+        if called_at is not None and called_at <= index:
+            why = "answers a call that already has a result"
+            problems.append((index, f"item {index}: tool result {result_id!r} {why}"))
+        elif called_at is not None:
+            problems.append(
+                (index, f"item {index}: tool result {result_id!r} comes before its call")
+            )
+        else:
+            problems.append(
+                (index, f"item {index}: tool result {result_id!r} has no matching tool call")
+            )
+    ordered = [text for _, text in sorted(problems, key=lambda p: p[0])]
     pending = frozenset(pending_ids)
-    never_answered = sorted(
-        (call_index, call_id)
-        for call_id, queue in open_calls.items()
+    ordered += [
+        f"item {index}: tool call {call_id!r} is never answered"
+        for call_id, index in pairing.unanswered
         if call_id not in pending
-        for call_index in queue
-    )
-    for call_index, call_id in never_answered:
-        problems.append(f"item {call_index}: tool call {call_id!r} is never answered")
-    return problems
+    ]
+    return ordered

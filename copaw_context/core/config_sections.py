@@ -1,0 +1,229 @@
+"""The sections of ``running.light_context_config``: compaction, tool-result pruning, and
+the light context manager's own settings (see :mod:`copaw_context.core.config`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import Field, model_validator
+
+from copaw_context.core._config_rules import (
+    Bool,
+    Extension,
+    Float,
+    Int,
+    IntMin100,
+    IntMin1000,
+    NonEmptyStr,
+    Relation,
+    Section,
+    WorkspaceDir,
+    dir_parts,
+    rule_error,
+)
+
+__all__ = [
+    "EXEMPT_OLD_DEFAULT_BYTES",
+    "EXEMPT_RECENT_DEFAULT_BYTES",
+    "Backend",
+    "CompactorKind",
+    "ContextCompactConfig",
+    "Language",
+    "LightContextConfig",
+    "TokenCounterName",
+    "ToolResultPruningConfig",
+]
+
+Backend = Literal["light", "native"]
+TokenCounterName = Literal["auto", "estimate", "qwen", "o200k_base", "cl100k_base"]
+Language = Literal["en", "zh"]
+CompactorKind = Literal["llm", "extractive"]
+
+EXEMPT_RECENT_DEFAULT_BYTES = 102400
+EXEMPT_OLD_DEFAULT_BYTES = 12000
+
+
+class ContextCompactConfig(Section):
+    """When to compact old messages into a summary, and how much to keep verbatim."""
+
+    _relations = (Relation("reserve_threshold_ratio", "<", "compact_threshold_ratio"),)
+
+    enabled: Bool = Field(
+        True,
+        description="Compact old messages into a summary when the context reaches the threshold.",
+    )
+    compact_threshold_ratio: Float = Field(
+        0.8,
+        ge=0.1,
+        le=0.9,
+        description="Compaction starts when the context reaches this share of the window "
+        "(0.8 x 131072 = 104857 tokens).",
+    )
+    reserve_threshold_ratio: Float = Field(
+        0.1,
+        ge=0,
+        le=0.3,
+        description="Share of the window kept verbatim as the newest messages when compacting; "
+        "must be below compact_threshold_ratio.",
+    )
+    compact_with_thinking_block: Bool = Field(
+        True, description="Include the model's thinking blocks in the compactor's input."
+    )
+
+
+class ToolResultPruningConfig(Section):
+    """How large tool results are cut in the context and offloaded in full to files."""
+
+    _relations = (
+        Relation("pruning_recent_msg_max_bytes", ">=", "pruning_old_msg_max_bytes"),
+        Relation("exempt_recent_max_bytes", ">=", "pruning_recent_msg_max_bytes"),
+        Relation("exempt_old_max_bytes", ">=", "pruning_old_msg_max_bytes"),
+        Relation("exempt_old_max_bytes", "<=", "exempt_recent_max_bytes"),
+    )
+
+    enabled: Bool = Field(
+        True, description="Cut large tool results and offload the full text to tool_results_cache."
+    )
+    pruning_recent_n: Int = Field(
+        2,
+        ge=1,
+        le=10,
+        description="How many of the most recent tool-result blocks (not messages) count as "
+        "recent and are cut at pruning_recent_msg_max_bytes; older ones at "
+        "pruning_old_msg_max_bytes.",
+    )
+    pruning_old_msg_max_bytes: Int = Field(
+        3000, ge=100, description="Bytes of an older tool result's text kept in the context."
+    )
+    pruning_recent_msg_max_bytes: Int = Field(
+        50000,
+        ge=1000,
+        description="Bytes of a recent tool result's text kept in the context; also read_file's "
+        "limit per call. Must be >= pruning_old_msg_max_bytes.",
+    )
+    offload_retention_days: Float = Field(
+        5, gt=0, le=365, description="Days offloaded full tool results are kept before cleanup."
+    )
+    tool_results_cache: WorkspaceDir = Field(
+        "tool_result",
+        description="Directory, relative to the workspace, holding offloaded full tool results. "
+        "Files older than offload_retention_days are deleted, so it must not overlap dialog_path.",
+    )
+    exempt_file_extensions: list[Extension] = Field(
+        [".md"],
+        description='read_file results of files with these extensions (each starting with ".", '
+        "case-insensitive) get the larger exempt limits.",
+    )
+    exempt_tool_names: list[NonEmptyStr] = Field(
+        ["chat_with_agent"],
+        description="Results of these tools get the larger exempt limits.",
+    )
+    exempt_recent_max_bytes: IntMin1000 | None = Field(
+        None,
+        description="Bytes of a recent exempt result kept in the context. null or absent (None, "
+        f"the default) = max({EXEMPT_RECENT_DEFAULT_BYTES}, pruning_recent_msg_max_bytes); a set "
+        "value must be >= pruning_recent_msg_max_bytes.",
+    )
+    exempt_old_max_bytes: IntMin100 | None = Field(
+        None,
+        description="Bytes of an older exempt result kept in the context. null or absent (None, "
+        f"the default) = max({EXEMPT_OLD_DEFAULT_BYTES}, pruning_old_msg_max_bytes), at most "
+        "the effective exempt_recent_max_bytes; a set value must be >= pruning_old_msg_max_bytes "
+        "and <= the effective exempt_recent_max_bytes.",
+    )
+
+    @property
+    def effective_exempt_recent_max_bytes(self) -> int:
+        """The recent limit for exempt results: the set value, else the derived default."""
+        if self.exempt_recent_max_bytes is not None:
+            return self.exempt_recent_max_bytes
+        return max(EXEMPT_RECENT_DEFAULT_BYTES, self.pruning_recent_msg_max_bytes)
+
+    @property
+    def effective_exempt_old_max_bytes(self) -> int:
+        """The older-result limit for exempt results: the set value, else the derived default.
+
+        The derived default never exceeds the effective recent limit (it would only do so
+        when a user sets ``exempt_recent_max_bytes`` below 12000).
+        """
+        if self.exempt_old_max_bytes is not None:
+            return self.exempt_old_max_bytes
+        derived = max(EXEMPT_OLD_DEFAULT_BYTES, self.pruning_old_msg_max_bytes)
+        return min(derived, self.effective_exempt_recent_max_bytes)
+
+    def _relation_values(self) -> dict[str, Any]:
+        # Unset exempt limits are compared by their effective values, which satisfy every
+        # relation by construction: only values the file sets can break one.
+        values = super()._relation_values()
+        values["exempt_recent_max_bytes"] = self.effective_exempt_recent_max_bytes
+        values["exempt_old_max_bytes"] = self.effective_exempt_old_max_bytes
+        return values
+
+
+class LightContextConfig(Section):
+    """Settings of the light context manager."""
+
+    dialog_path: WorkspaceDir = Field(
+        "dialog",
+        description="Directory, relative to the workspace, where compacted messages are archived "
+        "verbatim as YYYY-MM-DD.jsonl files.",
+    )
+    token_count_estimate_divisor: Float = Field(
+        4,
+        ge=2,
+        le=5,
+        description="UTF-8 bytes per token assumed when tokens are estimated rather than counted.",
+    )
+    token_counter: TokenCounterName = Field(
+        "auto",
+        description='"auto" picks a tokenizer from the model name; "estimate" divides UTF-8 bytes '
+        'by token_count_estimate_divisor; "qwen", "o200k_base" and "cl100k_base" count exactly '
+        "with that tokenizer.",
+    )
+    language: Language = Field(
+        "en",
+        description="Language of the compactor prompts and of the summary guide (truncation "
+        'notices stay in English). When unset, QwenPaw\'s top-level "language" is used.',
+    )
+    compactor: CompactorKind = Field(
+        "llm",
+        description='"llm" asks the model for a structured summary; "extractive" builds one '
+        "offline from the messages, with no model call.",
+    )
+    compactor_timeout_seconds: Float = Field(
+        120, gt=0, description="Seconds to wait for one compactor call before it counts as failed."
+    )
+    compactor_retries: Int = Field(
+        1, ge=0, le=3, description="Extra attempts after a failed compactor call."
+    )
+    recompact_growth_ratio: Float = Field(
+        0.05,
+        ge=0,
+        le=0.5,
+        description="After a compaction that did not free enough room, the compactor is not called "
+        "again until the context has grown by this share of the window.",
+    )
+    extra_read_roots: list[NonEmptyStr] = Field(
+        [],
+        description="Directories besides the workspace that read_file may read "
+        "(absolute, or relative to the workspace).",
+    )
+    context_compact_config: ContextCompactConfig = Field(default_factory=ContextCompactConfig)
+    tool_result_pruning_config: ToolResultPruningConfig = Field(
+        default_factory=ToolResultPruningConfig
+    )
+
+    @model_validator(mode="after")
+    def _check_cache_outside_dialog(self) -> Self:
+        cache = self.tool_result_pruning_config.tool_results_cache
+        cache_parts, dialog_parts = dir_parts(cache), dir_parts(self.dialog_path)
+        shorter = min(len(cache_parts), len(dialog_parts))
+        if cache_parts[:shorter] == dialog_parts[:shorter]:
+            rule = (
+                f"must not be dialog_path ({self.dialog_path!r}), inside it or around it: old "
+                "files in the tool-result cache are deleted, which would delete the dialog archive"
+            )
+            raise rule_error(
+                rule, field="tool_result_pruning_config.tool_results_cache", value=cache
+            )
+        return self
