@@ -43,6 +43,7 @@ __all__ = [
     "ScriptedChatModel",
     "ToolResultPruningConfig",
     "attach",
+    "installed_agentscope_major",
     "load_running_config",
     "pin_message",
 ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,43 @@ def test_demo_settings_match_the_committed_example() -> None:
 
     example = load_running_config(PACKAGE.parent / "configs" / "agent.demo.json")
     assert example == demo_config()
+
+
+def _agentscope_modules_loaded(code: str) -> list[str]:
+    """AgentScope modules a fresh interpreter imports while running ``code`` (-X importtime)."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PACKAGE.parent,
+    )
+    names = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()]
+    return [name for name in names if name.split(".")[0] == "agentscope"]
+
+
+def test_importing_the_package_and_its_config_loads_no_agentscope() -> None:
+    assert (
+        _agentscope_modules_loaded(
+            "import copaw_context; from copaw_context import load_running_config, RunningConfig"
+        )
+        == []
+    )
+    assert _agentscope_modules_loaded("import copaw_context.core.engine") == []
+
+
+def test_check_config_does_not_pay_for_agentscope(tmp_path: Path) -> None:
+    config = tmp_path / "agent.json"
+    config.write_text('{"running": {}}', encoding="utf-8")
+    code = (
+        "import sys; from copaw_context.cli import main; "
+        f"sys.exit(main(['check-config', {str(config)!r}]))"
+    )
+    assert _agentscope_modules_loaded(code) == []
+
+
+def test_the_hook_resolves_for_the_installed_major() -> None:
+    from copaw_context import MemoryCompactionHook, installed_agentscope_major
+
+    assert installed_agentscope_major() == 2
+    assert MemoryCompactionHook.__module__ == "copaw_context.agentscope2.middleware"
