@@ -1,0 +1,192 @@
+"""The ContextEngine driven directly through a fake host: no AgentScope anywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copaw_context.core.archive import read_archive
+from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.engine import ContextEngine
+from copaw_context.core.events import CompactionRecord, ContextEvent
+from copaw_context.core.host import MessageView
+from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text, user
+from tests.helpers import six_section_summary
+
+SUMMARY = six_section_summary(2)
+
+
+def config(window: int = 4000, **light: Any) -> RunningConfig:
+    return parse_running_config(
+        {
+            "running": {
+                "max_input_length": window,
+                "memory": {"summarise_on_compact": False},
+                "light_context_config": {"token_counter": "o200k_base", **light},
+            }
+        }
+    )
+
+
+def conversation(turns: int, size: int = 120) -> list[FakeMessage]:
+    messages: list[FakeMessage] = []
+    for n in range(turns):
+        messages.append(user(f"question {n}: " + "details " * size))
+        messages.append(
+            FakeMessage(
+                "assistant",
+                [
+                    text(f"checking {n}"),
+                    call(f"c{n}", "grep", json.dumps({"path": f"src/m{n}.py"})),
+                    result(f"c{n}", "match " * size, "grep"),
+                    text(f"answer {n}"),
+                ],
+            )
+        )
+    return messages
+
+
+def archived(workspace: Path) -> list[dict[str, Any]]:
+    return [r for p in sorted((workspace / "dialog").glob("*.jsonl")) for r in read_archive(p)]
+
+
+async def test_over_the_threshold_the_engine_compacts_archives_and_summarises(
+    tmp_path: Path,
+) -> None:
+    events: list[ContextEvent] = []
+    records: list[CompactionRecord] = []
+    engine = ContextEngine(config(compactor="llm"), tmp_path, on_event=events.append)
+    engine.add_compaction_listener(records.append)
+    model = FakeModel(lambda request: SUMMARY)
+    host = FakeHost(conversation(14), window=4000, compactor=model)
+    before = len(host.messages)
+    event = await engine.before_reasoning(host)
+    assert event is not None and event.kind == "compaction" and event.method == "llm"
+    assert event.tokens_after <= event.threshold_tokens < event.tokens_before
+    assert len(host.messages) < before and host.messages[0].role == "user"
+    assert "dialog/" in host.summary and "Ship the parser fix" in host.summary
+    assert len(model.requests) == 1
+    lines = archived(tmp_path)
+    assert lines and all(line["form"] == "fake" and line["parts"] for line in lines)
+    (record,) = records
+    assert record.summary is not None and len(record.messages) == event.messages_compacted
+    assert engine.state(host).stats["compactions"] == 1
+
+
+async def test_below_the_threshold_nothing_happens(tmp_path: Path) -> None:
+    engine = ContextEngine(config(200_000), tmp_path)
+    host = FakeHost(conversation(3), window=200_000)
+    assert await engine.before_reasoning(host) is None
+    assert len(host.messages) == 6 and not archived(tmp_path)
+
+
+class CountingHost(FakeHost):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.viewed: list[tuple[int, int]] = []
+
+    def view(self, index: int, first_part: int = 0) -> MessageView:
+        self.viewed.append((index, first_part))
+        return super().view(index, first_part)
+
+
+async def test_a_step_views_only_what_changed(tmp_path: Path) -> None:
+    engine = ContextEngine(config(200_000, compactor="extractive"), tmp_path)
+    host = CountingHost(conversation(50, size=20), window=200_000)
+    await engine.before_reasoning(host)
+    assert len(host.viewed) >= 100
+    host.viewed.clear()
+    host.messages[-1].parts.append(text("one more block"))
+    host.messages.append(user("and now?"))
+    await engine.before_reasoning(host)
+    await engine.model_call(host)
+    # The grown message from its last known part, and the new message: nothing older.
+    assert sorted(set(host.viewed)) == [(99, 3), (100, 0)]
+
+
+async def test_the_storm_guard_keeps_the_llm_compactor_for_real_growth(tmp_path: Path) -> None:
+    engine = ContextEngine(config(compactor="llm"), tmp_path)
+    model = FakeModel(lambda request: SUMMARY)
+    pinned = FakeMessage("user", [text("reference: " + "pinned fact. " * 700)], pinned=True)
+    host = FakeHost([pinned, *conversation(6, size=40)], window=4000, compactor=model)
+    for n in range(6):
+        await engine.before_reasoning(host)
+        host.messages.append(user(f"more {n}"))
+    assert len(model.requests) <= 2, "an LLM call per step when compaction frees too little"
+
+
+async def test_an_overflow_is_recovered_once_and_learned(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    engine = ContextEngine(config(compactor="extractive"), tmp_path, on_event=events.append)
+    host = FakeHost(conversation(6, size=40), window=4000)
+    await engine.model_call(host)
+    sent = engine.state(host).last_prompt_tokens
+    calls: list[str] = []
+
+    async def send() -> str:
+        calls.append("send")
+        raise RuntimeError(f"prompt is too long: {sent * 3} tokens > 4000 maximum")
+
+    async def resend() -> str:
+        calls.append("resend")
+        return "ok"
+
+    assert await engine.guarded_call(host, send, resend) == "ok"
+    assert calls == ["send", "resend"]
+    assert engine.state(host).overflow_factor >= 2.9
+    assert [e.kind for e in events].count("overflow_recovery") == 1
+    assert (await engine.report(host)).calibration >= 2.9
+
+
+async def test_other_errors_pass_through(tmp_path: Path) -> None:
+    engine = ContextEngine(config(), tmp_path)
+    host = FakeHost(conversation(1))
+
+    async def send() -> str:
+        raise ValueError("bad tool arguments")
+
+    async def resend() -> str:
+        raise AssertionError("not called")
+
+    with pytest.raises(ValueError, match="bad tool arguments"):
+        await engine.guarded_call(host, send, resend)
+
+
+async def test_commands_through_the_engine(tmp_path: Path) -> None:
+    engine = ContextEngine(config(200_000, compactor="extractive"), tmp_path)
+    host = FakeHost(conversation(4), window=200_000)
+    context = await engine.run_command(host, "context", "")
+    assert "Window: 200000 tokens (from test)" in context
+    compacted = await engine.run_command(host, "compact", "keep the module names")
+    assert "**Compact Complete!**" in compacted
+    assert [m.role for m in host.messages] == ["user"]  # the latest request stays
+    host.awaiting = True
+    assert "Not cleared" in await engine.run_command(host, "clear", "")
+    host.awaiting = False
+    session = host.session_id
+    cleared = await engine.run_command(host, "new", "")
+    assert "**New session started.** 1 message(s) archived" in cleared
+    assert host.messages == [] and host.summary == "" and host.session_id != session
+    assert engine.state(host).summary is None
+
+
+async def test_fresh_results_are_kept_and_fitted(tmp_path: Path) -> None:
+    engine = ContextEngine(config(compactor="extractive"), tmp_path)
+    host = FakeHost(conversation(4, size=40), window=4000)
+    host.messages.append(user("read both logs"))
+    parts, meta = await engine.bound_fresh(host, "cat", "{}", ["log line\n" * 3000], {})
+    host.messages.append(
+        FakeMessage(
+            "assistant",
+            [call("big", "cat"), result("big", parts[0], "cat", **meta)],
+        )
+    )
+    event = await engine.before_reasoning(host)
+    assert event is not None
+    kept = [p for m in host.messages for p in m.parts if p.call_id == "big"]
+    assert [p.kind for p in kept] == ["tool_call", "tool_result"], "the unseen result stays"
+    report = await engine.report(host)
+    assert report.total <= report.threshold
