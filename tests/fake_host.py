@@ -131,8 +131,11 @@ class FakeHost:
     def scratch(self) -> dict[str, Any]:
         return self._scratch
 
-    def fingerprint(self) -> list[tuple[str, int]]:
-        return [(m.msg_id, len(m.parts)) for m in self.messages]
+    def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
+        return [(m.msg_id, len(m.parts)) for m in self.messages[start:]]
+
+    def context_key(self) -> tuple[int, int]:
+        return id(self.messages), len(self.messages)
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         msg = self.messages[index]

@@ -26,9 +26,7 @@ class HostLimits:
         self.config = config
 
     def window(self, agent: Any) -> int:
-        if self.config.max_input_length_is_set:
-            return self.config.max_input_length
-        return int(agent.model.context_size)
+        return self.config.window_for(agent.model.context_size)[0]
 
     def align_builtin_hint(self, agent: Any) -> None:
         """Make AgentScope's hint and its compression tool use our threshold and reserve."""

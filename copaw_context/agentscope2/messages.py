@@ -185,8 +185,8 @@ class MsgList:
         self.messages = messages
         self.thinking = thinking
 
-    def fingerprint(self) -> list[tuple[str, int]]:
-        return [(m.id, len(m.content)) for m in self.messages]
+    def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
+        return [(m.id, len(m.content)) for m in self.messages[start:]]
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return message_view(self.messages[index], self.thinking, first_part)

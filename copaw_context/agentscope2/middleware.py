@@ -201,7 +201,7 @@ class MemoryCompactionHook(MiddlewareBase):
         thinking = self._thinking.get(id(formatter))
         if thinking is None:
             thinking = self._thinking[id(formatter)] = await thinking_policy(agent.model)
-        window = self._window(agent)
+        window = Window(*self.config.window_for(agent.model.context_size))
         compactor = AgentScopeSummariser(
             self.compactor_model or agent.model,
             window=None if self.compactor_model else window.tokens,
@@ -216,11 +216,6 @@ class MemoryCompactionHook(MiddlewareBase):
             compactor=compactor,
             separate_compactor=self.compactor_model is not None,
         )
-
-    def _window(self, agent: Any) -> Window:
-        if self.config.max_input_length_is_set:
-            return Window(self.config.max_input_length, "running.max_input_length")
-        return Window(int(agent.model.context_size), "model.context_size")
 
     # ------------------------------------------------------------------- hooks
     async def on_acting(
@@ -266,8 +261,12 @@ class MemoryCompactionHook(MiddlewareBase):
         explicit = input_kwargs.get("context_config")
         try:
             self.limits.align_builtin_hint(agent)
-            await self.limits.limit_images(agent, explicit or agent.context_config)
             session = await self.session(agent)
+            ledger, _ = await self.engine.sync(session)
+            cfg = explicit or agent.context_config
+            if ledger.data > getattr(cfg, "max_image_num", 0):  # else nothing to limit
+                await self.limits.limit_images(agent, cfg)
+                ledger.reset()  # old messages may have changed in place
             await self.engine.before_reasoning(
                 session,
                 note=hint_text(input_kwargs.get("instructions")),

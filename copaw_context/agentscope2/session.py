@@ -71,8 +71,13 @@ class AgentScope2Session:
         return self._scratch
 
     # ------------------------------------------------------------ reading
-    def fingerprint(self) -> list[tuple[str, int]]:
-        return [(m.id, len(m.content)) for m in self.agent.state.context]
+    def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
+        context = self.agent.state.context
+        return [(m.id, len(m.content)) for m in context[start:]]
+
+    def context_key(self) -> tuple[int, int]:
+        context = self.agent.state.context
+        return id(context), len(context)
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return message_view(self.agent.state.context[index], self._thinking, first_part)

@@ -120,6 +120,13 @@ class RunningConfig(Section):
         """Whether the file sets ``max_input_length``; if not, the model's context size rules."""
         return "max_input_length" in self.model_fields_set
 
+    def window_for(self, context_size: int) -> tuple[int, str]:
+        """The window in tokens for a model of ``context_size`` and where it comes from:
+        ``max_input_length`` when the file sets it, else the model's own size."""
+        if self.max_input_length_is_set:
+            return self.max_input_length, "running.max_input_length"
+        return int(context_size), "model.context_size"
+
     def compact_threshold_tokens(self, window: int | None = None) -> int:
         """Tokens at which compaction starts: ``int(window * compact_threshold_ratio)``."""
         ratio = self.light_context_config.context_compact_config.compact_threshold_ratio

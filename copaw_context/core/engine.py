@@ -192,20 +192,28 @@ class ContextEngine:
         return parts, meta
 
     async def prune_old(self, host: HostSession) -> PruneStats:
-        """Stage 2: re-cut each result outside the ``pruning_recent_n`` newest, once seen."""
+        """Stage 2: re-cut each result outside the ``pruning_recent_n`` newest, once seen.
+
+        Results already cut to their old limit are counted as settled and not looked at again.
+        """
         stats = PruneStats()
         if not self.pruning.enabled:
             return stats
-        ledger, meter = await self.sync(host)
+        ledger, _ = await self.sync(host)
         results = ledger.results()
-        old = results[: max(0, len(results) - self.pruning.config.pruning_recent_n)]
-        for index, part in old:
+        old = max(0, len(results) - self.pruning.config.pruning_recent_n)
+        for position in range(ledger.settled, old):
+            index, part = results[position]
             entry = ledger.messages[index].parts[part]
             limit = self.pruning.limit(recent=False, exempt=entry.exempt)
-            if entry.unseen or entry.pruned_to == limit:
+            if entry.unseen:
                 continue
-            stats.add(await self.bound_stored(host, index, part, limit))
-        self.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
+            if entry.pruned_to != limit:
+                stats.add(await self.bound_stored(host, index, part, limit))
+            if position == ledger.settled:
+                ledger.settled += 1
+        if stats.truncated or stats.offloaded:
+            self.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
         return stats
 
     async def prune_all(self, host: HostSession, max_bytes: int) -> PruneStats:
@@ -238,13 +246,11 @@ class ContextEngine:
         """Before a model call: results become seen (stage 2 may cut them from now on), and
         the input is measured (counts are reused; only new content is tokenised)."""
         ledger, meter = await self.sync(host)
-        for index, part in ledger.results():
-            entry = ledger.messages[index].parts[part]
-            if entry.unseen:
-                view = host.view(index, part).parts[0]
-                meta = {k: v for k, v in view.meta.items() if k != UNSEEN}
-                host.set_tool_result(index, part, list(view.output), meta)
-                entry.unseen = False
+        for index, part in sorted(ledger.unseen):
+            view = host.view(index, part).parts[0]
+            meta = {k: v for k, v in view.meta.items() if k != UNSEEN}
+            host.set_tool_result(index, part, list(view.output), meta)
+            ledger.update_part(index, part, host.view(index, part).parts[0], meter)
         report = await self.report(host)
         self.state(host).last_prompt_tokens = report.raw
         return InputMeasure(report.raw, report.floor * _FLOOR_BYTES_PER_TOKEN)

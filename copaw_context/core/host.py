@@ -120,10 +120,14 @@ class ArchiveRecord:
 
 
 class ContextSource(Protocol):
-    """A sequence of messages the engine can fingerprint and view (see :class:`HostSession`)."""
+    """A sequence of messages the engine can fingerprint and view (see :class:`HostSession`).
 
-    def fingerprint(self) -> Sequence[tuple[str, int]]:
-        """Per context message: its id and its number of parts."""
+    A source may also offer ``context_key() -> (container identity, length)``: then, while the
+    container stays the same and only grows, a step fingerprints just its tail.
+    """
+
+    def fingerprint(self, start: int = 0) -> Sequence[tuple[str, int]]:
+        """Per context message from ``start`` on: its id and its number of parts."""
         ...
 
     def view(self, index: int, first_part: int = 0) -> MessageView:

@@ -80,88 +80,184 @@ class PartEntry:
     exempt: bool = False
     pruned_to: int | None = None
     unseen: bool = False
+    data: int = 0
 
 
 @dataclass(slots=True)
 class MessageEntry:
-    """What the engine remembers of one message."""
+    """What the engine remembers of one message; ``tokens``/``nbytes`` are its sums."""
 
     fingerprint: tuple[str, int]
     role: Role
     pinned: bool
     parts: list[PartEntry] = field(default_factory=list)
+    tokens: int = MESSAGE_OVERHEAD_TOKENS
+    nbytes: int = 0
+    data: int = 0
+    """Data blocks (images, audio, PDF) in it."""
 
-    @property
-    def tokens(self) -> int:
-        return MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(p.nbytes for p in self.parts)
+    def recount(self) -> None:
+        self.tokens = MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
+        self.nbytes = sum(p.nbytes for p in self.parts)
+        self.data = sum(p.data for p in self.parts)
 
 
 ExemptCheck = Callable[[str | None, str | None], bool]
 """Whether a result of this tool (name, raw call input) gets the larger limits."""
 
+_FULL_CHECK_EVERY = 64  # steps between full fingerprint checks on the fast path
+
 
 class Ledger:
-    """The engine's memory of one agent's context (a cache: rebuilt after a restart)."""
+    """The engine's memory of one agent's context (a cache: rebuilt after a restart).
+
+    Sums (tokens, bytes, data blocks) and the positions of tool results are kept up to date
+    as entries change, so reading them does not walk the context.
+    """
 
     def __init__(self) -> None:
         self.messages: list[MessageEntry] = []
+        self.tokens = 0
+        self.nbytes = 0
+        self.data = 0
         self._fingerprints: list[tuple[str, int]] = []
         self._calls: dict[str, tuple[str | None, str | None]] = {}
+        self._results: list[tuple[int, int]] = []
+        self.settled = 0
+        """How many of the oldest results stage 2 has cut to their old limit (not looked at
+        again)."""
+        self.unseen: set[tuple[int, int]] = set()
+        """Positions of results the model has not seen yet."""
+        self._key: tuple[int, int] | None = None
+        self._fast_steps = 0
 
     def sync(self, host: ContextSource, meter: TokenMeter, exempt: ExemptCheck) -> int:
-        """Bring the ledger up to date with the host; return the first index that changed."""
-        current = list(host.fingerprint())
-        old = self._fingerprints
-        first = len(old)
+        """Bring the ledger up to date with the host; return the first index that changed.
+
+        When the host names its context container (``context_key``: its identity and length)
+        and it is the same container, only grown, just its tail is fingerprinted.
+        """
+        start = self._fast_start(host)
+        current = list(host.fingerprint(start)) if start else list(host.fingerprint())
+        old = self._fingerprints[start:]
+        first = start + len(old)
         if current[: len(old)] != old:
-            first = next(i for i, (a, b) in enumerate(zip(current, old, strict=False)) if a != b)
-        if first == len(old) == len(current):
+            differs = (i for i, (a, b) in enumerate(zip(current, old, strict=False)) if a != b)
+            first = start + next(differs, min(len(current), len(old)))
+        if first - start == len(old) == len(current):
             return first
-        grown = first < len(old) and _same_message(old[first], current[first])
-        keep_parts = len(self.messages[first].parts) - 1 if grown else 0
-        del self.messages[first + (1 if grown else 0) :]
+        self._apply(host, meter, exempt, first, current[first - start :])
+        return first
+
+    def _fast_start(self, host: ContextSource) -> int:
+        key_of = getattr(host, "context_key", None)
+        key = key_of() if callable(key_of) else None
+        previous, self._key = self._key, key
+        if key is None or previous is None or key[0] != previous[0] or key[1] < previous[1]:
+            self._fast_steps = 0
+            return 0
+        self._fast_steps += 1
+        if self._fast_steps >= _FULL_CHECK_EVERY:
+            self._fast_steps = 0
+            return 0
+        return max(0, len(self._fingerprints) - 1)
+
+    def _apply(
+        self,
+        host: ContextSource,
+        meter: TokenMeter,
+        exempt: ExemptCheck,
+        first: int,
+        fingerprints: list[tuple[str, int]],
+    ) -> None:
+        """Replace the entries from ``first`` on (``fingerprints`` are theirs)."""
+        old = self._fingerprints
+        grown = (
+            first < len(old) and bool(fingerprints) and _same_message(old[first], fingerprints[0])
+        )
+        self._drop_from(first + 1 if grown else first)
         if grown:
             entry = self.messages[first]
-            view = host.view(first, max(0, keep_parts))
-            entry.fingerprint = current[first]
-            del entry.parts[max(0, keep_parts) :]
+            keep = max(0, len(entry.parts) - 1)
+            view = host.view(first, keep)
+            self._subtract(entry)
+            del entry.parts[keep:]
             entry.parts.extend(self._part_entries(view.parts, meter, exempt))
-        for index in range(first + (1 if grown else 0), len(current)):
-            view = host.view(index, 0)
-            self.messages.append(self._entry(current[index], view, meter, exempt))
-        self._fingerprints = current
-        return first
+            entry.fingerprint = fingerprints[0]
+            entry.recount()
+            self._add(entry)
+            self._results = [r for r in self._results if r[0] != first]
+            self.settled = min(self.settled, len(self._results))
+            self.unseen = {r for r in self.unseen if r[0] != first}
+            self._index_results(first)
+        start = first + 1 if grown else first
+        for offset, fingerprint in enumerate(fingerprints[1 if grown else 0 :]):
+            index = start + offset
+            entry = self._entry(fingerprint, host.view(index, 0), meter, exempt)
+            self.messages.append(entry)
+            self._add(entry)
+            self._index_results(index)
+        self._fingerprints[first:] = fingerprints
+
+    def _drop_from(self, index: int) -> None:
+        for entry in self.messages[index:]:
+            self._subtract(entry)
+        del self.messages[index:]
+        self._results = [r for r in self._results if r[0] < index]
+        self.settled = min(self.settled, len(self._results))
+        self.unseen = {r for r in self.unseen if r[0] < index}
+
+    def _add(self, entry: MessageEntry) -> None:
+        self.tokens += entry.tokens
+        self.nbytes += entry.nbytes
+        self.data += entry.data
+
+    def _subtract(self, entry: MessageEntry) -> None:
+        self.tokens -= entry.tokens
+        self.nbytes -= entry.nbytes
+        self.data -= entry.data
+
+    def _index_results(self, index: int) -> None:
+        for part, entry in enumerate(self.messages[index].parts):
+            if entry.kind == "tool_result":
+                self._results.append((index, part))
+                if entry.unseen:
+                    self.unseen.add((index, part))
 
     def reset(self) -> None:
         """Forget everything (the host context was replaced)."""
         self.messages.clear()
+        self.tokens = self.nbytes = self.data = 0
         self._fingerprints = []
         self._calls.clear()
+        self._results = []
+        self.settled = 0
+        self.unseen = set()
+        self._key = None
 
     def total(self) -> tuple[int, int]:
         """(tokens, bytes) of every message."""
-        tokens = sum(m.tokens for m in self.messages)
-        return tokens, sum(m.nbytes for m in self.messages)
+        return self.tokens, self.nbytes
 
     def update_part(self, index: int, part: int, view: PartView, meter: TokenMeter) -> None:
         """Re-measure one part the engine changed."""
-        entry = self.messages[index].parts[part]
+        message = self.messages[index]
+        entry = message.parts[part]
+        self._subtract(message)
         entry.tokens, entry.nbytes = meter.part(view)
+        entry.data = view.data_blocks
         entry.pruned_to = _pruned_to(view)
         entry.unseen = bool(view.meta.get("unseen"))
+        if entry.unseen:
+            self.unseen.add((index, part))
+        else:
+            self.unseen.discard((index, part))
+        message.recount()
+        self._add(message)
 
-    def results(self) -> list[tuple[int, int]]:
-        """Positions (message, part) of every tool result, oldest first."""
-        return [
-            (mi, pi)
-            for mi, message in enumerate(self.messages)
-            for pi, part in enumerate(message.parts)
-            if part.kind == "tool_result"
-        ]
+    def results(self) -> Sequence[tuple[int, int]]:
+        """Positions (message, part) of every tool result, oldest first (do not modify)."""
+        return self._results
 
     def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
         """The context as split items and their (message, part) positions.
@@ -217,6 +313,7 @@ class Ledger:
     ) -> MessageEntry:
         entry = MessageEntry(fingerprint, view.role, view.pinned)
         entry.parts = self._part_entries(view.parts, meter, exempt)
+        entry.recount()
         return entry
 
     def _part_entries(
@@ -225,7 +322,7 @@ class Ledger:
         entries: list[PartEntry] = []
         for part in parts:
             tokens, size = meter.part(part)
-            entry = PartEntry(part.kind, tokens, size, call_id=part.call_id)
+            entry = PartEntry(part.kind, tokens, size, call_id=part.call_id, data=part.data_blocks)
             if part.kind == "tool_call" and part.call_id is not None:
                 self._calls[part.call_id] = (part.tool_name, part.tool_input)
             elif part.kind == "tool_result":

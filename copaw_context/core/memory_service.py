@@ -49,6 +49,7 @@ class MemoryService:
         )
         self._summariser: MemorySummariser | None = None
         self._scheduler: MemoryScheduler | None = None
+        self._prompt: tuple[tuple[str, int, int], str] | None = None
 
     @property
     def summariser(self) -> MemorySummariser | None:
@@ -88,6 +89,14 @@ class MemoryService:
         """MEMORY.md for the system prompt, bounded (``""`` when there is nothing)."""
         if not self.enabled:
             return ""
+        path = self.tools.files.memory_path()
+        try:
+            info = path.stat()
+            key = (str(path), info.st_mtime_ns, info.st_size)
+        except OSError:
+            return ""  # no MEMORY.md yet
+        if self._prompt is not None and self._prompt[0] == key:
+            return self._prompt[1]  # unchanged since the last step: no read
         try:
             text = await self.tools.files.render_for_prompt(
                 self.config.memory.memory_prompt_max_bytes
@@ -95,9 +104,11 @@ class MemoryService:
         except Exception:
             logger.exception("copaw-context: could not read MEMORY.md for the system prompt")
             return ""
-        if not text.strip():
-            return ""
-        return _PROMPT_TITLE[self.config.light_context_config.language] + text
+        block = (
+            _PROMPT_TITLE[self.config.light_context_config.language] + text if text.strip() else ""
+        )
+        self._prompt = (key, block)
+        return block
 
     async def close(self) -> None:
         """Stop the schedule and let the summariser finish its jobs."""
