@@ -22,11 +22,12 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from copaw_context.core.config import ToolResultPruningConfig
-from copaw_context.core.offload import OffloadStore
+from copaw_context.core.offload import OffloadStore, SavedText
 from copaw_context.core.truncation import (
     notice_path,
     parse_truncation_notice,
     scrub_surrogates,
+    truncate_parts_output,
     truncate_text_output,
 )
 
@@ -36,6 +37,7 @@ __all__ = [
     "ToolResultPruning",
     "UNSEEN",
     "offload_and_cut",
+    "offload_parts",
 ]
 
 logger = logging.getLogger("copaw_context")
@@ -92,23 +94,42 @@ async def offload_and_cut(
 
     Returns the cut text and the saved path (None when saving failed: the notice then says
     the full text could not be saved). ``recut_notice`` as in :func:`truncate_text_output`:
-    pass False when a notice at the end of ``text`` is content, not our earlier cut.
+    pass False when a notice at the end of ``text`` is content, not our earlier cut. The
+    text is written streaming and only the excerpt is built (see :func:`offload_parts`).
     """
-    text = scrub_surrogates(text)
-    saved: Path | None = None
-    path: str | None = None
+    if not recut_notice:
+        return await offload_parts(store, (text,), max_bytes, workspace)
+    saved, path, lines = await _save(store, (text,), workspace)
+    cut = truncate_text_output(text, total_lines=lines, max_bytes=max_bytes, file_path=path)
+    return cut, saved
+
+
+async def offload_parts(
+    store: OffloadStore, parts: Sequence[str], max_bytes: int, workspace: Path | None
+) -> tuple[str, Path | None]:
+    """:func:`offload_and_cut` of ``"\\n".join(parts)`` (a notice at its end is content), saved
+    and cut without joining the parts: the work beyond the excerpt is the streaming write."""
+    saved, path, lines = await _save(store, parts, workspace)
+    return truncate_parts_output(parts, max_bytes, file_path=path, total_lines=lines), saved
+
+
+async def _save(
+    store: OffloadStore, parts: Sequence[str], workspace: Path | None
+) -> tuple[Path | None, str | None, int]:
+    """Save the joined parts: (path, how a notice names it, line count), None for what
+    failed (0 lines: unknown, the cut counts them)."""
+    saved: SavedText | None = None
     try:
-        saved = await store.save(text)
-        path = notice_path(saved, workspace)  # absolute if it fits, else workspace-relative
-    except (OSError, ValueError) as exc:
+        saved = await store.save_parts(parts)
+        return saved.path, notice_path(saved.path, workspace), saved.lines
+    except (OSError, ValueError) as exc:  # absolute if it fits, else workspace-relative
         logger.error(
-            "copaw-context: could not save %d bytes to %s (%s); cutting without a saved copy",
-            len(text.encode("utf-8")),
+            "copaw-context: could not save %d characters to %s (%s); cutting without a saved copy",
+            sum(len(part) for part in parts) + len(parts) - 1,
             store.directory,
             exc,
         )
-    cut = truncate_text_output(text, max_bytes=max_bytes, file_path=path, recut_notice=recut_notice)
-    return cut, saved
+        return (None, None, 0) if saved is None else (saved.path, None, saved.lines)
 
 
 class ToolResultPruning:
