@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from agentscope.message import UserMsg
 
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.core.config import parse_running_config
-from copaw_context.core.offload import OffloadStore
+from copaw_context.core.offload import OffloadStore, SavedText
 from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
 from copaw_context.testing import ScriptedChatModel, text_step, tool_calls_step
 from tests.helpers import allow, lines_text, make_agent
@@ -76,14 +77,14 @@ async def test_a_cut_request_is_saved_once_however_many_passes(tmp_path: Path) -
 async def test_a_request_that_cannot_be_saved_is_kept_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = OffloadStore.save
+    original = OffloadStore.save_parts
 
-    async def disk_full(self: OffloadStore, text: str, encoding: str = "utf-8") -> Path:
+    async def disk_full(self: OffloadStore, parts: Sequence[str], **kwargs: str) -> SavedText:
         if self.directory.name == "requests":
             raise OSError(errno.ENOSPC, "No space left on device")
-        return await original(self, text, encoding)
+        return await original(self, parts, **kwargs)
 
-    monkeypatch.setattr(OffloadStore, "save", disk_full)
+    monkeypatch.setattr(OffloadStore, "save_parts", disk_full)  # save() goes through it too
     events: list[ContextEvent] = []
     hook = MemoryCompactionHook(config(), tmp_path, on_event=events.append)
     model = ScriptedChatModel(steps(4), context_size=8000)

@@ -12,6 +12,7 @@ processes sharing the directory, which cannot see this context, keep them too.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import logging
 import math
@@ -19,14 +20,13 @@ import os
 import re
 import stat
 import time
-import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from ._offload_write import SavedText, write_atomically
 from .errors import ConfigError
-from .truncation import scrub_surrogates
 
-__all__ = ["OffloadStore", "referenced_offload_names", "referenced_offload_paths"]
+__all__ = ["OffloadStore", "SavedText", "referenced_offload_names", "referenced_offload_paths"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -113,8 +113,23 @@ class OffloadStore:
         ``encoding``. Other characters the encoding cannot represent are written as
         backslash escapes rather than failing the save.
         """
-        data = _encode(scrub_surrogates(text), encoding)
-        return await asyncio.to_thread(self._write_atomically, data)
+        return (await self.save_parts((text,), encoding=encoding)).path
+
+    async def save_parts(
+        self, parts: Sequence[str], *, separator: str = "\n", encoding: str = "utf-8"
+    ) -> SavedText:
+        """Save ``separator.join(parts)`` like :meth:`save`, without joining them.
+
+        The text is encoded and written chunk by chunk in a worker thread (memory does not
+        grow with it; it is never copied whole), its newlines counted on the way. The file
+        is fsynced, renamed into place and the directory fsynced before this returns, so a
+        notice naming the file can never outlive it in a crash; saves running at the same
+        time share their directory fsyncs. Returns the path, line count and size.
+        """
+        codecs.lookup(encoding)  # LookupError here, before any file is created
+        return await asyncio.to_thread(
+            write_atomically, self._directory, tuple(parts), separator, encoding
+        )
 
     def owns(self, path: str | Path) -> bool:
         """True only for ``<32 lowercase hex>.txt`` directly inside this store's directory."""
@@ -170,25 +185,6 @@ class OffloadStore:
             raise
         return await self.cleanup(referenced_items)
 
-    def _write_atomically(self, data: bytes) -> Path:
-        self._directory.mkdir(parents=True, exist_ok=True)
-        final_path = self._directory / f"{uuid.uuid4().hex}.txt"
-        temp_path = self._directory / f".{uuid.uuid4().hex}.tmp"
-        try:
-            with open(temp_path, "xb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp_path, final_path)
-        except BaseException:
-            try:
-                temp_path.unlink(missing_ok=True)
-            except OSError as error:
-                logger.warning("could not remove offload temp file %s: %s", temp_path, error)
-            raise
-        _fsync_directory(self._directory)
-        return final_path
-
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
         try:
             entries = list(os.scandir(self._directory))
@@ -230,18 +226,6 @@ class OffloadStore:
         return removed
 
 
-def _encode(text: str, encoding: str) -> bytes:
-    try:
-        return text.encode(encoding)
-    except UnicodeEncodeError as error:
-        logger.warning(
-            "offload: text is not fully encodable as %s (%s); writing backslash escapes",
-            encoding,
-            error.reason,
-        )
-        return text.encode(encoding, errors="backslashreplace")
-
-
 def _referenced_names(items: list[str | Path]) -> set[str]:
     """File names of ``items`` (names or paths), and of their targets for paths via links."""
     names: set[str] = set()
@@ -264,20 +248,6 @@ def _refresh(path: Path, info: os.stat_result, now: float) -> None:
         os.utime(path, (info.st_atime, now), follow_symlinks=False)
     except OSError as error:
         logger.warning("offload cleanup: cannot refresh the time of referenced %s: %s", path, error)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Persist the rename itself; best effort (not supported on every platform)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _read_tail(path: Path, max_bytes: int) -> str | None:

@@ -22,13 +22,14 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from copaw_context.core.config import ToolResultPruningConfig
-from copaw_context.core.offload import OffloadStore
+from copaw_context.core.offload import OffloadStore, SavedText
 from copaw_context.core.truncation import (
     notice_path,
-    parse_truncation_notice,
     scrub_surrogates,
+    truncate_parts_output,
     truncate_text_output,
 )
+from copaw_context.core.truncation_notice import find_notice
 
 __all__ = [
     "OutputPart",
@@ -36,6 +37,7 @@ __all__ = [
     "ToolResultPruning",
     "UNSEEN",
     "offload_and_cut",
+    "offload_parts",
 ]
 
 logger = logging.getLogger("copaw_context")
@@ -92,23 +94,42 @@ async def offload_and_cut(
 
     Returns the cut text and the saved path (None when saving failed: the notice then says
     the full text could not be saved). ``recut_notice`` as in :func:`truncate_text_output`:
-    pass False when a notice at the end of ``text`` is content, not our earlier cut.
+    pass False when a notice at the end of ``text`` is content, not our earlier cut. The
+    text is written streaming and only the excerpt is built (see :func:`offload_parts`).
     """
-    text = scrub_surrogates(text)
-    saved: Path | None = None
-    path: str | None = None
+    if not recut_notice:
+        return await offload_parts(store, (text,), max_bytes, workspace)
+    saved, path, lines = await _save(store, (text,), workspace)
+    cut = truncate_text_output(text, total_lines=lines, max_bytes=max_bytes, file_path=path)
+    return cut, saved
+
+
+async def offload_parts(
+    store: OffloadStore, parts: Sequence[str], max_bytes: int, workspace: Path | None
+) -> tuple[str, Path | None]:
+    """:func:`offload_and_cut` of ``"\\n".join(parts)`` (a notice at its end is content), saved
+    and cut without joining the parts: the work beyond the excerpt is the streaming write."""
+    saved, path, lines = await _save(store, parts, workspace)
+    return truncate_parts_output(parts, max_bytes, file_path=path, total_lines=lines), saved
+
+
+async def _save(
+    store: OffloadStore, parts: Sequence[str], workspace: Path | None
+) -> tuple[Path | None, str | None, int]:
+    """Save the joined parts: (path, how a notice names it, line count), None for what
+    failed (0 lines: unknown, the cut counts them)."""
+    saved: SavedText | None = None
     try:
-        saved = await store.save(text)
-        path = notice_path(saved, workspace)  # absolute if it fits, else workspace-relative
-    except (OSError, ValueError) as exc:
+        saved = await store.save_parts(parts)
+        return saved.path, notice_path(saved.path, workspace), saved.lines
+    except (OSError, ValueError) as exc:  # absolute if it fits, else workspace-relative
         logger.error(
-            "copaw-context: could not save %d bytes to %s (%s); cutting without a saved copy",
-            len(text.encode("utf-8")),
+            "copaw-context: could not save %d characters to %s (%s); cutting without a saved copy",
+            sum(len(part) for part in parts) + len(parts) - 1,
             store.directory,
             exc,
         )
-    cut = truncate_text_output(text, max_bytes=max_bytes, file_path=path, recut_notice=recut_notice)
-    return cut, saved
+        return (None, None, 0) if saved is None else (saved.path, None, saved.lines)
 
 
 class ToolResultPruning:
@@ -202,28 +223,34 @@ class ToolResultPruning:
         Text parts keep their place while their running total fits; the first that does not
         and every later text part are joined (``"\\n"``, as formatters join them), saved
         whole and replaced by one excerpt with one notice. Data parts are kept as they are.
+        Only what is kept is measured and scrubbed (a part over the budget is not measured
+        at all: it has more characters than the budget has bytes).
         """
         positions = [i for i, part in enumerate(parts) if isinstance(part, str)]
+        sizes: list[int] = []
+        used = 0
         for i in positions:
-            parts[i] = scrub_surrogates(parts[i])
-        sizes = [len(parts[i].encode("utf-8")) for i in positions]
-        if sum(sizes) <= max_bytes:
+            size = _size_within(parts[i], max_bytes - used)
+            if size is None:
+                break
+            sizes.append(size)
+            used += size
+        else:  # everything fits: kept, scrubbed (bounded by max_bytes)
+            for i in positions:
+                parts[i] = scrub_surrogates(parts[i])
             return parts
-        first, used = 0, 0
-        while used + sizes[first] <= max_bytes:  # stops in range: the total does not fit
-            used += sizes[first]
-            first += 1
+        first = len(sizes)
         while first > 0 and max_bytes - used < _MIN_EXCERPT_BYTES:
             first -= 1  # leave the excerpt room for a few characters
             used -= sizes[first]
+        for i in positions[:first]:
+            parts[i] = scrub_surrogates(parts[i])
         rest = positions[first:]
-        single = len(rest) == 1
-        text = parts[rest[0]] if single else "\n".join(parts[i] for i in rest)
         parts[rest[0]] = await self._bound(
-            text,
+            [parts[i] for i in rest],
             max_bytes - used,
             stats,
-            owned if single else frozenset(),
+            owned if len(rest) == 1 else frozenset(),
             read_info if len(positions) == 1 else None,
         )
         dropped = set(rest[1:])
@@ -231,30 +258,27 @@ class ToolResultPruning:
 
     async def _bound(
         self,
-        text: str,
+        texts: list[str],
         max_bytes: int,
         stats: PruneStats,
         owned: frozenset[str],
         read_info: dict[str, Any] | None,
     ) -> str:
-        """Return ``text`` cut to ``max_bytes``; offload the original first if needed."""
-        text = scrub_surrogates(text)  # so the saved file and the excerpt agree byte for byte
-        if len(text.encode("utf-8")) <= max_bytes:
-            return text
+        """Return ``"\\n".join(texts)`` cut to ``max_bytes``; offload the original first if
+        needed. The texts are never joined whole: only the excerpt is built."""
+        single = texts[0] if len(texts) == 1 else None
         out: str | None = None
-        parsed = parse_truncation_notice(text)
-        if parsed is not None and self._is_owned(parsed[1].file_path, owned):
-            out = truncate_text_output(text, max_bytes=max_bytes)  # ours: same file, cut harder
-        elif read_info is not None:
-            out = _recut_read(text, max_bytes, read_info)
+        if single is not None:
+            if owned and self._is_owned(_notice_file(single), owned):
+                out = truncate_text_output(single, max_bytes=max_bytes)  # ours: same file, harder
+            elif read_info is not None:
+                out = _recut_read(single, max_bytes, read_info)
         if out is None:
-            out, saved = await offload_and_cut(
-                self.store, text, max_bytes, self.workspace, recut_notice=False
-            )
+            out, saved = await offload_parts(self.store, texts, max_bytes, self.workspace)
             if saved is not None:
                 stats.offloaded += 1
                 stats.paths.append(str(saved))
-        if out != text:
+        if not _unchanged(out, texts):
             stats.truncated += 1
         return out
 
@@ -296,3 +320,22 @@ def _recut_read(text: str, max_bytes: int, read_info: dict[str, Any]) -> str | N
         )
     except (KeyError, TypeError, ValueError):
         return None  # e.g. a path too long for the notice: offload a copy instead
+
+
+def _size_within(text: str, budget: int) -> int | None:
+    """The UTF-8 size of ``text`` (lone surrogates as U+FFFD) if it is at most ``budget``."""
+    if len(text) > budget:  # a character is at least one byte
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size <= budget else None
+
+
+def _notice_file(text: str) -> str | None:
+    """The file named by the notice ``text`` ends with (lone surrogates as U+FFFD), if any."""
+    found = find_notice(text, scrub=True)
+    return None if found is None else found[1].file_path
+
+
+def _unchanged(out: str, texts: list[str]) -> bool:
+    """Whether ``out`` is the (scrubbed) text itself: a notice already cut hard enough."""
+    return len(texts) == 1 and len(out) == len(texts[0]) and out == scrub_surrogates(texts[0])

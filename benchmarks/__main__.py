@@ -1,0 +1,130 @@
+"""Run the benchmarks: ``python -m benchmarks [--quick] [--only PART ...]``.
+
+Prints a Markdown report and writes it, with the raw figures (JSON), the per-step plot and a
+profile of a step, to ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .compaction import bench_compaction
+from .profile import profile_steps
+from .report import markdown, plot_steps
+from .steps import bench_steps, split_ms
+from .truncation import bench_cut, bench_save, bench_stage1
+
+__all__ = ["main"]
+
+PARTS = ("cut", "save", "stage1", "steps", "split", "compaction", "profile")
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    with_model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                with_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"Machine: {with_model or cpu}, {os.cpu_count()} CPU cores, Python "
+        f"{platform.python_version()}, {platform.system()} {platform.release()}."
+    )
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    quick, only = args.quick, set(args.only or PARTS)
+    results: dict[str, Any] = {}
+    for name, bench in (("cut", bench_cut), ("save", bench_save), ("stage1", bench_stage1)):
+        if name in only:
+            _log(f"{name} ...")
+            results[name] = bench(quick)
+    sizes = [50, 200] if quick else [50, 200, 1000, 3000]
+    seeded: dict[int, list[Any]] = {}
+    if "steps" in only:
+        _log("per step ...")
+        steps, warmup = (5, 2) if quick else (25, 3)
+        results["steps"], seeded = bench_steps(root, sizes, steps, warmup, _log)
+    largest, middle = sizes[-1], (200 if quick else 1000)
+    if only & {"split", "compaction", "profile"}:
+        import asyncio
+
+        from .sessions import seed_session
+
+        for n in {largest, middle} - set(seeded):
+            seeded[n] = asyncio.run(seed_session(root / f"seed-{n}", n))
+    if "split" in only:
+        _log("split ...")
+        reserves = [0, 1_000, 13_107, 50_000, 100_000, 10**7]
+        results["split"] = {"n": largest, "ms": split_ms(seeded[largest], reserves, 5)}
+    if "compaction" in only:
+        _log("compaction ...")
+        results["compaction"] = {
+            "n": middle,
+            **bench_compaction(root, seeded[middle], 1 if quick else 3),
+        }
+    if "profile" in only:
+        _log("profile ...")
+        results["profile"] = profile_steps(root, seeded[largest], "estimate", 5 if quick else 15)
+    return results
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a short run (about 1 minute)")
+    parser.add_argument("--only", nargs="+", choices=PARTS, help="run only these parts")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the results")
+    args = parser.parse_args(argv)
+    logging.getLogger("as").setLevel(logging.ERROR)  # AgentScope's logger
+    logging.getLogger("copaw_context").setLevel(logging.ERROR)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="copaw-bench-") as tmp:
+        results = _run(args, Path(tmp))
+    elapsed = time.perf_counter() - started
+    machine = _machine() + f" Run: {'--quick' if args.quick else 'default'}, {elapsed:.0f} s."
+    report = markdown(results, machine)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "latest.md").write_text(report + "\n", encoding="utf-8")
+    (args.out / "results.json").write_text(
+        json.dumps(_jsonable({k: v for k, v in results.items() if k != "profile"}), indent=1),
+        encoding="utf-8",
+    )
+    if "profile" in results:
+        (args.out / "profile-step.txt").write_text(results["profile"], encoding="utf-8")
+    if results.get("steps"):
+        plot_steps(results["steps"], args.out / "steps.png")
+    print(report)
+    _log(f"written to {args.out} in {elapsed:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""Where a step's time goes: cProfile of the pre-reasoning work over a few steps."""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import io
+import pstats
+from pathlib import Path
+from typing import Any
+
+from copaw_context.core.report import Limits
+
+from .sessions import WINDOW, copy_context, make_agent, make_steps, run_stage1
+
+__all__ = ["profile_steps"]
+
+
+def profile_steps(root: Path, context: list[Any], counter: str, steps: int, top: int = 30) -> str:
+    """cProfile text (cumulative, then own time) of ``steps`` pre-reasoning steps."""
+
+    async def run() -> cProfile.Profile:
+        work = copy_context(context)
+        agent, hook, session = await make_agent(root / f"profile-{counter}", counter, work)
+        engine = hook.engine
+        limits = Limits(10**12, WINDOW // 10)
+        await engine.before_reasoning(session, limits=limits)
+        await engine.model_call(session)
+        profiler = cProfile.Profile()
+        for step in make_steps(steps, seed=11):
+            work.append(await run_stage1(hook, session, step))
+            profiler.enable()
+            await engine.before_reasoning(session, limits=limits)
+            await engine.model_call(session)
+            profiler.disable()
+        return profiler
+
+    profiler = asyncio.run(run())
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.strip_dirs().sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()

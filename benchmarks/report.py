@@ -1,0 +1,205 @@
+"""Markdown tables, the targets check and the per-step plot of one benchmark run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .measure import Figure
+from .steps import StepRow, growth_exponent
+
+__all__ = ["markdown", "plot_steps", "targets"]
+
+MB = 1_000_000
+
+
+def _mb(value: int | None) -> str:
+    return "-" if value is None else f"{value / MB:.2f}"
+
+
+def _cut_table(figures: list[Figure]) -> list[str]:
+    lines = [
+        "| input | cut to 50 KB (median ms) | peak extra memory (MB) | naive encode-slice-decode "
+        "(ms) | naive peak (MB) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for f in figures:
+        extra = f.extra or {}
+        lines.append(
+            f"| {f.label} | {f.median_ms:.3f} | {_mb(f.peak_bytes)} | "
+            f"{extra.get('naive_ms', 0):.2f} | {_mb(extra.get('naive_peak'))} |"
+        )
+    return lines
+
+
+def _simple_table(title: str, figures: list[Figure]) -> list[str]:
+    lines = [f"| {title} | median ms | peak extra memory (MB) |", "|---|---:|---:|"]
+    lines += [f"| {f.label} | {f.median_ms:.3f} | {_mb(f.peak_bytes)} |" for f in figures]
+    return lines
+
+
+def _step_table(rows: list[StepRow]) -> list[str]:
+    lines = [
+        "| N | counter | tokens | pre-reasoning ms/step | offload writes (mean/step) | "
+        "step without writes | floor (count new content) | stage 1 | first step (cold) | "
+        "AgentScope built-in ms/step |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        built = "-" if r.builtin_ms is None else f"{r.builtin_ms:.2f}"
+        lines.append(
+            f"| {r.n} | {_counter(r.counter)} | {r.tokens:,} | {r.pre_ms:.2f} | {r.io_ms:.2f} | "
+            f"{r.cpu_ms:.2f} | {r.floor_ms:.3f} | {r.stage1_ms:.2f} | "
+            f"{r.cold_ms:.1f} | {built} |"
+        )
+    return lines
+
+
+def _counter(name: str) -> str:
+    return {"estimate": "bytes/4", "o200k_base": "o200k"}.get(name, name)
+
+
+def _series(rows: list[StepRow], counter: str, key: str) -> list[tuple[int, float]]:
+    out = []
+    for r in rows:
+        if r.counter != counter:
+            continue
+        value = {
+            "pre": r.pre_ms,
+            "cpu": r.cpu_ms,
+            "floor": r.floor_ms,
+            "builtin": r.builtin_ms,
+        }[key]
+        if value is not None:
+            out.append((r.n, value))
+    return out
+
+
+def _exponents(rows: list[StepRow]) -> list[str]:
+    lines = ["| series | growth exponent (log-log slope over N) |", "|---|---:|"]
+    for counter in ("estimate", "o200k_base"):
+        for key, label in (("pre", "pre-reasoning"), ("cpu", "pre-reasoning excl. writes")):
+            points = _series(rows, counter, key)
+            if len(points) > 1:
+                lines.append(f"| {label}, {_counter(counter)} | {growth_exponent(points):.2f} |")
+    builtin = _series(rows, "estimate", "builtin")
+    if len(builtin) > 1:
+        lines.append(f"| AgentScope built-in | {growth_exponent(builtin):.2f} |")
+    return lines
+
+
+def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    """(target, measured, met) for every target this run measured."""
+    out: list[tuple[str, str, bool | None]] = []
+    cuts: list[Figure] = results.get("cut", [])
+    if cuts:
+        worst_ms = max(f.median_ms for f in cuts)
+        worst_peak = max(f.peak_bytes or 0 for f in cuts)
+        out.append(("cut <= 1 ms at any size", f"{worst_ms:.3f} ms worst", worst_ms <= 1.0))
+        out.append(("cut <= 1 MB extra peak", f"{_mb(worst_peak)} MB worst", worst_peak <= MB))
+    saves: list[Figure] = results.get("save", [])
+    if saves:
+        peak = max(f.peak_bytes or 0 for f in saves)
+        out.append(("offload write: memory does not grow", f"{_mb(peak)} MB peak", peak <= 2 * MB))
+    rows: list[StepRow] = results.get("steps", [])
+    at = {(r.n, r.counter): r for r in rows}
+    if (1000, "estimate") in at:
+        r = at[(1000, "estimate")]
+        out.append(("N=1000 bytes/4 <= 1.5 ms/step", f"{r.pre_ms:.2f} ms", r.pre_ms <= 1.5))
+    if (1000, "o200k_base") in at:
+        r = at[(1000, "o200k_base")]
+        over = r.pre_ms - r.floor_ms
+        out.append(("N=1000 o200k <= floor + 0.5 ms", f"floor + {over:.2f} ms", over <= 0.5))
+    for counter in ("estimate", "o200k_base"):
+        points = _series(rows, counter, "pre")
+        if len(points) > 1:
+            slope = growth_exponent(points)
+            out.append(
+                (f"growth exponent <= 0.2 ({_counter(counter)})", f"{slope:.2f}", slope <= 0.2)
+            )
+    split = results.get("split")
+    if split:
+        worst = max(split["ms"].values())
+        out.append((f"split <= 5 ms at N={split['n']}", f"{worst:.1f} ms worst", worst <= 5.0))
+    compaction = results.get("compaction")
+    if compaction:
+        ratio = compaction["ours_s"] / compaction["builtin_s"]
+        out.append(
+            (
+                f"compaction vs built-in (N={compaction['n']})",
+                f"{compaction['ours_s']:.2f} s vs {compaction['builtin_s']:.2f} s ({ratio:.1f}x)",
+                None,
+            )
+        )
+    return out
+
+
+def markdown(results: dict[str, Any], machine: str) -> str:
+    """The whole run as Markdown."""
+    lines = ["# copaw-context benchmark results", "", machine, ""]
+    if results.get("cut"):
+        lines += ["## Truncation: one output cut to 50 KB", "", *_cut_table(results["cut"]), ""]
+    if results.get("save"):
+        lines += ["## Offload write (file + directory fsync)", ""]
+        lines += [*_simple_table("output", results["save"]), ""]
+    if results.get("stage1"):
+        lines += ["## Stage 1 (one fresh result, 30% Chinese)", ""]
+        lines += [*_simple_table("output", results["stage1"]), ""]
+    if results.get("steps"):
+        lines += ["## Per step (medians)", "", *_step_table(results["steps"]), ""]
+        lines += [*_exponents(results["steps"]), ""]
+    if results.get("split"):
+        split = results["split"]
+        lines += [f"## Split planning at N={split['n']} (warm counts)", ""]
+        lines += ["| reserve (tokens) | ms |", "|---:|---:|"]
+        lines += [f"| {reserve:,} | {ms:.2f} |" for reserve, ms in split["ms"].items()]
+        lines.append("")
+    if results.get("compaction"):
+        c = results["compaction"]
+        lines += [f"## One compaction at N={c['n']} (instant scripted model)", ""]
+        lines += ["| pipeline | median s | messages before -> after |", "|---|---:|---|"]
+        for key, label in (("ours", "copaw-context"), ("builtin", "AgentScope 2.0.11 built-in")):
+            before, after = c["messages"][key]
+            lines.append(f"| {label} | {c[key + '_s']:.3f} | {before} -> {after} |")
+        lines.append("")
+    checks = targets(results)
+    if checks:
+        lines += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
+        for name, value, met in checks:
+            mark = "n/a" if met is None else ("yes" if met else "**no**")
+            lines.append(f"| {name} | {value} | {mark} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_steps(rows: list[StepRow], path: Path) -> None:
+    """Per-step time against N (log-log), ours with both counters, the floor, the built-in."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    series = [
+        ("estimate", "pre", "copaw-context, bytes/4", "-o"),
+        ("estimate", "cpu", "copaw-context, bytes/4, excl. offload writes", "--o"),
+        ("o200k_base", "pre", "copaw-context, o200k", "-s"),
+        ("o200k_base", "floor", "floor: count the new content (o200k)", ":s"),
+        ("estimate", "builtin", "AgentScope 2.0.11 built-in (bytes/4)", "-^"),
+    ]
+    for counter, key, label, style in series:
+        points = _series(rows, counter, key)
+        if points:
+            axes.plot([n for n, _ in points], [t for _, t in points], style, label=label)
+    axes.axhline(1.5, color="grey", linestyle="--", linewidth=1)
+    axes.annotate("target 1.5 ms (bytes/4)", (50, 1.55), fontsize=7, color="grey")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("messages in the context (N)")
+    axes.set_ylabel("median ms per step")
+    axes.set_title("Pre-reasoning cost per step (128K window, no compaction in the step)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

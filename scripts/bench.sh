@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The benchmarks (not part of the test suite): truncation, offload write, stage 1, the
+# engine's per-step cost, split planning and one compaction. Bootstraps .venv.
+#   bash scripts/bench.sh            # default run, about 4.5 minutes on 2 cores
+#   bash scripts/bench.sh --quick    # a short run
+#   bash scripts/bench.sh --only cut stage1
+# Results: benchmarks/results/ (latest.md, results.json, steps.png, profile-step.txt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+exec .venv/bin/python -m benchmarks "$@"
