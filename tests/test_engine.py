@@ -107,6 +107,33 @@ async def test_a_step_views_only_what_changed(tmp_path: Path) -> None:
     assert sorted(set(host.viewed)) == [(99, 3), (100, 0)]
 
 
+async def test_a_step_tokenises_each_new_text_once(tmp_path: Path) -> None:
+    """The model-call check reuses the counts: marking a result seen changes no text."""
+    engine = ContextEngine(config(200_000, compactor="extractive"), tmp_path)
+    host = FakeHost(conversation(20, size=20), window=200_000)
+    await engine.before_reasoning(host)
+    await engine.model_call(host)
+    meter = await engine.meter(host)
+    counted: list[str] = []
+    count = meter.counter.count
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return count(text)
+
+    meter.counter.count = counting  # type: ignore[method-assign]
+    new_result = result("c-new", "fresh output line\n" * 40, "grep", unseen=True)
+    host.messages.append(
+        FakeMessage("assistant", [call("c-new", "grep", json.dumps({"path": "a.py"})), new_result])
+    )
+    await engine.before_reasoning(host)
+    assert engine.ledger(host).messages[-1].parts[-1].unseen
+    await engine.model_call(host)
+    assert counted.count(new_result.text) == 1
+    entry = engine.ledger(host).messages[-1].parts[-1]
+    assert not entry.unseen  # seen after the model call, without a recount
+
+
 async def test_the_storm_guard_keeps_the_llm_compactor_for_real_growth(tmp_path: Path) -> None:
     engine = ContextEngine(config(compactor="llm"), tmp_path)
     model = FakeModel(lambda request: SUMMARY)

@@ -392,3 +392,35 @@ async def test_compaction_clears_read_caches_of_removed_results_and_aligns_hint(
     assert (
         agent.context_config.trigger_ratio == hook.config.compact_threshold_tokens(3000) / 100_000
     )
+
+
+async def test_the_model_call_check_reuses_the_calls_own_input(tmp_path: Path) -> None:
+    """The system prompt and tool schemas are taken from the model call being made; the
+    model input is not prepared a second time for the measurement."""
+    hook = MemoryCompactionHook(small_config(), tmp_path)
+    agent = await make_agent(hook, ScriptedChatModel([text_step("one"), text_step("two")]))
+    prepare = agent._prepare_model_input
+    measure = hook.engine.model_call
+    inside: list[bool] = [False]
+    prepared_inside: list[int] = []
+
+    async def counting_prepare() -> Any:
+        if inside[0]:
+            prepared_inside.append(1)
+        return await prepare()
+
+    async def flagged_measure(session: Any) -> Any:
+        inside[0] = True
+        try:
+            return await measure(session)
+        finally:
+            inside[0] = False
+
+    agent._prepare_model_input = counting_prepare
+    hook.engine.model_call = flagged_measure  # type: ignore[method-assign]
+    await agent.reply(UserMsg("user", "first"))
+    await agent.reply(UserMsg("user", "second"))
+    stats = await hook.agent_stats(agent)
+    report = await hook.report(agent)
+    assert prepared_inside == []
+    assert stats["last_prompt_tokens"] > report.tools > 0

@@ -311,7 +311,7 @@ class MemoryCompactionHook(MiddlewareBase):
         """Measure the input, calibrate with the reported usage, and recover once from a
         provider's "input too long" error by compacting harder."""
         session = await self.session(agent)
-        measure = await self._measure(session)
+        measure = await self._measure(session, input_kwargs)
 
         async def send(kwargs: dict[str, Any]) -> Any:
             return await _started(await next_handler(**kwargs))
@@ -321,7 +321,7 @@ class MemoryCompactionHook(MiddlewareBase):
             # Private but unavoidable: the model input for the new context. Pinned by
             # tests/test_agentscope_pins.py.
             fresh = await agent._prepare_model_input()
-            measure = await self._measure(session)
+            measure = await self._measure(session, fresh)
             return await send({**input_kwargs, **fresh})
 
         response = await self.engine.guarded_call(session, lambda: send(input_kwargs), resend)
@@ -330,14 +330,19 @@ class MemoryCompactionHook(MiddlewareBase):
             return response
         return self._observe_stream(agent, measure, response)
 
-    async def _measure(self, session: AgentScope2Session) -> InputMeasure | None:
+    async def _measure(
+        self, session: AgentScope2Session, model_input: dict[str, Any]
+    ) -> InputMeasure | None:
         if not self.is_light:
             return None
+        session.model_input = model_input
         try:
             return await self.engine.model_call(session)
         except Exception:
             logger.exception("copaw-context: could not measure the model input")
             return None
+        finally:
+            session.model_input = None
 
     async def _observe_stream(
         self,

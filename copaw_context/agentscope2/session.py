@@ -48,6 +48,9 @@ class AgentScope2Session:
         self._window = window
         self._compactor = compactor
         self._separate_compactor = separate_compactor
+        self.model_input: dict[str, Any] | None = None
+        """The input of the model call being made, when there is one (its system prompt and
+        tool schemas are what the model gets, so they need not be prepared again)."""
 
     # ------------------------------------------------------------ identity
     @property
@@ -83,15 +86,30 @@ class AgentScope2Session:
         return message_view(self.agent.state.context[index], self._thinking, first_part)
 
     async def fixed_parts(self) -> FixedParts:
-        # Private but unavoidable: the exact system prompt and tool schemas the model gets.
-        # Pinned by tests/test_agentscope_pins.py.
-        model_input = await self.agent._prepare_model_input()
-        messages: list[Msg] = model_input["messages"]
+        model_input = self.model_input
+        if model_input is None:
+            # Private but unavoidable: the exact system prompt and tool schemas the model
+            # gets. Pinned by tests/test_agentscope_pins.py.
+            model_input = await self.agent._prepare_model_input()
+        messages: Sequence[Msg] = model_input.get("messages") or []
         system = (messages[0].get_text_content() or "") if messages else ""
-        summary = self.summary_text()
-        tools = model_input.get("tools") or []
-        schemas = json.dumps(list(tools), ensure_ascii=False, sort_keys=True) if tools else ""
-        return FixedParts(system_prompt=system, summary_message=summary, tool_schemas=schemas)
+        tools = list(model_input.get("tools") or [])
+        return FixedParts(
+            system_prompt=system,
+            summary_message=self.summary_text(),
+            tool_schemas=self._schemas_json(tools),
+        )
+
+    def _schemas_json(self, tools: list[Any]) -> str:
+        """The tool schemas as JSON (the last one reused while the schemas are equal)."""
+        if not tools:
+            return ""
+        cached = self._scratch.get("tool_schemas")
+        if cached is not None and cached[0] == tools:
+            return str(cached[1])
+        text = json.dumps(tools, ensure_ascii=False, sort_keys=True)
+        self._scratch["tool_schemas"] = (tools, text)
+        return text
 
     def window(self) -> Window:
         return self._window

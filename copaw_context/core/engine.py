@@ -237,8 +237,12 @@ class ContextEngine:
         new_parts, meta, stats = await self.pruning.bound(parts, view.meta, limit)
         if record_limit:
             meta["pruned_to"] = limit
-        if new_parts != parts or meta != view.meta:
-            host.set_tool_result(index, part, new_parts, meta)
+        if new_parts == parts:
+            if meta != view.meta:
+                host.set_tool_result(index, part, parts, meta)
+                ledger.update_meta(index, part, host.view(index, part).parts[0])
+            return stats
+        host.set_tool_result(index, part, new_parts, meta)
         ledger.update_part(index, part, host.view(index, part).parts[0], meter)
         return stats
 
@@ -250,7 +254,7 @@ class ContextEngine:
             view = host.view(index, part).parts[0]
             meta = {k: v for k, v in view.meta.items() if k != UNSEEN}
             host.set_tool_result(index, part, list(view.output), meta)
-            ledger.update_part(index, part, host.view(index, part).parts[0], meter)
+            ledger.update_meta(index, part, host.view(index, part).parts[0])
         report = await self.report(host)
         self.state(host).last_prompt_tokens = report.raw
         return InputMeasure(report.raw, report.floor * _FLOOR_BYTES_PER_TOKEN)

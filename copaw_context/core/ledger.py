@@ -9,6 +9,7 @@ whole context. The engine updates the entries it edits itself (pruning, request 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -186,9 +187,7 @@ class Ledger:
             entry.fingerprint = fingerprints[0]
             entry.recount()
             self._add(entry)
-            self._results = [r for r in self._results if r[0] != first]
-            self.settled = min(self.settled, len(self._results))
-            self.unseen = {r for r in self.unseen if r[0] != first}
+            self._forget_results_from(first)
             self._index_results(first)
         start = first + 1 if grown else first
         for offset, fingerprint in enumerate(fingerprints[1 if grown else 0 :]):
@@ -203,9 +202,14 @@ class Ledger:
         for entry in self.messages[index:]:
             self._subtract(entry)
         del self.messages[index:]
-        self._results = [r for r in self._results if r[0] < index]
+        self._forget_results_from(index)
+
+    def _forget_results_from(self, index: int) -> None:
+        """Drop the result positions of messages ``index`` and later (positions are sorted)."""
+        del self._results[bisect_left(self._results, (index, -1)) :]
         self.settled = min(self.settled, len(self._results))
-        self.unseen = {r for r in self.unseen if r[0] < index}
+        if any(r[0] >= index for r in self.unseen):
+            self.unseen = {r for r in self.unseen if r[0] < index}
 
     def _add(self, entry: MessageEntry) -> None:
         self.tokens += entry.tokens
@@ -246,14 +250,19 @@ class Ledger:
         self._subtract(message)
         entry.tokens, entry.nbytes = meter.part(view)
         entry.data = view.data_blocks
+        self.update_meta(index, part, view)
+        message.recount()
+        self._add(message)
+
+    def update_meta(self, index: int, part: int, view: PartView) -> None:
+        """Take over a part's changed bookkeeping (cut limit, seen) when its text did not change."""
+        entry = self.messages[index].parts[part]
         entry.pruned_to = _pruned_to(view)
         entry.unseen = bool(view.meta.get("unseen"))
         if entry.unseen:
             self.unseen.add((index, part))
         else:
             self.unseen.discard((index, part))
-        message.recount()
-        self._add(message)
 
     def results(self) -> Sequence[tuple[int, int]]:
         """Positions (message, part) of every tool result, oldest first (do not modify)."""
