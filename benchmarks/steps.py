@@ -43,7 +43,8 @@ class StepRow:
     counter: str
     pre_ms: float
     io_ms: float
-    """Mean time of the stage-2 offload writes (file and directory fsync) in a step."""
+    """Mean time of the offload writes a step started and waited for (file and directory
+    fsync); the saves started ahead at stage 1 run in the background and are not counted."""
     cpu_ms: float
     """Median of the step's time minus its offload writes."""
     stage1_ms: float
@@ -54,9 +55,10 @@ class StepRow:
     samples: dict[str, list[float]] = field(default_factory=dict)
 
 
-def _timed_saves(store: Any) -> list[float]:
-    """Make ``store.save_parts`` record its wall time (the offload writes inside a step)."""
-    spent: list[float] = []
+def _timed_saves(store: Any) -> list[tuple[float, float]]:
+    """Make ``store.save_parts`` record (start, wall time) of each save. A step's offload
+    writes are the saves it started; saves started ahead at stage 1 run in the background."""
+    spent: list[tuple[float, float]] = []
     original = store.save_parts
 
     async def save_parts(*args: Any, **kwargs: Any) -> Any:
@@ -64,7 +66,7 @@ def _timed_saves(store: Any) -> list[float]:
         try:
             return await original(*args, **kwargs)
         finally:
-            spent.append(time.perf_counter() - started)
+            spent.append((started, time.perf_counter() - started))
 
     store.save_parts = save_parts
     return spent
@@ -99,8 +101,9 @@ async def _measure(
         stage1 = 1000 * (time.perf_counter() - started)
         context.append(message)
         saves.clear()
+        step_started = time.perf_counter()
         pre_ms = await _clock(pre)
-        io_ms = 1000 * sum(saves)
+        io_ms = 1000 * sum(spent for started, spent in saves if started >= step_started)
         started = time.perf_counter()
         for part in message_view(message, True).parts:
             meter.counter.count(part.text)

@@ -90,3 +90,81 @@ async def test_an_old_result_already_cut_is_not_looked_at_again(tmp_path: Path) 
     assert first.truncated == 3
     again = await engine.prune_old(host)
     assert again.truncated == 0 and again.offloaded == 0
+
+
+async def _mid_sized_result_cut_by_stage_two(engine: ContextEngine, host: FakeHost) -> str:
+    """A 20 KB result (under the recent limit, over the old one) made old and seen."""
+    full = lines_text(400)
+    assert 3000 < len(full.encode()) < 50000
+    await _add_result(engine, host, "c1", full)
+    await _add_result(engine, host, "c2", "x")
+    await engine.model_call(host)
+    await engine.prune_old(host)
+    return full
+
+
+async def test_stage_two_names_the_file_saved_ahead_at_stage_one(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost()
+    full = lines_text(400)
+    await _add_result(engine, host, "c1", full)
+    assert _text(host, 0) == full  # stage 1 did not cut it...
+    await engine.store.drain()
+    (early,) = (tmp_path / "tool_result").iterdir()  # ...but saved it already
+    await _add_result(engine, host, "c2", "x")
+    await engine.model_call(host)
+    await engine.prune_old(host)
+    cut = parse_truncation_notice(_text(host, 0))
+    assert cut is not None and cut[1].file_path == str(early)
+    assert early.read_text() == full and cut[1].total_lines == full.count("\n") + 1
+    assert list((tmp_path / "tool_result").iterdir()) == [early]  # no second copy
+
+
+async def test_a_failed_or_unknown_early_save_is_saved_again_at_stage_two(
+    tmp_path: Path,
+) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    save_parts = engine.store.save_parts
+    calls: list[int] = []
+
+    async def failing_once(parts: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return await save_parts(parts, **kwargs)  # type: ignore[arg-type]
+
+    engine.store.save_parts = failing_once  # type: ignore[method-assign,assignment]
+    host = FakeHost()
+    full = await _mid_sized_result_cut_by_stage_two(engine, host)
+    cut = parse_truncation_notice(_text(host, 0))
+    assert len(calls) == 2 and cut is not None and cut[1].file_path is not None
+    assert Path(cut[1].file_path).read_text() == full
+
+    restarted = ContextEngine(_config(), tmp_path / "other")  # the token means nothing here
+    host = FakeHost()
+    await _add_result(engine, host, "c1", full)
+    await _add_result(engine, host, "c2", "x")
+    await restarted.model_call(host)
+    await restarted.prune_old(host)
+    cut = parse_truncation_notice(_text(host, 0))
+    assert cut is not None and cut[1].file_path is not None
+    assert Path(cut[1].file_path).parent == tmp_path / "other" / "tool_result"
+    assert Path(cut[1].file_path).read_text() == full
+
+
+async def test_a_result_changed_since_its_early_save_is_saved_again(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost()
+    await _add_result(engine, host, "c1", lines_text(400))
+    await engine.store.drain()
+    edited = lines_text(300)
+    part = host.messages[0].parts[1]
+    part.output = (edited,)
+    part.text = f"dump {edited}"
+    await _add_result(engine, host, "c2", "x")
+    await engine.model_call(host)
+    await engine.prune_old(host)
+    cut = parse_truncation_notice(_text(host, 0))
+    assert cut is not None and cut[1].file_path is not None
+    assert Path(cut[1].file_path).read_text() == edited
+    assert len(list((tmp_path / "tool_result").iterdir())) == 2

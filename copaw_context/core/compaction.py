@@ -373,20 +373,31 @@ async def _transcript(
             message = replace(
                 message, parts=tuple(p for p in message.parts if p.kind != "thinking")
             )
-        transcript.append(await _with_saved_tail(engine, message))
-    return transcript
+        transcript.append(message)
+    return await _with_saved_tails(engine, transcript)
 
 
-async def _with_saved_tail(engine: ContextEngine, message: TranscriptMessage) -> TranscriptMessage:
-    parts = list(message.parts)
-    for index, part in enumerate(parts):
-        parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
-        if parsed is None or not parsed[1].file_path:
+async def _with_saved_tails(
+    engine: ContextEngine, transcript: list[TranscriptMessage]
+) -> list[TranscriptMessage]:
+    """Each offloaded output's tail appended to its notice (all read in one thread hop)."""
+    wanted: list[tuple[int, int, str, str]] = []  # message, part, shown path, file
+    for mi, message in enumerate(transcript):
+        for pi, part in enumerate(message.parts):
+            parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
+            if parsed is None or not parsed[1].file_path:
+                continue
+            saved = Path(parsed[1].file_path)
+            saved = saved if saved.is_absolute() else engine.workspace / saved
+            wanted.append((mi, pi, parsed[1].file_path, str(saved)))
+    tails = await engine.store.read_tails([file for *_, file in wanted], _TAIL_BYTES)
+    for (mi, pi, shown, _file), tail in zip(wanted, tails, strict=True):
+        message = transcript[mi]
+        part = message.parts[pi]
+        if not tail or not tail.strip() or tail in part.text:
             continue
-        saved = Path(parsed[1].file_path)
-        saved = saved if saved.is_absolute() else engine.workspace / saved
-        tail = await engine.store.read_tail(saved, _TAIL_BYTES)
-        if tail and tail.strip() and tail not in parsed[0]:
-            text = f"{part.text}\n[last lines of the saved output {parsed[1].file_path}]\n{tail}"
-            parts[index] = replace(part, text=text)
-    return replace(message, parts=tuple(parts))
+        text = f"{part.text}\n[last lines of the saved output {shown}]\n{tail}"
+        parts = list(message.parts)
+        parts[pi] = replace(part, text=text)
+        transcript[mi] = replace(message, parts=tuple(parts))
+    return transcript

@@ -364,7 +364,8 @@ class ContextEngine:
         self.memory.start()
 
     async def close(self) -> None:
-        """Stop background work (the memory schedule, pending memory summaries)."""
+        """Stop background work (early saves, the memory schedule, pending memory summaries)."""
+        await self.store.drain()
         await self.memory.close()
 
     async def run_command(self, host: HostSession, name: str, argument: str) -> str:

@@ -22,6 +22,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from uuid import uuid4
 
 from ._offload_write import SavedText, write_atomically
 from .errors import ConfigError
@@ -37,6 +38,7 @@ _TEMP_FILE = re.compile(r"\.[0-9a-f]{32}\.tmp")
 _NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
 _TEMP_MAX_AGE_SECONDS = 3600.0
 _SECONDS_PER_DAY = 86400.0
+_MAX_EARLY_SAVES = 1024
 
 
 def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
@@ -98,6 +100,7 @@ class OffloadStore:
         )
         self._clock = clock
         self._last_cleanup: float | None = None
+        self._early: dict[str, asyncio.Future[SavedText]] = {}
 
     @property
     def directory(self) -> Path:
@@ -131,6 +134,34 @@ class OffloadStore:
             write_atomically, self._directory, tuple(parts), separator, encoding
         )
 
+    def save_early(self, parts: Sequence[str]) -> str:
+        """Start :meth:`save_parts` in the background; return a token for :meth:`claim_early`.
+
+        For a text likely to be cut later: its save runs while the agent goes on, so the
+        later cut finds it written instead of waiting for the disk.
+        """
+        if len(self._early) >= _MAX_EARLY_SAVES:  # never claimed (compacted first): forget
+            for old in [t for t, task in self._early.items() if task.done()]:
+                del self._early[old]
+        token = uuid4().hex
+        self._early[token] = asyncio.ensure_future(self.save_parts(parts))
+        return token
+
+    async def claim_early(self, token: object) -> SavedText | None:
+        """The finished save started by :meth:`save_early` (None if unknown or failed)."""
+        task = self._early.pop(token, None) if isinstance(token, str) else None
+        if task is None:
+            return None
+        try:
+            return await task
+        except (OSError, ValueError) as exc:
+            logger.warning("copaw-context: an early save to %s failed: %s", self._directory, exc)
+            return None
+
+    async def drain(self) -> None:
+        """Wait for the early saves still running (they stay claimable)."""
+        await asyncio.gather(*self._early.values(), return_exceptions=True)
+
     def owns(self, path: str | Path) -> bool:
         """True only for ``<32 lowercase hex>.txt`` directly inside this store's directory."""
         candidate = Path(path).expanduser()
@@ -147,11 +178,17 @@ class OffloadStore:
         Errors are printed last; the compactor sees them even when the excerpt in the
         context only holds the head of the output.
         """
+        return (await self.read_tails([path], max_bytes))[0]
 
-        def read() -> str | None:
-            return _read_tail(Path(path), max_bytes) if self.owns(path) else None
+    async def read_tails(
+        self, paths: Sequence[str | Path], max_bytes: int = 4096
+    ) -> list[str | None]:
+        """:meth:`read_tail` of several files in one worker-thread hop."""
 
-        return await asyncio.to_thread(read)
+        def read() -> list[str | None]:
+            return [_read_tail(Path(p), max_bytes) if self.owns(p) else None for p in paths]
+
+        return await asyncio.to_thread(read) if paths else []
 
     async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
         """Delete expired files of this store that the context does not reference; return them.

@@ -48,6 +48,9 @@ OutputPart = Any
 UNSEEN = "unseen"
 """Entry flag of a result that entered the context after the model's latest call."""
 
+EARLY_SAVE = "early_save"
+"""Entry key of a result whose full text is being saved ahead of its stage-2 cut."""
+
 _PATH_ARGUMENTS = ("file_path", "path", "filename", "file")
 _MIN_EXCERPT_BYTES = 16
 
@@ -188,7 +191,15 @@ class ToolResultPruning:
             )
             if stats.paths:
                 entry["offloaded"] = [*entry.get("offloaded", []), *stats.paths]
+            else:
+                self._save_ahead(parts, entry, exempt=self.is_exempt(tool_name, tool_input))
         return parts, entry, stats
+
+    def _save_ahead(self, parts: list[OutputPart], entry: dict[str, Any], *, exempt: bool) -> None:
+        """Start saving a one-text result that stage 2 will cut, so the cut need not wait."""
+        texts = [part for part in parts if isinstance(part, str)]
+        if len(texts) == 1 and _over(texts[0], self.limit(recent=False, exempt=exempt)):
+            entry[EARLY_SAVE] = self.store.save_early(texts)
 
     async def bound(
         self, parts: Sequence[OutputPart], meta: dict[str, Any], max_bytes: int
@@ -203,7 +214,12 @@ class ToolResultPruning:
         owned = self._owned_paths(entry, read_info)
         stats = PruneStats()
         bounded = await self._bound_parts(
-            list(parts), max_bytes, stats, owned=owned, read_info=read_info
+            list(parts),
+            max_bytes,
+            stats,
+            owned=owned,
+            read_info=read_info,
+            early=entry.pop(EARLY_SAVE, None),
         )
         if stats.paths:  # so a later, harder cut knows these notices are ours
             entry["offloaded"] = [*entry.get("offloaded", []), *stats.paths]
@@ -217,6 +233,7 @@ class ToolResultPruning:
         *,
         owned: frozenset[str],
         read_info: dict[str, Any] | None,
+        early: object = None,
     ) -> list[OutputPart]:
         """Bound the text of one result (its text parts together) to ``max_bytes``.
 
@@ -252,6 +269,7 @@ class ToolResultPruning:
             stats,
             owned if len(rest) == 1 else frozenset(),
             read_info if len(positions) == 1 else None,
+            early if len(positions) == 1 else None,
         )
         dropped = set(rest[1:])
         return [part for i, part in enumerate(parts) if i not in dropped]
@@ -263,6 +281,7 @@ class ToolResultPruning:
         stats: PruneStats,
         owned: frozenset[str],
         read_info: dict[str, Any] | None,
+        early: object = None,
     ) -> str:
         """Return ``"\\n".join(texts)`` cut to ``max_bytes``; offload the original first if
         needed. The texts are never joined whole: only the excerpt is built."""
@@ -273,6 +292,8 @@ class ToolResultPruning:
                 out = truncate_text_output(single, max_bytes=max_bytes)  # ours: same file, harder
             elif read_info is not None:
                 out = _recut_read(single, max_bytes, read_info)
+            elif early is not None:
+                out = await self._cut_saved_early(single, max_bytes, early, stats)
         if out is None:
             out, saved = await offload_parts(self.store, texts, max_bytes, self.workspace)
             if saved is not None:
@@ -280,6 +301,22 @@ class ToolResultPruning:
                 stats.paths.append(str(saved))
         if not _unchanged(out, texts):
             stats.truncated += 1
+        return out
+
+    async def _cut_saved_early(
+        self, text: str, max_bytes: int, token: object, stats: PruneStats
+    ) -> str | None:
+        """Cut ``text`` naming the file its early save wrote (None: save it now instead)."""
+        saved = await self.store.claim_early(token)
+        if saved is None or saved.nbytes != len(text.encode("utf-8", "surrogatepass")):
+            return None  # failed, or the text changed since: a fresh save is exact
+        try:
+            shown = notice_path(saved.path, self.workspace)
+        except ValueError:
+            return None  # the fresh save reports why the path cannot be named
+        out = truncate_parts_output((text,), max_bytes, file_path=shown, total_lines=saved.lines)
+        stats.offloaded += 1
+        stats.paths.append(str(saved.path))
         return out
 
     @staticmethod
@@ -320,6 +357,13 @@ def _recut_read(text: str, max_bytes: int, read_info: dict[str, Any]) -> str | N
         )
     except (KeyError, TypeError, ValueError):
         return None  # e.g. a path too long for the notice: offload a copy instead
+
+
+def _over(text: str, limit: int) -> bool:
+    """Whether the UTF-8 size of ``text`` exceeds ``limit`` (encoded only when unclear)."""
+    if len(text) > limit:
+        return True
+    return len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit
 
 
 def _size_within(text: str, budget: int) -> int | None:
