@@ -66,6 +66,16 @@ class SplitItem:
     unfinished: bool = False
 
     def __post_init__(self) -> None:
+        if (
+            type(self.message_index) is int
+            and type(self.tokens) is int
+            and self.message_index >= 0
+            and self.tokens >= 0
+            and type(self.call_ids) is frozenset
+            and type(self.result_ids) is frozenset
+            and not (self.is_user_request and (self.call_ids or self.result_ids))
+        ):
+            return  # the common, valid case, checked in one go
         _require_count("SplitItem.message_index", self.message_index)
         _require_count("SplitItem.tokens", self.tokens)
         for name in ("call_ids", "result_ids"):
@@ -154,6 +164,8 @@ def pair_by_occurrence(
     orphans: list[tuple[str, int]] = []
     duplicates: list[tuple[str, int, int]] = []
     for index, (calls, results) in enumerate(sequence):
+        if not calls and not results:
+            continue
         for call_id in sorted(calls):
             queue = open_calls.setdefault(call_id, deque())
             if queue:  # a second call with this id while the first is still unanswered
