@@ -121,3 +121,14 @@ async def test_clear_hands_the_messages_to_the_summariser(tmp_path: Path) -> Non
     await hook.close()
     assert calls == ["memory"]
     assert list((tmp_path / "memory").glob("????-??-??.md"))
+
+
+async def test_the_recall_index_takes_in_a_compaction_without_a_search(tmp_path: Path) -> None:
+    hook = MemoryCompactionHook(config(compactor="extractive"), tmp_path)
+    agent = await make_agent(hook, ScriptedChatModel([text_step("ok")], context_size=4000))
+    agent.state.context = seeded_history(8)
+    await agent.reply(UserMsg("user", "/compact"))
+    await hook.close()  # waits for the background index update
+    index = hook.engine.memory.tools.index
+    hits = await index.search("prod.yaml", refresh=False)
+    assert hits and any(hit.path.startswith("dialog/") for hit in hits)

@@ -50,6 +50,7 @@ class MemoryService:
         self._summariser: MemorySummariser | None = None
         self._scheduler: MemoryScheduler | None = None
         self._prompt: tuple[tuple[str, int, int], str] | None = None
+        self._indexing: asyncio.Task[object] | None = None
 
     @property
     def summariser(self) -> MemorySummariser | None:
@@ -72,9 +73,17 @@ class MemoryService:
 
     def on_compaction(self, record: CompactionRecord) -> None:
         """Compaction listener: the summariser records what is worth keeping, in the
-        background (the reply is not delayed)."""
+        background (the reply is not delayed); the recall index takes in the new archive lines."""
         if self._summariser is not None:
             self._summariser.on_compaction(record)
+        if self.enabled and (self._indexing is None or self._indexing.done()):
+            self._indexing = asyncio.ensure_future(self._refresh_index())
+
+    async def _refresh_index(self) -> None:
+        try:
+            await self.tools.index.refresh()
+        except Exception:  # a search refreshes again; nothing is lost
+            logger.exception("copaw-context: could not update the recall index")
 
     def start(self) -> None:
         """Start the consolidation schedule in the running loop (idempotent)."""
@@ -114,5 +123,7 @@ class MemoryService:
         """Stop the schedule and let the summariser finish its jobs."""
         if self._scheduler is not None:
             await self._scheduler.stop()
+        if self._indexing is not None:
+            await asyncio.shield(self._indexing)
         if self._summariser is not None:
             await asyncio.shield(self._summariser.drain())

@@ -67,6 +67,11 @@ class MemoryTools:
         self._max_results = max(1, min(max_results, MAX_SEARCH_RESULTS))
 
     @property
+    def index(self) -> MemoryIndex:
+        """The recall index behind ``memory_search``."""
+        return self._index
+
+    @property
     def files(self) -> MemoryFiles:
         """The memory files the tools write."""
         return self._files
