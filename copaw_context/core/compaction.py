@@ -118,7 +118,7 @@ async def compact(
     if not plan.compact:
         fitted = await engine.report(host, limits)  # fresh results may have been cut to fit
         if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
-            return await _fitted_event(engine, report, fitted, base, started)
+            return await _fitted_event(engine, host, report, fitted, base, started)
         return await truncate_instead(engine, host, report, base, trigger, started, limits)
 
     light = engine.config.light_context_config
@@ -128,6 +128,7 @@ async def compact(
     ledger = engine.ledger(host)
     to_compact = _whole(_groups(refs, plan.compact), ledger)
     to_keep = _whole(_groups(refs, plan.keep), ledger)
+    await _started_event(engine, host, report, base, len(to_compact), len(to_keep))
     transcript = await _transcript(engine, host, to_compact)
     result = await SummaryCompactor(
         mode=light.compactor if use_llm else "extractive",
@@ -164,7 +165,7 @@ async def compact(
         archive_files=tuple(p for p, _ in guide),
         **base,
     )
-    await engine.emit(event)
+    await engine.emit(event, host)
     await engine.notify(
         CompactionRecord(
             trigger=trigger,
@@ -178,8 +179,28 @@ async def compact(
     return event
 
 
+async def _started_event(
+    engine: ContextEngine,
+    host: HostSession,
+    report: TokenReport,
+    base: dict[str, Any],
+    compacted: int,
+    kept: int,
+) -> None:
+    """Say what is about to be compacted (``show_status``: QwenPaw's "started" line)."""
+    event = ContextEvent(
+        kind="compaction_started",
+        tokens_before=report.total,
+        messages_compacted=compacted,
+        messages_kept=kept,
+        **base,
+    )
+    await engine.emit(event, host)
+
+
 async def _fitted_event(
     engine: ContextEngine,
+    host: HostSession,
     before: TokenReport,
     after: TokenReport,
     base: dict[str, Any],
@@ -194,7 +215,7 @@ async def _fitted_event(
         message="nothing safe to compact; results the model has not seen yet cut to fit",
         **base,
     )
-    await engine.emit(event)
+    await engine.emit(event, host)
     return event
 
 
