@@ -104,7 +104,7 @@ async def started_stream(response: Any) -> Any:
     """``response``, or for a streamed one the same stream with its first chunk already
     received: an error a provider raises at the start of a stream surfaces here, where the
     call can still be recovered from and retried."""
-    if not hasattr(response, "__anext__"):
+    if not isinstance(response, AsyncIterator):  # a type check: some responses are dicts
         return response
     try:
         first = await response.__anext__()
