@@ -20,7 +20,13 @@ from typing import Any
 
 from agentscope.message import Msg
 
-from copaw_context.agentscope1.messages import blocks_of, result_meta, result_parts, set_result
+from copaw_context.agentscope1.messages import (
+    METADATA_KEY,
+    blocks_of,
+    result_meta,
+    result_parts,
+    set_result,
+)
 from copaw_context.agentscope1.proxies import with_memory
 from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.state import agent_state
@@ -184,7 +190,8 @@ class MemoryCompactionHook:
         system = with_memory(str(agent.sys_prompt), await self.engine.memory.prompt_block())
 
         async def status(line: str) -> None:
-            await agent.print(Msg(agent.name, line, "assistant"), True)
+            entry = {METADATA_KEY: {"status": True}}  # a status line, not a reply
+            await agent.print(Msg(agent.name, line, "assistant", metadata=entry), True)
 
         return AgentScope1Session(
             agent,

@@ -40,11 +40,8 @@ def _loaded(value: Any) -> dict[str, Any]:
 
 def register_agent_state(agent: Any) -> None:
     """Give ``agent`` our state attribute, saved and loaded with its ``state_dict``."""
-    if STATE_ATTRIBUTE not in getattr(agent, "_attribute_dict", {}):
-        setattr(agent, STATE_ATTRIBUTE, _loaded(getattr(agent, STATE_ATTRIBUTE, None)))
-        agent.register_state(
-            STATE_ATTRIBUTE, custom_to_json=copy.deepcopy, custom_from_json=_loaded
-        )
+    setattr(agent, STATE_ATTRIBUTE, _loaded(getattr(agent, STATE_ATTRIBUTE, None)))
+    agent.register_state(STATE_ATTRIBUTE, custom_to_json=copy.deepcopy, custom_from_json=_loaded)
     load = agent.load_state_dict
     if getattr(load, "_copaw_context_tolerant", False):
         return
