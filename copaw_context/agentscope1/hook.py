@@ -190,7 +190,7 @@ class MemoryCompactionHook:
         system = with_memory(str(agent.sys_prompt), await self.engine.memory.prompt_block())
 
         async def status(line: str) -> None:
-            entry = {METADATA_KEY: {"status": True}}  # a status line, not a reply
+            entry: dict[str, Any] = {METADATA_KEY: {"status": True}}  # a status, not a reply
             await agent.print(Msg(agent.name, line, "assistant", metadata=entry), True)
 
         return AgentScope1Session(
