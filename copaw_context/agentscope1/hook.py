@@ -187,7 +187,9 @@ class MemoryCompactionHook:
         summary = ""
         if len(with_summary) > len(without):
             summary = with_summary[0].get_text_content() or ""
-        system = with_memory(str(agent.sys_prompt), await self.engine.memory.prompt_block())
+
+        async def system_prompt() -> str:
+            return with_memory(str(agent.sys_prompt), await self.engine.memory.prompt_block())
 
         async def status(line: str) -> None:
             entry: dict[str, Any] = {METADATA_KEY: {"status": True}}  # a status, not a reply
@@ -201,7 +203,7 @@ class MemoryCompactionHook:
             window=window,
             compactor=compactor,
             separate_compactor=self.compactor_model is not None,
-            system_prompt=system,
+            system_prompt=system_prompt,
             summary=summary,
             status=status,
         )

@@ -73,7 +73,7 @@ class AgentScope1Session:
         window: Window,
         compactor: CompactorModel | None,
         separate_compactor: bool,
-        system_prompt: str,
+        system_prompt: Callable[[], Awaitable[str]],
         summary: str,
         status: StatusPrinter,
     ) -> None:
@@ -85,6 +85,7 @@ class AgentScope1Session:
         self._compactor = compactor
         self._separate_compactor = separate_compactor
         self._system_prompt = system_prompt
+        self._system: str | None = None
         self._summary = summary
         self._summary_changed = False
         self._status = status
@@ -139,7 +140,9 @@ class AgentScope1Session:
     async def fixed_parts(self) -> FixedParts:
         schemas = self.agent.toolkit.get_json_schemas()
         tools = json.dumps(list(schemas), ensure_ascii=False, sort_keys=True) if schemas else ""
-        return FixedParts(self._system_prompt, self._summary, tools)
+        if self._system is None:  # MEMORY.md is read only when the prompt is counted
+            self._system = await self._system_prompt()
+        return FixedParts(self._system, self._summary, tools)
 
     def window(self) -> Window:
         return self._window

@@ -38,7 +38,7 @@ from copaw_context.core.overflow import overflow_figures
 from copaw_context.core.pruning import UNSEEN, OutputPart, PruneStats, ToolResultPruning
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
-from copaw_context.core.status import status_line
+from copaw_context.core.status import show_status
 from copaw_context.core.tokens import (
     UsageCalibration,
     counter_in_use_is_exact,
@@ -146,17 +146,8 @@ class ContextEngine:
         """Send ``event`` to logging and the ``on_event`` callback; with ``show_status``, the
         host also shows the status line of an automatic compaction in the chat."""
         await emit_event(event, self.on_event)
-        if host is None or event.trigger == "command":
-            return
-        if not self.config.light_context_config.show_status:
-            return
-        line = status_line(event)
-        if line is None:
-            return
-        try:
-            await host.show_status(line)
-        except Exception:
-            logger.exception("copaw-context: could not show the status line")
+        if host is not None and self.config.light_context_config.show_status:
+            await show_status(host, event)
 
     async def notify(self, record: CompactionRecord) -> None:
         """Hand ``record`` to every compaction listener; a failing listener is only logged."""

@@ -8,9 +8,17 @@ events (the ``copaw_context`` logger, ``on_event``) say; the host only displays 
 
 from __future__ import annotations
 
+import logging
+from typing import TYPE_CHECKING
+
 from copaw_context.core.events import ContextEvent
 
-__all__ = ["status_line"]
+if TYPE_CHECKING:
+    from copaw_context.core.host import HostSession
+
+__all__ = ["show_status", "status_line"]
+
+logger = logging.getLogger("copaw_context")
 
 
 def _pct(tokens: int, window: int) -> str:
@@ -58,3 +66,15 @@ def status_line(event: ContextEvent) -> str | None:
     if event.kind == "overflow_recovery":
         return f"⚠️ The model rejected the input as too long: {event.message}"
     return None
+
+
+async def show_status(host: HostSession, event: ContextEvent) -> None:
+    """Have the host show the line of an automatic event (a ``/compact`` answers in its reply);
+    a host that cannot show it is logged, never raised."""
+    line = None if event.trigger == "command" else status_line(event)
+    if line is None:
+        return
+    try:
+        await host.show_status(line)
+    except Exception:
+        logger.exception("copaw-context: could not show the status line")
