@@ -73,14 +73,21 @@ def _check_agent(agent: Any, hook: MemoryCompactionHook) -> None:
         raise ValueError("attach(): this agent already has another copaw-context hook")
 
 
+def _command_text(msg: object) -> str | None:
+    """The text of a lone user message (the only input that can be a command)."""
+    if isinstance(msg, list) and len(msg) == 1:
+        msg = msg[0]
+    if not isinstance(msg, Msg) or msg.role != "user":
+        return None
+    return msg.get_text_content()
+
+
 def _wrap_reply(agent: Any, hook: MemoryCompactionHook) -> None:
     original = agent.reply
 
     @functools.wraps(original)
     async def reply(*args: Any, **kwargs: Any) -> Any:
-        msg = args[0] if args else kwargs.get("msg")
-        text = msg.get_text_content() if isinstance(msg, Msg) and msg.role == "user" else None
-        command = parse_command(text)
+        command = parse_command(_command_text(args[0] if args else kwargs.get("msg")))
         if command is None:
             return await original(*args, **kwargs)
         answer = Msg(agent.name, await hook.run_command(agent, command), "assistant")

@@ -130,6 +130,8 @@ async def test_commands_never_reach_the_model_or_the_memory(tmp_path: Path) -> N
     agent, _, model = await build_agent(tmp_path, steps)
     reply = await agent(Msg("user", "/context", "user"))
     assert (reply.get_text_content() or "").startswith("**Context usage**")
+    listed = await agent([Msg("user", "/history", "user")])
+    assert (listed.get_text_content() or "").startswith("**Context history**")
     assert agent.memory.content == [] and model.calls == []
     answer = await agent(Msg("user", "/etc/hosts holds what?", "user"))
     assert answer.get_text_content() == "a path is a question"
