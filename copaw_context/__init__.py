@@ -63,7 +63,7 @@ def installed_agentscope_major() -> int:
         installed = version("agentscope")
     except PackageNotFoundError:
         raise ImportError(
-            "copaw-context's agent hook needs AgentScope: pip install 'agentscope>=2.0.11'"
+            "copaw-context's agent hook needs AgentScope: pip install 'agentscope>=1.0.20'"
         ) from None
     return int(installed.split(".", 1)[0])
 

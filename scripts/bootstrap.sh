@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Create ./.venv (Python >= 3.11) and install copaw-context with its dev extras.
-# Re-installs only when pyproject.toml changed since the last run.
+# Create a virtual environment (Python >= 3.11) and install copaw-context with its dev extras.
+# Re-installs only when pyproject.toml (or the pinned AgentScope) changed since the last run.
+#   bash scripts/bootstrap.sh                  ./.venv, the newest AgentScope the pyproject admits
+#   bash scripts/bootstrap.sh .venv-as1 agentscope==1.0.21   a venv for the AgentScope 1.x adapter
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PYTHON" -m venv .venv
-  .venv/bin/python -m pip install --quiet --upgrade pip
+venv="${1:-.venv}"
+pin="${2:-}"
+if [ ! -x "$venv/bin/python" ]; then
+  "$PYTHON" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
 fi
-stamp=".venv/.copaw-context-installed"
-want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+stamp="$venv/.copaw-context-installed"
+want="$(cat pyproject.toml <(echo "$pin") | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  log=".venv/install.log"
-  if ! .venv/bin/python -m pip install --quiet -e ".[dev]" >"$log" 2>&1; then
+  log="$venv/install.log"
+  # shellcheck disable=SC2086  # $pin is one requirement or nothing
+  if ! "$venv/bin/python" -m pip install --quiet -e ".[dev]" $pin >"$log" 2>&1; then
     cat "$log" >&2
-    echo "bootstrap: installing copaw-context failed (log above, also in $log)" >&2
+    echo "bootstrap: installing copaw-context into $venv failed (log above, also in $log)" >&2
     exit 1
   fi
   echo "$want" > "$stamp"

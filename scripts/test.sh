@@ -1,11 +1,38 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, type check, schema freshness, pytest. Bootstraps .venv.
+# The whole test suite: lint, type checks, schema freshness, and pytest against both AgentScope
+# majors: .venv (AgentScope 2.x: every test) and .venv-as1 (AgentScope 1.0.21: the shared
+# invariants, the host-neutral core tests and the 1.x adapter's). Bootstraps both environments
+# (in parallel; each is reinstalled only when pyproject.toml changed). Arguments go to the 2.x
+# pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+# agentscope 1.0.21 declares no upper bounds; these are the releases it was made with (mcp 2
+# and SQLAlchemy 2.1 break its import, and it imports tqdm without declaring it).
+AS1_PINS="agentscope==1.0.21 mcp<2 sqlalchemy<2.1 tqdm"
+
+bash scripts/bootstrap.sh & as2_env=$!
+bash scripts/bootstrap.sh .venv-as1 "$AS1_PINS" & as1_env=$!
+wait "$as2_env"
+wait "$as1_env"
+
 .venv/bin/ruff check copaw_context tests scripts benchmarks
 .venv/bin/ruff format --check copaw_context tests scripts benchmarks
 .venv/bin/mypy
 .venv/bin/mypy --strict benchmarks
+.venv-as1/bin/mypy --config-file scripts/mypy-agentscope1.ini
 .venv/bin/python scripts/gen_schema.py --check
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+
+# The 1.x run goes alongside the 2.x one (both mostly wait on files and event loops).
+as1_log=.venv-as1/pytest.log
+AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true .venv-as1/bin/python -m pytest -q -p no:cacheprovider \
+  --basetemp=.venv-as1/pytest-tmp tests >"$as1_log" 2>&1 & as1_tests=$!
+status=0
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
+as1_status=0
+wait "$as1_tests" || as1_status=$?
+echo "== AgentScope 1.x (.venv-as1) =="
+cat "$as1_log"
+if [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
+exit "$as1_status"

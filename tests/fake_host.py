@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,6 +35,10 @@ class FakeMessage:
     timestamp: str = "2026-12-01T10:00:00+00:00"
     pinned: bool = False
     part_ids: list[str] = field(default_factory=list)
+
+    def view(self) -> MessageView:
+        parts = [replace(p, meta=dict(p.meta)) for p in self.parts]
+        return MessageView(self.msg_id, self.role, self.name, self.timestamp, parts, self.pinned)
 
     def ids(self) -> list[str]:
         """A stable id per part (new parts get one when first asked)."""
@@ -66,6 +70,40 @@ def result(call_id: str, output: str, name: str = "tool", **meta: Any) -> PartVi
         output=(output,),
         meta=dict(meta),
     )
+
+
+def _part_dict(part: PartView) -> dict[str, Any]:
+    data: dict[str, Any] = {"kind": part.kind, "text": part.text}
+    for name in ("call_id", "tool_name", "tool_input"):
+        if getattr(part, name) is not None:
+            data[name] = getattr(part, name)
+    if part.kind == "tool_result":
+        data["output"] = [p for p in part.output if isinstance(p, str)]
+        data["meta"] = part.meta
+    return data
+
+
+def _message_of(data: Mapping[str, Any], index: int) -> FakeMessage:
+    """A message as ``archive_record`` wrote it (``ValueError`` when it is not one)."""
+    role, content = data.get("role"), data.get("content")
+    if role not in ("user", "assistant", "system") or not isinstance(content, list):
+        raise ValueError(f"message {index} is not a fake message (role and content)")
+    parts = []
+    for part in content:
+        if not isinstance(part, dict) or part.get("kind") not in PART_KINDS + ("thinking",):
+            raise ValueError(f"message {index} has a part that is not a fake part: {part!r}")
+        parts.append(
+            PartView(
+                part["kind"],
+                str(part.get("text", "")),
+                call_id=part.get("call_id"),
+                tool_name=part.get("tool_name"),
+                tool_input=part.get("tool_input"),
+                output=tuple(part.get("output", ())),
+                meta=dict(part.get("meta", {})),
+            )
+        )
+    return FakeMessage(role, parts, msg_id=str(data.get("id")), name=str(data.get("name", "")))
 
 
 class FakeModel:
@@ -110,6 +148,7 @@ class FakeHost:
         self._scratch: dict[str, Any] = {}
         self._session = "session-1"
         self.awaiting = False
+        self.status_lines: list[str] = []
 
     @property
     def session_id(self) -> str:
@@ -180,7 +219,8 @@ class FakeHost:
             message={
                 "id": msg.msg_id,
                 "role": msg.role,
-                "content": [{"kind": p.kind, "text": p.text} for p in chosen],
+                "name": msg.name,
+                "content": [_part_dict(p) for p in chosen],
             },
             timestamp=msg.timestamp,
             archive_id=f"{msg.msg_id}#{abs(hash(json.dumps(keys))) % 10**12}",
@@ -214,6 +254,20 @@ class FakeHost:
 
     def awaiting_confirmation(self) -> bool:
         return self.awaiting
+
+    @property
+    def message_form(self) -> str:
+        return "fake"
+
+    def views_of(self, messages: Sequence[Mapping[str, Any]]) -> list[MessageView]:
+        return [_message_of(data, index).view() for index, data in enumerate(messages)]
+
+    async def load_context(self, messages: Sequence[Mapping[str, Any]], summary: str) -> None:
+        self.messages = [_message_of(data, i) for i, data in enumerate(messages)]
+        self.summary = summary
+
+    async def show_status(self, line: str) -> None:
+        self.status_lines.append(line)
 
 
 PART_KINDS: tuple[PartKind, ...] = ("text", "tool_call", "tool_result")

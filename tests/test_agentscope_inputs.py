@@ -117,6 +117,7 @@ async def test_an_explicit_context_config_sets_the_threshold(tmp_path: Path) -> 
     await agent.compress_context(
         context_config=ContextConfig(trigger_ratio=0.3, reserve_ratio=0.05)
     )
-    (event,) = events
+    started, event = events
+    assert started.kind == "compaction_started" and started.threshold_tokens == 6000
     assert event.kind == "compaction" and event.threshold_tokens == 6000
     assert event.tokens_after < 6000 and len(agent.state.context) < 48

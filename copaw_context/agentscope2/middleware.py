@@ -18,14 +18,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from agentscope.event import (
-    ReplyEndEvent,
-    ReplyStartEvent,
-    TextBlockDeltaEvent,
-    TextBlockEndEvent,
-    TextBlockStartEvent,
-)
-from agentscope.message import AssistantMsg, Msg, TextBlock
+from agentscope.message import TextBlock
 from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase, ChatResponse
 from agentscope.tool import ToolBase, ToolResponse
@@ -33,6 +26,7 @@ from agentscope.tool import ToolBase, ToolResponse
 from copaw_context.agentscope2.limits import HostLimits
 from copaw_context.agentscope2.messages import METADATA_KEY, hint_text
 from copaw_context.agentscope2.session import AgentScope2Session
+from copaw_context.agentscope2.stream import command_text, reply_events, status_events
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.agentscope2.thinking import thinking_policy
 from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
@@ -42,8 +36,10 @@ from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.engine import ContextEngine, InputMeasure
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host import Window
+from copaw_context.core.overflow import started_stream
 from copaw_context.core.report import TokenReport
 from copaw_context.core.tokens import UsageCalibration
+from copaw_context.core.workspace import agent_json_workspace
 
 __all__ = ["LEGACY_STATE_KEY", "MemoryCompactionHook"]
 
@@ -51,51 +47,6 @@ LEGACY_STATE_KEY = "copaw_context"
 """Where versions up to 0.1.0 kept per-agent state; moved to the middleware key on first use."""
 
 logger = logging.getLogger("copaw_context")
-
-
-def _reply_events(agent: Any, text: str) -> list[Any]:
-    """A command's answer as the events a streaming client expects, then the final message."""
-    block = TextBlock(text=text)
-    msg = AssistantMsg(name=agent.name, content=[block])
-    session, reply = str(agent.state.session_id), msg.id
-    return [
-        ReplyStartEvent(session_id=session, reply_id=reply, name=agent.name),
-        TextBlockStartEvent(reply_id=reply, block_id=block.id),
-        TextBlockDeltaEvent(reply_id=reply, block_id=block.id, delta=text),
-        TextBlockEndEvent(reply_id=reply, block_id=block.id),
-        ReplyEndEvent(session_id=session, reply_id=reply),
-        msg,
-    ]
-
-
-def _command_text(inputs: object) -> str | None:
-    """The text of a lone user message (the only input that can be a command)."""
-    if isinstance(inputs, list):
-        if len(inputs) != 1:
-            return None
-        inputs = inputs[0]
-    if not isinstance(inputs, Msg) or inputs.role != "user":
-        return None
-    return inputs.get_text_content() or ""
-
-
-async def _started(response: Any) -> Any:
-    """A streamed response with its first chunk already received, so that an error the
-    provider raises at the start of the stream surfaces here (and can be recovered from)."""
-    if isinstance(response, ChatResponse) or not hasattr(response, "__anext__"):
-        return response
-    try:
-        first = await response.__anext__()
-    except StopAsyncIteration:
-        first = None
-
-    async def replay() -> AsyncGenerator[ChatResponse, None]:
-        if first is not None:
-            yield first
-        async for chunk in response:
-            yield chunk
-
-    return replay()
 
 
 class MemoryCompactionHook(MiddlewareBase):
@@ -134,13 +85,21 @@ class MemoryCompactionHook(MiddlewareBase):
     def from_agent_json(
         cls,
         path: str | os.PathLike[str],
-        workspace_dir: str | os.PathLike[str],
+        workspace_dir: str | os.PathLike[str] | None = None,
         compactor_model: ChatModelBase | None = None,
         *,
         on_event: EventCallback | None = None,
     ) -> MemoryCompactionHook:
-        """Build the hook from an agent.json (``running`` or ``agents.running``)."""
-        return cls(load_running_config(path), workspace_dir, compactor_model, on_event=on_event)
+        """Build the hook from an agent.json (``running`` or ``agents.running``); the
+        workspace is the folder that holds it unless ``workspace_dir`` is given."""
+        workspace = agent_json_workspace(path, workspace_dir)
+        return cls(load_running_config(path), workspace, compactor_model, on_event=on_event)
+
+    async def attach(self, agent: Any) -> MemoryCompactionHook:
+        """Attach to an ``Agent`` that is already built (see :func:`attach`)."""
+        from copaw_context.agentscope2.attach import attach
+
+        return await attach(agent, self)
 
     @property
     def config(self) -> RunningConfig:
@@ -276,6 +235,19 @@ class MemoryCompactionHook(MiddlewareBase):
             # The context manager must never kill the agent's reply.
             logger.exception("copaw-context: context management failed this step; context kept")
 
+    async def on_reasoning(
+        self,
+        agent: Any,
+        input_kwargs: dict[str, Any],
+        next_handler: Callable[..., AsyncGenerator[Any, None]],
+    ) -> AsyncGenerator[Any, None]:
+        """Status lines of the compaction that just ran (``show_status``) as ``CustomEvent``
+        s named ``copaw_context_status``, before the model's own events."""
+        for event in status_events(self._scratch.setdefault(agent, {})):
+            yield event
+        async for item in next_handler(**input_kwargs):
+            yield item
+
     async def on_system_prompt(self, agent: Any, current_prompt: str) -> str:
         """MEMORY.md (bounded) after the agent's own system prompt."""
         block = await self.engine.memory.prompt_block()
@@ -288,7 +260,7 @@ class MemoryCompactionHook(MiddlewareBase):
         next_handler: Callable[..., AsyncGenerator[Any, None]],
     ) -> AsyncGenerator[Any, None]:
         """Answer ``/compact``, ``/context``, ``/clear`` and ``/new`` without the model."""
-        command = parse_command(_command_text(input_kwargs.get("inputs")))
+        command = parse_command(command_text(input_kwargs.get("inputs")))
         if command is None:
             async for item in next_handler(**input_kwargs):
                 yield item
@@ -299,7 +271,7 @@ class MemoryCompactionHook(MiddlewareBase):
         except Exception as exc:
             logger.exception("copaw-context: /%s failed", command.name)
             text = f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
-        for item in _reply_events(agent, text):
+        for item in reply_events(agent, text):
             yield item
 
     async def on_model_call(
@@ -314,7 +286,7 @@ class MemoryCompactionHook(MiddlewareBase):
         measure = await self._measure(session, input_kwargs)
 
         async def send(kwargs: dict[str, Any]) -> Any:
-            return await _started(await next_handler(**kwargs))
+            return await started_stream(await next_handler(**kwargs))
 
         async def resend() -> Any:
             nonlocal measure

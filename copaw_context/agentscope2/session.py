@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 from uuid import uuid4
 
 from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
+from pydantic import ValidationError
 
 from copaw_context.agentscope2.messages import (
     ARCHIVE_FORM,
@@ -22,7 +23,10 @@ from copaw_context.agentscope2.messages import (
 from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Window
 from copaw_context.core.summary import CompactorModel
 
-__all__ = ["AgentScope2Session"]
+__all__ = ["STATUS_KEY", "AgentScope2Session"]
+
+STATUS_KEY = "status_lines"
+"""Scratch key of the status lines waiting to be yielded into the reply stream."""
 
 logger = logging.getLogger("copaw_context")
 
@@ -72,6 +76,10 @@ class AgentScope2Session:
     @property
     def scratch(self) -> dict[str, Any]:
         return self._scratch
+
+    @property
+    def message_form(self) -> str:
+        return ARCHIVE_FORM
 
     # ------------------------------------------------------------ reading
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
@@ -129,6 +137,10 @@ class AgentScope2Session:
     def awaiting_confirmation(self) -> bool:
         return bool(self.agent.state.has_awaiting_tool_calls(self.agent.name))
 
+    async def show_status(self, line: str) -> None:
+        # Shown by the middleware's on_reasoning as a CustomEvent in the reply stream.
+        self._scratch.setdefault(STATUS_KEY, []).append(line)
+
     # ------------------------------------------------------------ writing
     def set_tool_result(
         self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
@@ -169,6 +181,14 @@ class AgentScope2Session:
         self.agent.state.context = kept
         await self._clean_read_cache(kept)
 
+    def views_of(self, messages: Sequence[Mapping[str, Any]]) -> list[MessageView]:
+        return [message_view(m, self._thinking) for m in _validated(messages)]
+
+    async def load_context(self, messages: Sequence[Mapping[str, Any]], summary: str) -> None:
+        self.agent.state.context = _validated(messages)
+        self.agent.state.summary = summary
+        await self._clean_read_cache(self.agent.state.context)
+
     async def clear(self, *, new_session: bool) -> None:
         self.agent.state.context = []
         self.agent.state.summary = ""
@@ -192,3 +212,17 @@ class AgentScope2Session:
             await self.agent.state.tool_context.clean_file_cache(reserved_file_paths=reserved)
         except Exception:
             logger.exception("copaw-context: could not clean the Read cache")
+
+
+def _validated(messages: Sequence[Mapping[str, Any]]) -> list[Msg]:
+    out: list[Msg] = []
+    for index, data in enumerate(messages):
+        try:
+            out.append(Msg.model_validate(data))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
+            raise ValueError(
+                f"message {index} is not an AgentScope 2.x message: {where}: {first['msg']}"
+            ) from None
+    return out

@@ -12,6 +12,7 @@ from agentscope.tool import FunctionTool, ToolChunk
 
 from copaw_context.agentscope2.messages import METADATA_KEY
 from copaw_context.core.file_reader import read_text_file
+from copaw_context.core.tool_docs import read_file_doc
 
 __all__ = ["allowed_tool", "make_read_file_tool"]
 
@@ -25,28 +26,6 @@ def allowed_tool(function: Callable[..., Awaitable[str]]) -> FunctionTool:
             message=f"{function.__name__} only works inside the agent workspace.",
         ),
     )
-
-
-_READ_FILE_DOC = """Read a text file, or continue reading a saved tool output or dialog archive.
-
-Lines are 1-based and inclusive. Long output is cut; the cut text then ends with a
-<<<TRUNCATED>>> notice that gives the exact `file_path`, `start_line` (and
-`line_offset` when the cut fell inside a very long line) to pass to the next call
-to continue exactly where the excerpt stopped. Relative paths are resolved against
-the workspace, which holds `{tool_results}/` (saved tool outputs) and `{dialog}/`
-(archived conversation history, one JSON message per line; read it from the end).
-
-Args:
-    file_path (`str`):
-        Path of the file to read, absolute or relative to the workspace.
-    start_line (`int | None`, optional):
-        First line to read (1-based). Defaults to 1.
-    end_line (`int | None`, optional):
-        Last line to read (inclusive). Defaults to the end of the file.
-    line_offset (`int | None`, optional):
-        Number of characters of `start_line` to skip, as given by a truncation
-        notice when a single line was longer than the output limit. Defaults to 0.
-"""
 
 
 def make_read_file_tool(
@@ -75,6 +54,7 @@ def make_read_file_tool(
         end_line: int | None = None,
         line_offset: int | None = None,
     ) -> ToolChunk:
+        # The docstring (the schema the model reads) is set below: read_file_doc.
         result = await read_text_file(
             file_path,
             start_line,
@@ -104,8 +84,7 @@ def make_read_file_tool(
             metadata=metadata,
         )
 
-    read_file.__doc__ = _READ_FILE_DOC.replace("{tool_results}", tool_results_dir.strip("/"))
-    read_file.__doc__ = read_file.__doc__.replace("{dialog}", dialog_dir.strip("/"))
+    read_file.__doc__ = read_file_doc(tool_results_dir, dialog_dir)
     return FunctionTool(
         read_file,
         name="read_file",

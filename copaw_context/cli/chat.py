@@ -8,18 +8,22 @@ from pathlib import Path
 from typing import TextIO
 
 from agentscope.agent import Agent
-from agentscope.message import UserMsg
+from agentscope.event import CustomEvent
+from agentscope.message import Msg, UserMsg
+from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.agentscope2.stream import STATUS_EVENT
 from copaw_context.cli.demo import real_chat_model
 from copaw_context.core.config import RunningConfig, aload_running_config, load_running_config
 
 __all__ = ["run_chat"]
 
 _BANNER = (
-    "copaw-context chat: type a message; /compact [note], /context, /clear, /new are handled "
-    "by the context manager; /exit or Ctrl-D quits."
+    "copaw-context chat: type a message; /compact [note], /context, /clear, /new, /history, "
+    "/dump_history [path] and /load_history path are handled by the context manager; /exit "
+    "or Ctrl-D quits."
 )
 
 
@@ -33,12 +37,18 @@ async def run_chat(
     api_key_env: str | None = None,
     stdin: TextIO = sys.stdin,
     stdout: TextIO = sys.stdout,
+    model: ChatModelBase | None = None,
 ) -> int:
-    """Read lines from ``stdin`` and answer them with a real model until /exit or EOF."""
+    """Read lines from ``stdin`` and answer them with a real model until /exit or EOF.
+
+    Status lines around compactions are shown unless the agent.json turns ``show_status``
+    off; ``model`` replaces the real model (tests).
+    """
     if not isinstance(config, RunningConfig):
         config = await aload_running_config(config)
-    hook = MemoryCompactionHook(config, workspace)
-    model = real_chat_model(provider, model_name, base_url, api_key_env)
+    hook = MemoryCompactionHook(_with_status(config), workspace)
+    if model is None:
+        model = real_chat_model(provider, model_name, base_url, api_key_env)
     agent = Agent(
         name="assistant",
         system_prompt="You are a helpful assistant. Use read_file to read files in the workspace.",
@@ -58,8 +68,21 @@ async def run_chat(
             continue
         if text in ("/exit", "/quit"):
             return 0
-        reply = await agent.reply(UserMsg("user", text))
-        print(f"assistant> {reply.get_text_content() or ''}", file=stdout, flush=True)
+        async for item in agent.reply_stream(UserMsg("user", text), yield_final_msg=True):
+            if isinstance(item, CustomEvent) and item.name == STATUS_EVENT:
+                print(f"[context] {item.value.get('text', '')}", file=stdout, flush=True)
+            elif isinstance(item, Msg):
+                print(f"assistant> {item.get_text_content() or ''}", file=stdout, flush=True)
+
+
+def _with_status(config: RunningConfig) -> RunningConfig:
+    """``show_status`` on, unless the file sets it."""
+    light = config.light_context_config
+    if "show_status" in light.model_fields_set:
+        return config
+    return config.model_copy(
+        update={"light_context_config": light.model_copy(update={"show_status": True})}
+    )
 
 
 def chat_main(

@@ -67,7 +67,30 @@ def _add_model_options(parser: argparse.ArgumentParser, *, required: bool) -> No
     )
 
 
+def _without_agentscope2(command: str) -> bool:
+    """Say so (and return True) when ``command``, which drives a 2.x agent, cannot run."""
+    from importlib.metadata import version
+
+    from copaw_context import installed_agentscope_major
+
+    try:
+        if installed_agentscope_major() >= 2:
+            return False
+        installed = f"AgentScope {version('agentscope')} is installed"
+    except ImportError:
+        installed = "AgentScope is not installed"
+    print(
+        f"copaw-context: error: `copaw-context {command}` runs an AgentScope 2.x agent and "
+        f"{installed}; with AgentScope 1.x, attach the hook to your ReActAgent from Python "
+        "(README: 'Attach it to an AgentScope 1.x ReActAgent')",
+        file=sys.stderr,
+    )
+    return True
+
+
 def _run_demo(args: argparse.Namespace) -> int:
+    if _without_agentscope2("demo"):
+        return 2
     from copaw_context.cli.demo import demo_main
 
     if args.steps < 2:
@@ -91,7 +114,7 @@ def _add_chat(subcommands: _Subcommands) -> None:
         help="chat with a real model, with context management and /compact",
         description="An interactive chat with a real OpenAI-compatible model, managed by "
         "MemoryCompactionHook with the settings of an agent.json. /compact [note], /context, "
-        "/clear and /new work; /exit quits.",
+        "/clear, /new, /history, /dump_history and /load_history work; /exit quits.",
     )
     parser.add_argument("--config", required=True, metavar="PATH", help="the agent.json")
     parser.add_argument("--workspace", default=".", help="the agent workspace (default: .)")
@@ -100,6 +123,8 @@ def _add_chat(subcommands: _Subcommands) -> None:
 
 
 def _run_chat(args: argparse.Namespace) -> int:
+    if _without_agentscope2("chat"):
+        return 2
     from copaw_context.cli.chat import chat_main
 
     return chat_main(

@@ -1,4 +1,5 @@
-"""Chat commands typed by the user: ``/compact [note]``, ``/context``, ``/clear``, ``/new``.
+"""Chat commands typed by the user: ``/compact [note]``, ``/context``, ``/clear``, ``/new``,
+and QwenPaw's ``/history``, ``/dump_history [path]``, ``/load_history path``.
 
 The host decides what counts as a command (a lone user message) and hands its text to
 :func:`parse_command`; the engine runs it and returns the reply text, which keeps the
@@ -19,6 +20,7 @@ from copaw_context.core.compaction import (
     transcript_of,
 )
 from copaw_context.core.events import CompactionRecord
+from copaw_context.core.history import dump_history, history_lines, load_history
 from copaw_context.core.host import HostSession
 
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "ChatCommand", "format_compact_reply", "parse_command", "run_command"]
 
-COMMANDS = ("compact", "context", "clear", "new")
+COMMANDS = ("compact", "context", "clear", "new", "history", "dump_history", "load_history")
 _MAX_NOTE_CHARS = 2000
 
 
@@ -86,6 +88,12 @@ async def run_command(engine: ContextEngine, host: HostSession, name: str, argum
     """Execute a chat command and return the reply text."""
     if name == "context":
         return (await engine.report(host)).describe()
+    if name == "history":
+        return await history_lines(engine, host)
+    if name == "dump_history":
+        return await dump_history(engine, host, argument)
+    if name == "load_history":
+        return await load_history(engine, host, argument)
     if name in ("clear", "new"):
         return await _clear(engine, host, new_session=name == "new")
     if name != "compact":

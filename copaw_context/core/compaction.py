@@ -118,17 +118,14 @@ async def compact(
     if not plan.compact:
         fitted = await engine.report(host, limits)  # fresh results may have been cut to fit
         if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
-            return await _fitted_event(engine, report, fitted, base, started)
+            return await _fitted_event(engine, host, report, fitted, base, started)
         return await truncate_instead(engine, host, report, base, trigger, started, limits)
     ledger = engine.ledger(host)
+    to_compact = _whole(_groups(refs, plan.compact), ledger)
+    to_keep = _whole(_groups(refs, plan.keep), ledger)
+    await _started_event(engine, host, report, base, len(to_compact), len(to_keep))
     run = _Run(engine, host, report, trigger, started, base)
-    return await run.apply(
-        plan,
-        _whole(_groups(refs, plan.compact), ledger),
-        _whole(_groups(refs, plan.keep), ledger),
-        note=note,
-        limits=limits,
-    )
+    return await run.apply(plan, to_compact, to_keep, note=note, limits=limits)
 
 
 class _Run:
@@ -184,7 +181,7 @@ class _Run:
             archive_files=tuple(p for p, _ in guide),
             **self.base,
         )
-        await engine.emit(event)
+        await engine.emit(event, host)
         await engine.notify(
             CompactionRecord(
                 trigger=self.trigger,
@@ -217,8 +214,28 @@ class _Run:
         )
 
 
+async def _started_event(
+    engine: ContextEngine,
+    host: HostSession,
+    report: TokenReport,
+    base: dict[str, Any],
+    compacted: int,
+    kept: int,
+) -> None:
+    """Say what is about to be compacted (``show_status``: QwenPaw's "started" line)."""
+    event = ContextEvent(
+        kind="compaction_started",
+        tokens_before=report.total,
+        messages_compacted=compacted,
+        messages_kept=kept,
+        **base,
+    )
+    await engine.emit(event, host)
+
+
 async def _fitted_event(
     engine: ContextEngine,
+    host: HostSession,
     before: TokenReport,
     after: TokenReport,
     base: dict[str, Any],
@@ -233,7 +250,7 @@ async def _fitted_event(
         message="nothing safe to compact; results the model has not seen yet cut to fit",
         **base,
     )
-    await engine.emit(event)
+    await engine.emit(event, host)
     return event
 
 

@@ -224,7 +224,7 @@ def load_running_config(path: str | os.PathLike[str]) -> RunningConfig:
     """Read and validate a whole agent.json file (either accepted shape)."""
     source, where = str(path), "agent.json file"
     try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
+        text = Path(path).expanduser().read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(where, source, "no such file; pass the path of an agent.json") from None
     except IsADirectoryError:

@@ -203,6 +203,14 @@ class LightContextConfig(Section):
         description="After a compaction that did not free enough room, the compactor is not called "
         "again until the context has grown by this share of the window.",
     )
+    show_status: Bool = Field(
+        False,
+        description="Show a short status line in the chat before and after each automatic "
+        "compaction (tokens before -> after, messages archived and kept, whether the "
+        "extractive fallback was used), like QwenPaw's compaction messages. Off for library "
+        "use, where the same facts arrive as events (the copaw_context logger and on_event); "
+        "copaw-context chat turns it on.",
+    )
     extra_read_roots: list[NonEmptyStr] = Field(
         [],
         description="Directories besides the workspace that read_file may read "

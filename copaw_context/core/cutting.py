@@ -69,7 +69,7 @@ async def truncate_instead(
         message=f"nothing safe to compact; {stats.truncated} tool result(s) cut",
         **base,
     )
-    await engine.emit(event)
+    await engine.emit(event, host)
     return event
 
 

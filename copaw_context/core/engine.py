@@ -38,6 +38,7 @@ from copaw_context.core.pruning import UNSEEN, OutputPart, PruneStats, ToolResul
 from copaw_context.core.recovery import guarded_call
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
+from copaw_context.core.status import show_status
 from copaw_context.core.tokens import (
     UsageCalibration,
     counter_in_use_is_exact,
@@ -142,9 +143,12 @@ class ContextEngine:
         """Call ``listener`` with every batch of messages that leaves the context."""
         self._listeners.append(listener)
 
-    async def emit(self, event: ContextEvent) -> None:
-        """Send ``event`` to logging and the ``on_event`` callback."""
+    async def emit(self, event: ContextEvent, host: HostSession | None = None) -> None:
+        """Send ``event`` to logging and the ``on_event`` callback; with ``show_status``, the
+        host also shows the status line of an automatic compaction in the chat."""
         await emit_event(event, self.on_event)
+        if host is not None and self.config.light_context_config.show_status:
+            await show_status(host, event)
 
     async def notify(self, record: CompactionRecord) -> None:
         """Hand ``record`` to every compaction listener; a failing listener is only logged."""

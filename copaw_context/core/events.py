@@ -15,6 +15,7 @@ __all__ = ["CompactionRecord", "ContextEvent", "EventCallback", "emit_event"]
 logger = logging.getLogger("copaw_context")
 
 EventKind = Literal[
+    "compaction_started",  # a compaction was planned: what will be compacted and kept
     "compaction",  # messages were summarised, archived and removed
     "truncation",  # nothing could be compacted; tool results / the request were cut instead
     "compaction_failed",  # nothing was removed (e.g. the archive could not be written)

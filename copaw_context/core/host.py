@@ -8,7 +8,7 @@ host. Everything here is host-neutral data.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -157,6 +157,11 @@ class HostSession(ContextSource, Protocol):
         ...
 
     @property
+    def message_form(self) -> str:
+        """How :meth:`archive_record` serialises a message, e.g. ``"agentscope2.Msg"``."""
+        ...
+
+    @property
     def state(self) -> MutableMapping[str, Any]:
         """JSON-able state saved with the agent's session (survives a restart)."""
         ...
@@ -205,10 +210,25 @@ class HostSession(ContextSource, Protocol):
         """Set the summary message the model receives before the context (``""``: none)."""
         ...
 
+    def views_of(self, messages: Sequence[Mapping[str, Any]]) -> list[MessageView]:
+        """Serialised messages (in :attr:`message_form`) as views, without touching the
+        context; raise ``ValueError`` naming the first message that is not valid."""
+        ...
+
+    async def load_context(self, messages: Sequence[Mapping[str, Any]], summary: str) -> None:
+        """Make the context these messages (checked with :meth:`views_of`) and the summary
+        message ``summary`` (``/load_history``)."""
+        ...
+
     async def clear(self, *, new_session: bool) -> None:
         """Empty the context and the summary; with ``new_session`` start a new session id."""
         ...
 
     def awaiting_confirmation(self) -> bool:
         """Whether a tool call waits for the user's confirmation (then nothing is cleared)."""
+        ...
+
+    async def show_status(self, line: str) -> None:
+        """Show a one-line status in the chat (``show_status``: before and after an automatic
+        compaction), however the host shows a message that is not part of the context."""
         ...

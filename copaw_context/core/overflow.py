@@ -8,8 +8,10 @@ and the call is retried once.
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from typing import Any
 
-__all__ = ["is_context_overflow", "overflow_figures"]
+__all__ = ["is_context_overflow", "overflow_figures", "started_stream"]
 
 # Lower-cased fragments of the messages providers and OpenAI-compatible servers send.
 _OVERFLOW_TEXT = re.compile(
@@ -96,3 +98,23 @@ def overflow_figures(exc: BaseException) -> tuple[int | None, int | None]:
     if sent is not None and limit is not None and sent <= limit:
         sent = None  # e.g. the completion's share was counted in: not the prompt's size
     return sent, limit
+
+
+async def started_stream(response: Any) -> Any:
+    """``response``, or for a streamed one the same stream with its first chunk already
+    received: an error a provider raises at the start of a stream surfaces here, where the
+    call can still be recovered from and retried."""
+    if not isinstance(response, AsyncIterator):  # a type check: some responses are dicts
+        return response
+    try:
+        first = await response.__anext__()
+    except StopAsyncIteration:
+        first = None
+
+    async def replay() -> AsyncIterator[Any]:
+        if first is not None:
+            yield first
+        async for chunk in response:
+            yield chunk
+
+    return replay()

@@ -97,5 +97,6 @@ async def overflow_event(
             session_id=host.session_id,
             trigger="overflow",
             message=f"{outcome}: {type(error).__name__}: {str(error)[:300]}",
-        )
+        ),
+        host,
     )

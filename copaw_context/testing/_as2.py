@@ -1,17 +1,12 @@
-"""A scripted AgentScope 2.x chat model for offline tests and demos.
+"""The scripted chat model for AgentScope 2.x (``agentscope.model.ChatModelBase``).
 
-`ScriptedChatModel` replays a list of steps. Each model call consumes one step:
-a list of content blocks (the reply), a callable that receives the `ModelCall`
-and returns blocks (sync or async), or an exception instance that is raised.
-Every call is recorded with deep-copied messages, so tests can assert on what
-the model actually received. `openai_pairing_problems` checks that an OpenAI
-chat-completions message list pairs every tool call with its tool messages.
+Every call is recorded with deep-copied messages (2.x ``Msg`` objects) and what
+``OpenAIChatFormatter`` makes of them, so tests can assert on what the model received.
 """
 
 from __future__ import annotations
 
 import copy
-import inspect
 import itertools
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
@@ -31,16 +26,15 @@ from agentscope.message import (
 from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
+from copaw_context.testing._script import Script, split_text
+
 __all__ = [
     "ModelBlock",
     "ModelCall",
-    "ScriptExhaustedError",
     "ScriptedChatModel",
     "Step",
     "StepResult",
-    "UnconsumedStepsError",
     "UsageFunction",
-    "openai_pairing_problems",
     "scaled_usage",
     "text_bytes",
     "text_step",
@@ -84,14 +78,6 @@ _ALLOWED_BLOCKS = (TextBlock, ToolCallBlock, ThinkingBlock, DataBlock)
 _call_ids = itertools.count(1)
 
 
-class ScriptExhaustedError(AssertionError):
-    """The model was called after its script ran out of steps."""
-
-
-class UnconsumedStepsError(AssertionError):
-    """`assert_complete` found steps that were never used."""
-
-
 def text_step(text: str) -> list[ModelBlock]:
     """A step answering with plain text."""
     return [TextBlock(text=text)]
@@ -125,7 +111,7 @@ def tool_calls_step(
 
 
 def _check_blocks(blocks: object, where: str) -> list[ModelBlock]:
-    if not isinstance(blocks, (list, tuple)):
+    if not isinstance(blocks, list | tuple):
         raise TypeError(
             f"{where}: expected a list of TextBlock/ToolCallBlock/ThinkingBlock/DataBlock, "
             f"got {type(blocks).__name__}"
@@ -140,16 +126,6 @@ def _check_blocks(blocks: object, where: str) -> list[ModelBlock]:
         # Copy: the agent mutates blocks (e.g. ToolCallBlock.state) after saving them.
         checked.append(block.model_copy(deep=True))
     return checked
-
-
-def _check_step(step: object, index: int) -> Step:
-    if isinstance(step, type) and issubclass(step, BaseException):
-        raise TypeError(
-            f"script step {index}: pass an exception instance, e.g. {step.__name__}('...')"
-        )
-    if isinstance(step, BaseException) or callable(step):
-        return step
-    return _check_blocks(step, f"script step {index}")
 
 
 def _preview(msg: Msg, limit: int = 160) -> str:
@@ -228,31 +204,21 @@ class ScriptedChatModel(ChatModelBase):
         self.name = name or model_name
         self.calls: list[ModelCall] = []
         self._usage = usage or _default_usage
-        self._steps: list[Step] = []
-        self._next = 0
+        self._script: Script[ModelBlock, ModelCall] = Script(self.name, _check_blocks)
         self.add_steps(*steps)
 
     def add_steps(self, *steps: Step) -> None:
         """Append steps to the script."""
-        start = len(self._steps)
-        self._steps.extend(_check_step(step, start + i) for i, step in enumerate(steps))
+        self._script.add(steps)
 
     @property
     def remaining(self) -> int:
         """How many steps have not been used yet."""
-        return len(self._steps) - self._next
+        return self._script.remaining
 
     def assert_complete(self) -> None:
         """Raise `UnconsumedStepsError` unless every step was used."""
-        if self.remaining:
-            unused = ", ".join(
-                _describe_step(step) for step in self._steps[self._next : self._next + 5]
-            )
-            raise UnconsumedStepsError(
-                f"ScriptedChatModel {self.name!r}: {self.remaining} of {len(self._steps)} "
-                f"step(s) were never used (called {len(self.calls)} time(s)); "
-                f"next unused: {unused}"
-            )
+        self._script.assert_complete()
 
     async def _call_api(
         self,
@@ -269,16 +235,8 @@ class ScriptedChatModel(ChatModelBase):
             formatted=await self.formatter.format(messages),
         )
         self.calls.append(call)
-        if self._next >= len(self._steps):
-            recent = "\n  ".join(_preview(msg) for msg in messages[-3:])
-            raise ScriptExhaustedError(
-                f"ScriptedChatModel {self.name!r} was called {len(self.calls)} time(s) but "
-                f"its script has only {len(self._steps)} step(s); add steps with add_steps(). "
-                f"Tools offered: {call.tool_names}. Last messages:\n  {recent}"
-            )
-        step = self._steps[self._next]
-        self._next += 1
-        blocks = await self._run_step(step, call)
+        recent = "\n  ".join(_preview(msg) for msg in messages[-3:])
+        blocks = await self._script.run_next(call, call.tool_names, recent)
         reported = self._usage(call)
         if isinstance(reported, ChatUsage):
             usage = reported
@@ -289,30 +247,6 @@ class ScriptedChatModel(ChatModelBase):
             return ChatResponse(content=blocks, is_last=True, usage=usage)
         return _stream_deltas(blocks, usage)
 
-    async def _run_step(self, step: Step, call: ModelCall) -> list[ModelBlock]:
-        index = self._next - 1
-        if isinstance(step, BaseException):
-            raise step
-        if callable(step):
-            result = step(call)
-            if inspect.isawaitable(result):
-                result = await result
-            return _check_blocks(result, f"script step {index} (callable {_describe_step(step)})")
-        return [block.model_copy(deep=True) for block in step]
-
-
-def _describe_step(step: Step) -> str:
-    if isinstance(step, BaseException):
-        return f"raise {type(step).__name__}({step})"
-    if callable(step):
-        return getattr(step, "__qualname__", type(step).__name__)
-    return "[" + ", ".join(type(block).__name__ for block in step) + "]"
-
-
-def _split(text: str, pieces: int = 3) -> list[str]:
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
 
 async def _stream_deltas(
     blocks: list[ModelBlock], usage: ChatUsage
@@ -320,99 +254,16 @@ async def _stream_deltas(
     """Yield deltas the way a provider streams; `ChatModelBase` accumulates them."""
     for block in blocks:
         if isinstance(block, TextBlock):
-            for piece in _split(block.text):
+            for piece in split_text(block.text):
                 yield ChatResponse(content=[TextBlock(id=block.id, text=piece)], is_last=False)
         elif isinstance(block, ThinkingBlock):
-            for piece in _split(block.thinking):
+            for piece in split_text(block.thinking):
                 thinking = block.model_copy(update={"thinking": piece})
                 yield ChatResponse(content=[thinking], is_last=False)
         elif isinstance(block, ToolCallBlock):
-            for piece in _split(block.input, 2):
+            for piece in split_text(block.input, 2):
                 delta = ToolCallBlock(id=block.id, name=block.name, input=piece)
                 yield ChatResponse(content=[delta], is_last=False)
         else:
             yield ChatResponse(content=[block], is_last=False)
     yield ChatResponse(content=[], is_last=False, usage=usage)
-
-
-def openai_pairing_problems(
-    formatted: list[dict[str, Any]], *, pending_ok: bool = True
-) -> list[str]:
-    """Check tool-call pairing in an OpenAI chat-completions message list.
-
-    OpenAI requires each `tool` message to sit in the contiguous run of tool
-    messages right after the assistant message whose `tool_calls` holds its
-    id, and every tool call to be answered there. With `pending_ok`, calls of
-    the last assistant message may still be unanswered. Returns readable
-    problems; an empty list means the sequence is valid.
-    """
-    problems: list[str] = []
-    call_origin: dict[str, int] = {}
-    call_names: dict[str, str] = {}
-    answered: set[str] = set()
-    last_assistant = max(
-        (i for i, msg in enumerate(formatted) if msg.get("role") == "assistant"), default=-1
-    )
-    run_owner = -1
-    run_pending: list[str] = []
-
-    def close_run() -> None:
-        if run_owner < 0 or (pending_ok and run_owner == last_assistant):
-            return
-        for call_id in run_pending:
-            problems.append(
-                f"message {run_owner}: tool call {call_id!r} ({call_names[call_id]}) has no "
-                "tool message in the run directly after it"
-            )
-
-    for index, msg in enumerate(formatted):
-        role = msg.get("role")
-        if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if not call_id:
-                problems.append(f"message {index}: tool message without a tool_call_id")
-            elif call_id in answered:
-                problems.append(f"message {index}: second tool message for call {call_id!r}")
-            elif call_id in run_pending:
-                run_pending.remove(call_id)
-                answered.add(call_id)
-            elif call_id in call_origin:
-                answered.add(call_id)
-                problems.append(
-                    f"message {index}: tool message for call {call_id!r} is not in the run of "
-                    f"tool messages directly after its assistant message {call_origin[call_id]}"
-                )
-            else:
-                problems.append(
-                    f"message {index}: tool message for unknown call {call_id!r} "
-                    "(no earlier assistant message has a tool_call with this id)"
-                )
-            name = msg.get("name")
-            if call_id in call_names and name and name != call_names[call_id]:
-                problems.append(
-                    f"message {index}: tool message named {name!r} answers call {call_id!r} "
-                    f"of {call_names[call_id]!r}"
-                )
-            continue
-        close_run()
-        run_owner, run_pending = -1, []
-        if role == "assistant" and msg.get("tool_calls"):
-            run_owner = index
-            for tool_call in msg["tool_calls"]:
-                call_id = tool_call.get("id")
-                if not call_id:
-                    problems.append(f"message {index}: tool call without an id")
-                    continue
-                if call_id in run_pending or (call_id in call_origin and call_id not in answered):
-                    problems.append(
-                        f"message {index}: duplicate tool call id {call_id!r} "
-                        f"(still unanswered from message {call_origin[call_id]})"
-                    )
-                    continue
-                # Reusing an id after its call was answered is valid (some servers do it).
-                answered.discard(call_id)
-                call_origin[call_id] = index
-                call_names[call_id] = str(tool_call.get("function", {}).get("name", "?"))
-                run_pending.append(call_id)
-    close_run()
-    return problems

@@ -1,0 +1,135 @@
+"""Attach a hook to an AgentScope 1.x ``ReActAgent``.
+
+What changes on the agent instance (its class and other agents are untouched):
+
+- instance hooks ``pre_reasoning`` and ``post_acting`` named ``copaw_context``;
+- ``agent.reply`` is wrapped: a lone user message holding a chat command is answered by the
+  engine and printed, without the model and without entering the memory. A ``pre_reply`` hook
+  cannot do this (its return value only replaces the arguments: the reply would still run);
+- ``agent.formatter`` and ``agent.model`` are wrapped (see :mod:`proxies`): MEMORY.md in the
+  system prompt; usage calibration and overflow recovery around the reasoning call;
+- ``read_file`` and the memory tools join the toolkit (a tool of the same name is replaced,
+  with a warning: QwenPaw's own ``read_file`` cannot follow our notices' ``line_offset``);
+- the state attribute ``copaw_context`` is registered (saved with ``state_dict()``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import TYPE_CHECKING, Any
+
+from agentscope.message import Msg
+
+from copaw_context.agentscope1.model import call_model
+from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
+from copaw_context.agentscope1.state import register_agent_state
+from copaw_context.core.commands import parse_command
+
+if TYPE_CHECKING:
+    from copaw_context.agentscope1.hook import MemoryCompactionHook
+
+__all__ = ["HOOK_NAME", "attach", "attached_hook"]
+
+logger = logging.getLogger("copaw_context")
+
+HOOK_NAME = "copaw_context"
+"""Name of our instance hooks (``pre_reasoning``, ``post_acting``)."""
+
+_OWNER = "_copaw_context_hook"
+
+
+def attached_hook(agent: Any) -> MemoryCompactionHook | None:
+    """The hook attached to ``agent``, if any."""
+    hook: MemoryCompactionHook | None = getattr(agent, _OWNER, None)
+    return hook
+
+
+def _check_agent(agent: Any, hook: MemoryCompactionHook) -> None:
+    missing = [
+        name
+        for name in ("register_instance_hook", "memory", "toolkit", "formatter", "model")
+        if not hasattr(agent, name)
+    ]
+    if missing:
+        raise TypeError(
+            f"attach() needs an AgentScope 1.x ReActAgent; {type(agent).__name__} has no "
+            f"{', '.join(missing)}"
+        )
+    if not isinstance(getattr(agent.memory, "content", None), list):
+        raise TypeError(
+            f"attach() needs the agent's memory to be an InMemoryMemory (or a subclass): the "
+            f"context is edited in place; {type(agent.memory).__name__} keeps it elsewhere"
+        )
+    compression = getattr(agent, "compression_config", None)
+    if hook.is_light and compression is not None and getattr(compression, "enable", False):
+        raise ValueError(
+            "attach(): the agent's own compression (ReActAgent compression_config.enable) is "
+            "on; copaw-context replaces it. Build the agent without compression_config, or "
+            'set running.context_manager_backend to "native" to keep AgentScope\'s'
+        )
+    other = attached_hook(agent)
+    if other is not None and other is not hook:
+        raise ValueError("attach(): this agent already has another copaw-context hook")
+
+
+def _command_text(msg: object) -> str | None:
+    """The text of a lone user message (the only input that can be a command)."""
+    if isinstance(msg, list) and len(msg) == 1:
+        msg = msg[0]
+    if not isinstance(msg, Msg) or msg.role != "user":
+        return None
+    return msg.get_text_content()
+
+
+def _wrap_reply(agent: Any, hook: MemoryCompactionHook) -> None:
+    original = agent.reply
+
+    @functools.wraps(original)
+    async def reply(*args: Any, **kwargs: Any) -> Any:
+        command = parse_command(_command_text(args[0] if args else kwargs.get("msg")))
+        if command is None:
+            return await original(*args, **kwargs)
+        answer = Msg(agent.name, await hook.run_command(agent, command), "assistant")
+        await agent.print(answer, True)
+        return answer
+
+    agent.reply = reply
+
+
+def _register_tools(agent: Any, hook: MemoryCompactionHook) -> None:
+    toolkit = agent.toolkit
+    for function in hook.tool_functions():
+        name = function.__name__
+        existing = toolkit.tools.get(name)
+        if existing is not None:
+            logger.warning(
+                "copaw-context: replacing the toolkit's %s with copaw-context's (it follows "
+                "the truncation notices exactly)",
+                name,
+            )
+        toolkit.register_tool_function(
+            function,
+            namesake_strategy="override",
+            postprocess_func=hook.read_entries.postprocess if name == "read_file" else None,
+        )
+
+
+async def attach(agent: Any, hook: MemoryCompactionHook) -> MemoryCompactionHook:
+    """Attach ``hook`` to a 1.x ``ReActAgent`` (idempotent: twice changes nothing)."""
+    _check_agent(agent, hook)
+    if attached_hook(agent) is hook:
+        return hook
+    register_agent_state(agent)
+    agent.register_instance_hook("pre_reasoning", HOOK_NAME, hook.pre_reasoning)
+    agent.register_instance_hook("post_acting", HOOK_NAME, hook.post_acting)
+    _wrap_reply(agent, hook)
+    agent.formatter = MemoryPromptFormatter(agent.formatter, hook.engine.memory.prompt_block)
+
+    async def handle(inner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return await call_model(hook, agent, inner, args, kwargs)
+
+    agent.model = ContextModelProxy(agent.model, handle)
+    _register_tools(agent, hook)
+    setattr(agent, _OWNER, hook)
+    return hook

@@ -1,0 +1,289 @@
+"""``MemoryCompactionHook`` for AgentScope 1.x: the agent's hooks in front of the engine.
+
+``pre_reasoning``  the engine's pipeline (stage-2 pruning, count, compaction, archive) on
+                   ``agent.memory``, then the model-call measure (results become seen)
+``post_acting``    stage-1 truncation of the tool result ``_acting`` just stored
+``reply``          (wrapped on the instance) ``/compact``, ``/context``, ``/clear``, ``/new``,
+                   ``/history``, ``/dump_history``, ``/load_history`` answered without the model
+model proxy        usage calibration and one recovery from "input too long" (see model.py)
+Registration is in :mod:`copaw_context.agentscope1.attach`; every method only translates.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import weakref
+from pathlib import Path
+from typing import Any
+
+from agentscope.message import Msg
+
+from copaw_context.agentscope1.messages import (
+    METADATA_KEY,
+    blocks_of,
+    result_meta,
+    result_parts,
+    set_result,
+)
+from copaw_context.agentscope1.proxies import with_memory
+from copaw_context.agentscope1.session import AgentScope1Session
+from copaw_context.agentscope1.state import agent_state
+from copaw_context.agentscope1.summariser import DEFAULT_WINDOW, AgentScope1Summariser
+from copaw_context.agentscope1.thinking import thinking_policy
+from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
+from copaw_context.core.commands import ChatCommand
+from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.engine import ContextEngine
+from copaw_context.core.events import EventCallback
+from copaw_context.core.host import Window
+from copaw_context.core.report import TokenReport
+from copaw_context.core.tokens import UsageCalibration
+from copaw_context.core.workspace import agent_json_workspace
+
+__all__ = ["MemoryCompactionHook", "inner_model"]
+
+logger = logging.getLogger("copaw_context")
+
+
+def inner_model(agent: Any) -> Any:
+    """The agent's own model (under our proxy, if any)."""
+    return getattr(agent.model, "inner", agent.model)
+
+
+def _inner_formatter(agent: Any) -> Any:
+    return getattr(agent.formatter, "inner", agent.formatter)
+
+
+class MemoryCompactionHook:
+    """Light context management for an AgentScope 1.x ``ReActAgent``.
+
+    Example::
+
+        hook = MemoryCompactionHook.from_agent_json("~/.qwenpaw/workspaces/a1/agent.json")
+        agent = ReActAgent(name="a", sys_prompt="...", model=model, formatter=formatter)
+        await hook.attach(agent)
+    """
+
+    def __init__(
+        self,
+        config: RunningConfig | None = None,
+        workspace_dir: str | os.PathLike[str] = ".",
+        compactor_model: Any | None = None,
+        *,
+        compactor_formatter: Any | None = None,
+        on_event: EventCallback | None = None,
+    ) -> None:
+        if (compactor_model is None) != (compactor_formatter is None):
+            raise ValueError(
+                "MemoryCompactionHook: pass compactor_model and compactor_formatter together "
+                "(a 1.x model is called with messages its own provider's formatter made), or "
+                "neither to summarise with the agent's model and formatter"
+            )
+        config = config or RunningConfig()
+        workspace = Path(workspace_dir).expanduser().resolve()
+        self.engine = ContextEngine(config, workspace, on_event=on_event)
+        self.compactor_model = compactor_model
+        self.compactor_formatter = compactor_formatter
+        self.read_entries = ReadEntries()
+        self._thinking: dict[int, bool] = {}
+        self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def from_agent_json(
+        cls,
+        path: str | os.PathLike[str],
+        workspace_dir: str | os.PathLike[str] | None = None,
+        compactor_model: Any | None = None,
+        *,
+        compactor_formatter: Any | None = None,
+        on_event: EventCallback | None = None,
+    ) -> MemoryCompactionHook:
+        """Build the hook from an agent.json (``running`` or ``agents.running``); the
+        workspace is the folder that holds it unless ``workspace_dir`` is given."""
+        return cls(
+            load_running_config(path),
+            agent_json_workspace(path, workspace_dir),
+            compactor_model,
+            compactor_formatter=compactor_formatter,
+            on_event=on_event,
+        )
+
+    @property
+    def config(self) -> RunningConfig:
+        return self.engine.config
+
+    @property
+    def workspace(self) -> Path:
+        return self.engine.workspace
+
+    @property
+    def is_light(self) -> bool:
+        """Whether this hook manages the context (``context_manager_backend == "light"``)."""
+        return self.engine.is_light
+
+    @property
+    def compactor_retry_delay(self) -> float:
+        """Seconds before the first retry of a compactor call that raised (doubles each time)."""
+        return self.engine.compactor_retry_delay
+
+    @compactor_retry_delay.setter
+    def compactor_retry_delay(self, value: float) -> None:
+        self.engine.compactor_retry_delay = value
+
+    async def attach(self, agent: Any) -> MemoryCompactionHook:
+        """Attach to a 1.x ``ReActAgent`` (see :func:`copaw_context.agentscope1.attach`)."""
+        from copaw_context.agentscope1.attach import attach
+
+        return await attach(agent, self)
+
+    def tool_functions(self) -> list[Any]:
+        """``read_file`` bound to the workspace and the memory tools (unless memory is off),
+        as 1.x tool functions returning ``ToolResponse``."""
+        light = self.config.light_context_config
+        pruning = light.tool_result_pruning_config
+        read_file = make_read_file(
+            self.workspace,
+            extra_roots=[self.workspace / Path(r).expanduser() for r in light.extra_read_roots],
+            max_bytes=pruning.pruning_recent_msg_max_bytes,
+            exempt_extensions=pruning.exempt_file_extensions,
+            exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
+            tool_results_dir=pruning.tool_results_cache,
+            dialog_dir=light.dialog_path,
+        )
+        return [read_file, *(as_tool_function(f) for f in self.engine.memory.tool_functions())]
+
+    async def close(self) -> None:
+        """Stop background work: the memory consolidation schedule and pending summaries."""
+        await self.engine.close()
+
+    def scratch(self, agent: Any) -> dict[str, Any]:
+        """The engine's cache for ``agent`` (not saved)."""
+        return self._scratch.setdefault(agent, {})
+
+    # ------------------------------------------------------------------- session
+    def window(self, agent: Any) -> Window:
+        if self.config.max_input_length_is_set:
+            return Window(self.config.max_input_length, "running.max_input_length")
+        size = getattr(inner_model(agent), "context_size", None)
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            return Window(size, "model.context_size")
+        return Window(DEFAULT_WINDOW, "the default (set running.max_input_length)")
+
+    async def session(self, agent: Any) -> AgentScope1Session:
+        """The engine's view of ``agent`` (its state is the agent's ``copaw_context``)."""
+        formatter = _inner_formatter(agent)
+        thinking = self._thinking.get(id(formatter))
+        if thinking is None:
+            thinking = self._thinking[id(formatter)] = await thinking_policy(formatter)
+        window = self.window(agent)
+        if self.compactor_model is not None:
+            compactor = AgentScope1Summariser(self.compactor_model, self.compactor_formatter)
+        else:
+            compactor = AgentScope1Summariser(inner_model(agent), formatter, window=window.tokens)
+        with_summary = await agent.memory.get_memory(prepend_summary=True)
+        without = await agent.memory.get_memory(prepend_summary=False)
+        summary = ""
+        if len(with_summary) > len(without):
+            summary = with_summary[0].get_text_content() or ""
+
+        async def system_prompt() -> str:
+            return with_memory(str(agent.sys_prompt), await self.engine.memory.prompt_block())
+
+        async def status(line: str) -> None:
+            entry: dict[str, Any] = {METADATA_KEY: {"status": True}}  # a status, not a reply
+            await agent.print(Msg(agent.name, line, "assistant", metadata=entry), True)
+
+        return AgentScope1Session(
+            agent,
+            data=agent_state(agent),
+            scratch=self.scratch(agent),
+            thinking=thinking,
+            window=window,
+            compactor=compactor,
+            separate_compactor=self.compactor_model is not None,
+            system_prompt=system_prompt,
+            summary=summary,
+            status=status,
+        )
+
+    # ------------------------------------------------------------------- hooks
+    async def pre_reasoning(self, agent: Any, kwargs: dict[str, Any]) -> None:
+        """The engine's pipeline on ``agent.memory``, then the measure of the model input
+        (kept for the model proxy). Returns None: 1.x passes copies; the memory is edited."""
+        if not self.is_light:
+            return None
+        try:
+            session = await self.session(agent)
+            try:
+                await self.engine.before_reasoning(session)
+                self.scratch(agent)["measure"] = await self.engine.model_call(session)
+            finally:
+                await session.flush()
+        except Exception:
+            # The context manager must never kill the agent's reply.
+            logger.exception("copaw-context: context management failed this step; context kept")
+        return None
+
+    async def post_acting(self, agent: Any, kwargs: dict[str, Any], output: Any) -> None:
+        """Stage 1: bound the tool result ``_acting`` just added to the memory."""
+        if not (self.is_light and self.engine.pruning.enabled):
+            return None
+        tool_call = kwargs.get("tool_call")
+        call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
+        if not isinstance(tool_call, dict) or not isinstance(call_id, str):
+            return None
+        try:
+            found = _stored_result(agent, call_id)
+            if found is None:
+                return None
+            msg, part, block = found
+            session = await self.session(agent)
+            meta = {**result_meta(msg, call_id), **self.read_entries.pop(call_id)}
+            raw = tool_call.get("raw_input") or json.dumps(tool_call.get("input") or {})
+            parts, meta = await self.engine.bound_fresh(
+                session, str(tool_call.get("name")), str(raw), result_parts(block), meta
+            )
+            set_result(msg, part, parts, meta)
+        except Exception:
+            logger.exception("copaw-context: stage-1 truncation failed; result kept as is")
+        return None
+
+    async def run_command(self, agent: Any, command: ChatCommand) -> str:
+        """The reply to a chat command (a failure is reported, never raised)."""
+        try:
+            session = await self.session(agent)
+            try:
+                return await self.engine.run_command(session, command.name, command.argument)
+            finally:
+                await session.flush()
+        except Exception as exc:
+            logger.exception("copaw-context: /%s failed", command.name)
+            return f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
+
+    # ------------------------------------------------------------------- figures
+    async def report(self, agent: Any) -> TokenReport:
+        """Tokens the model would receive now for ``agent``, by part (as ``/context``)."""
+        return await self.engine.report(await self.session(agent))
+
+    async def agent_stats(self, agent: Any) -> dict[str, int]:
+        """Counters for ``agent``: results truncated and offloaded, compactions, and the
+        tokens of the last model input (``last_prompt_tokens``)."""
+        state = self.engine.state(await self.session(agent))
+        return {**state.stats, "last_prompt_tokens": state.last_prompt_tokens}
+
+    async def calibration_for(self, agent: Any) -> UsageCalibration:
+        """The usage calibration learned for ``agent`` (a copy)."""
+        return self.engine.state(await self.session(agent)).calibration
+
+
+def _stored_result(agent: Any, call_id: object) -> tuple[Msg, int, dict[str, Any]] | None:
+    """The newest stored tool result of ``call_id`` (message, block index, block)."""
+    if not isinstance(call_id, str):
+        return None
+    for msg, _marks in reversed(agent.memory.content):
+        for index, block in enumerate(blocks_of(msg)):
+            if block.get("type") == "tool_result" and block.get("id") == call_id:
+                return msg, index, block
+    return None

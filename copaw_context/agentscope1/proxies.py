@@ -1,0 +1,97 @@
+"""What the 1.x hook puts in place of the agent's formatter and model.
+
+1.x has no hook around the model call and builds the system prompt from ``sys_prompt``, a
+read-only property over the private, saved ``_sys_prompt``. Both public attributes the agent
+calls through, ``agent.formatter`` and ``agent.model``, are therefore wrapped on the
+instance, delegating everything else to the original:
+
+- :class:`MemoryPromptFormatter` adds MEMORY.md after the system prompt of every request it
+  formats (nothing saved with the agent changes, so a restored agent never gets it twice);
+- :class:`ContextModelProxy` hands each call to the hook, which measures the input, feeds the
+  reported usage back and recovers once from a provider's "input too long" error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agentscope.formatter import FormatterBase
+from agentscope.message import Msg
+from agentscope.model import ChatModelBase
+
+__all__ = ["ContextModelProxy", "MemoryPromptFormatter", "with_memory"]
+
+ModelCallHandler = Callable[[Any, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
+
+
+def with_memory(system_prompt: str, block: str) -> str:
+    """``system_prompt`` followed by the MEMORY.md block, unless it already holds MEMORY.md
+    (an agent whose prompt is built from the workspace files, as QwenPaw's is)."""
+    body = block.partition("\n\n")[2].strip()
+    if not block or (body and body[:2000] in system_prompt):
+        return system_prompt
+    return f"{system_prompt}\n\n{block}" if system_prompt else block
+
+
+class MemoryPromptFormatter(FormatterBase):
+    """The agent's formatter, with MEMORY.md added to the system message it formats."""
+
+    def __init__(self, inner: Any, memory_block: Callable[[], Awaitable[str]]) -> None:
+        self.inner = inner
+        self._memory_block = memory_block
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (e.g. while copying)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def format(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        msgs = kwargs.pop("msgs", args[0] if args else None)
+        args = args[1:]
+        if isinstance(msgs, list) and msgs and isinstance(msgs[0], Msg):
+            first = msgs[0]
+            if first.role == "system":
+                text = first.get_text_content() or ""
+                prompt = with_memory(text, await self._memory_block())
+                if prompt != text:
+                    msgs = [Msg(first.name, prompt, "system"), *msgs[1:]]
+        result: list[dict[str, Any]] = await self.inner.format(msgs, *args, **kwargs)
+        return result
+
+
+class ContextModelProxy(ChatModelBase):
+    """The agent's model; every call goes through ``handler(inner, args, kwargs)``."""
+
+    def __init__(self, inner: Any, handler: ModelCallHandler) -> None:
+        # Not ChatModelBase.__init__: model_name and stream stay the inner model's.
+        self.__dict__["inner"] = inner
+        self.__dict__["_handler"] = handler
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("inner", "_handler"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # e.g. ReActAgent sets model.stream = False around a structured call
+        setattr(self.inner, name, value)
+
+    @property
+    def model_name(self) -> str:
+        return str(self.inner.model_name)
+
+    @model_name.setter
+    def model_name(self, value: str) -> None:
+        self.inner.model_name = value
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.inner.stream)
+
+    @stream.setter
+    def stream(self, value: bool) -> None:
+        self.inner.stream = value
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._handler(self.inner, args, kwargs)

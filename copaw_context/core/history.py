@@ -1,0 +1,269 @@
+"""QwenPaw's history commands: ``/history``, ``/dump_history [path]``, ``/load_history path``.
+
+``/history`` lists what the model receives now, one line per message with its tokens.
+``/dump_history`` writes the context and the summary, in the host's own message form, to a
+JSON file in the workspace; ``/load_history`` reads such a file back. A file is checked
+whole (JSON, shape, message form, every message, tool calls paired with their results)
+before anything changes, so an invalid file leaves the context as it was; a valid one
+replaces the context only after the current messages are archived (or kept in the session
+state while the archive is unwritable), so nothing is lost either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from copaw_context.core.archiving import relative, shielded, write_records
+from copaw_context.core.compaction import archive_records
+from copaw_context.core.host import HostSession, MessageView
+from copaw_context.core.summary import split_summary_message
+
+if TYPE_CHECKING:
+    from copaw_context.core.engine import ContextEngine
+
+__all__ = [
+    "HISTORY_FORMAT",
+    "HistoryFileError",
+    "dump_history",
+    "history_lines",
+    "load_history",
+    "read_history_file",
+]
+
+HISTORY_FORMAT = "copaw-context.history/1"
+"""``format`` of a dump file."""
+
+_MAX_REPLY_CHARS = 10000  # QwenPaw's history_max_length
+_MAX_FILE_BYTES = 64 * 1024 * 1024
+_PREVIEW_CHARS = 80
+
+
+class HistoryFileError(ValueError):
+    """A history file that cannot be loaded; the message says why and where."""
+
+
+def _preview(view: MessageView) -> str:
+    for part in view.parts:
+        if part.kind in ("text", "hint") and part.text.strip():
+            text = " ".join(part.text.split())
+            return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
+    kinds = [f"{p.kind} {p.tool_name}" if p.tool_name else p.kind for p in view.parts if p.sent]
+    return ", ".join(kinds) or "(empty)"
+
+
+async def history_lines(engine: ContextEngine, host: HostSession) -> str:
+    """The ``/history`` reply: one line per context message with its tokens."""
+    ledger, _ = await engine.sync(host)
+    report = await engine.report(host)
+    lines = [
+        f"**Context history** ({report.message_count} messages, {report.messages} tokens; "
+        f"summary {report.summary} tokens; total {report.total} of {report.window})",
+        "",
+    ]
+    used = sum(len(line) + 1 for line in lines)
+    for index, entry in enumerate(ledger.messages):
+        view = host.view(index)
+        pinned = " · pinned" if entry.pinned else ""
+        line = f"{index + 1}. {view.role} ({view.name}) · {entry.tokens} tokens{pinned} · "
+        line += _preview(view)
+        if used + len(line) > _MAX_REPLY_CHARS:
+            rest = len(ledger.messages) - index
+            lines.append(f"… {rest} more message(s); /dump_history writes them all to a file")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    if not ledger.messages:
+        lines.append("(the context is empty)")
+    return "\n".join(lines)
+
+
+def _inside(workspace: Path, argument: str, default: Path) -> Path:
+    """A path the user named, resolved against the workspace; dumps stay inside it."""
+    path = Path(argument).expanduser() if argument else default
+    path = path if path.is_absolute() else workspace / path
+    resolved = path.resolve()
+    if not resolved.is_relative_to(workspace.resolve()):
+        raise HistoryFileError(
+            f"{argument!r} is outside the workspace {workspace}; dumps are written "
+            "inside it (give a relative path)"
+        )
+    return resolved
+
+
+def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path:
+    """Write ``text`` to a new file (never over an existing one); return its path."""
+    path = _inside(workspace, argument, default)
+    if path.exists():
+        raise HistoryFileError(f"{path} already exists; name another file")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".dump-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temp, path)  # fails if the name was taken meanwhile: never overwrite
+        except FileExistsError:
+            raise HistoryFileError(f"{path} already exists; name another file") from None
+        except OSError:  # a file system without hard links
+            os.replace(temp, path)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    return path
+
+
+async def dump_history(engine: ContextEngine, host: HostSession, argument: str) -> str:
+    """The ``/dump_history [path]`` reply; the file holds the context and the summary."""
+    ledger, _ = await engine.sync(host)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    dialog = engine.config.light_context_config.dialog_path
+    default = Path(dialog) / "dumps" / f"history-{stamp}.json"
+    records = archive_records(host, [(i, None) for i in range(len(ledger.messages))])
+    data = {
+        "format": HISTORY_FORMAT,
+        "form": host.message_form,
+        "session_id": host.session_id,
+        "agent_name": host.agent_name,
+        "dumped_at": datetime.now().astimezone().isoformat(),
+        "summary": host.summary_text(),
+        "bare_summary": engine.state(host).summary,
+        "messages": [r.message for r in records],
+    }
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    try:
+        path = await asyncio.to_thread(_write_new, engine.workspace, argument, default, text)
+    except HistoryFileError as exc:
+        return f"**Not dumped.** {exc}."
+    except OSError as exc:
+        return f"**Not dumped.** {argument or default} could not be written ({exc})."
+    return (
+        f"**History dumped.** {len(records)} message(s) and the summary written to "
+        f"{relative(engine, path)}; load them back with `/load_history {relative(engine, path)}`."
+    )
+
+
+def _read(workspace: Path, argument: str) -> tuple[Path, Any]:
+    path = Path(argument).expanduser()
+    path = path if path.is_absolute() else workspace / path
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise HistoryFileError(f"{path} does not exist") from None
+    except OSError as exc:
+        raise HistoryFileError(f"{path} cannot be read ({exc.strerror or exc})") from None
+    if size > _MAX_FILE_BYTES:
+        raise HistoryFileError(f"{path} is {size} bytes, over the {_MAX_FILE_BYTES} limit")
+    try:
+        return path, json.loads(path.read_bytes().decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise HistoryFileError(f"{path} is not a JSON file ({exc})") from None
+    except OSError as exc:
+        raise HistoryFileError(f"{path} cannot be read ({exc.strerror or exc})") from None
+
+
+def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | None]:
+    """(messages, summary message, bare summary) of a dump file's content."""
+    if isinstance(data, list):  # a bare list of messages (e.g. written by another tool)
+        data = {"messages": data}
+    if not isinstance(data, Mapping):
+        raise HistoryFileError('it must hold a JSON object with a "messages" list')
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        raise HistoryFileError('its "messages" must be a list of messages')
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise HistoryFileError(f"message {index} is not a JSON object")
+    file_form = data.get("form")
+    if file_form is not None and file_form != form:
+        raise HistoryFileError(
+            f"it holds {file_form} messages and this agent loads {form} messages (a dump "
+            "loads back into an agent of the same AgentScope major)"
+        )
+    summary = data.get("summary", "")
+    bare = data.get("bare_summary")
+    if not isinstance(summary, str) or not (bare is None or isinstance(bare, str)):
+        raise HistoryFileError('its "summary" and "bare_summary" must be text')
+    return messages, summary, bare
+
+
+def _check_pairs(views: Sequence[MessageView]) -> None:
+    """Every tool call answered by a later result, every result answering an earlier call."""
+    open_calls: dict[str, int] = {}
+    seen_ids: set[str] = set()
+    for index, view in enumerate(views):
+        if view.msg_id in seen_ids:
+            raise HistoryFileError(f"message {index} repeats the id {view.msg_id!r}")
+        seen_ids.add(view.msg_id)
+        for part in view.parts:
+            if part.kind == "tool_call" and part.call_id:
+                open_calls[part.call_id] = index
+            elif (
+                part.kind == "tool_result"
+                and part.call_id
+                and open_calls.pop(part.call_id, None) is None
+            ):
+                raise HistoryFileError(
+                    f"message {index} holds a result for the call {part.call_id!r}, "
+                    "which no earlier message makes"
+                )
+    if open_calls:
+        call, index = next(iter(open_calls.items()))
+        raise HistoryFileError(f"the tool call {call!r} of message {index} has no result")
+
+
+async def read_history_file(
+    engine: ContextEngine, host: HostSession, argument: str
+) -> tuple[Path, list[Mapping[str, Any]], str, str | None]:
+    """A history file, checked whole: (path, messages, summary message, bare summary)."""
+    if not argument:
+        raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
+    path, data = await asyncio.to_thread(_read, engine.workspace, argument)
+    messages, summary, bare = _shape(data, host.message_form)
+    try:
+        views = host.views_of(messages)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise HistoryFileError(str(exc)) from None
+    _check_pairs(views)
+    return path, messages, summary, bare
+
+
+async def load_history(engine: ContextEngine, host: HostSession, argument: str) -> str:
+    """The ``/load_history path`` reply: archive the context, then load the file's."""
+    if host.awaiting_confirmation():
+        return "**Not loaded.** A tool call is waiting for your confirmation; answer it first."
+    try:
+        path, messages, summary, bare = await read_history_file(engine, host, argument)
+    except HistoryFileError as exc:
+        return f"**Not loaded.** {exc}. The context is unchanged."
+    ledger, _ = await engine.sync(host)
+    count = len(ledger.messages)
+    records = archive_records(host, [(i, None) for i in range(count)])
+    state = engine.state(host)
+
+    async def archive_then_load() -> bool:
+        written = await write_records(engine, host, records)
+        await host.load_context(messages, summary)
+        ledger.reset()
+        state.forget_conversation()
+        state.summary = (
+            bare if bare is not None else (split_summary_message(summary) if summary else None)
+        )
+        return written is not None
+
+    archived = await shielded(archive_then_load())
+    dialog = engine.config.light_context_config.dialog_path
+    where = f"archived to {dialog}/" if archived else "kept in the session state"
+    return (
+        f"**History loaded.** {len(messages)} message(s) from {relative(engine, path)}"
+        f"{' with its summary' if summary else ''}; the previous {count} message(s) were "
+        f"{where}."
+    )

@@ -1,0 +1,139 @@
+"""Attaching the hook to AgentScope 1.x agents: what it adds, and every bad input's error."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agentscope.agent import ReActAgent
+from agentscope.memory import InMemoryMemory
+from agentscope.message import Msg
+from agentscope.token import CharTokenCounter
+from agentscope.tool import Toolkit, ToolResponse
+
+import copaw_context
+from copaw_context.agentscope1 import HOOK_NAME, MemoryCompactionHook
+from copaw_context.core.config import parse_running_config
+from copaw_context.testing import ScriptedChatModel, text_step
+from tests.agentscope1.helpers import build_agent, settings
+
+
+def test_the_package_gives_the_1x_adapter_and_imports_no_agentscope() -> None:
+    assert copaw_context.MemoryCompactionHook is MemoryCompactionHook
+    assert copaw_context.installed_agentscope_major() == 1
+    code = (
+        "import sys, copaw_context, copaw_context.core.engine; "
+        "print(sum(1 for m in sys.modules if m.split('.')[0] == 'agentscope'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+
+
+async def test_attach_registers_hooks_tools_and_state(tmp_path: Path) -> None:
+    agent, hook, model = await build_agent(tmp_path, [text_step("hi")])
+    assert HOOK_NAME in agent._instance_pre_reasoning_hooks
+    assert HOOK_NAME in agent._instance_post_acting_hooks
+    assert await hook.attach(agent) is hook  # idempotent
+    assert list(agent._instance_pre_reasoning_hooks) == [HOOK_NAME]
+    await agent(Msg("user", "hello", "user"))
+    assert model.calls[0].tool_names == [
+        "read_file",
+        "memory_append_log",
+        "memory_edit",
+        "memory_search",
+    ]
+    state = agent.state_dict()["copaw_context"]
+    assert isinstance(state["session_id"], str) and isinstance(state["engine"], dict)
+
+
+async def test_a_tool_already_named_read_file_is_replaced_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def read_file(file_path: str) -> ToolResponse:
+        """QwenPaw's own reader.
+
+        Args:
+            file_path (`str`): The file.
+        """
+        return ToolResponse(content=[{"type": "text", "text": "theirs"}])
+
+    model = ScriptedChatModel([text_step("ok")])
+    toolkit = Toolkit()
+    toolkit.register_tool_function(read_file)
+    agent = ReActAgent(
+        name="a", sys_prompt="s", model=model, formatter=model.formatter, toolkit=toolkit
+    )
+    with caplog.at_level(logging.WARNING, "copaw_context"):
+        await MemoryCompactionHook(settings(), tmp_path).attach(agent)
+    assert "replacing the toolkit's read_file" in caplog.text
+    assert agent.toolkit.tools["read_file"].original_func is not read_file
+
+
+async def test_bad_agents_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+    hook = MemoryCompactionHook(settings(), tmp_path)
+    with pytest.raises(TypeError, match="needs an AgentScope 1.x ReActAgent; object has no"):
+        await hook.attach(object())
+
+    class Elsewhere(InMemoryMemory):
+        def __init__(self) -> None:
+            super().__init__()
+            self.content = None  # type: ignore[assignment]
+
+    model = ScriptedChatModel([])
+    agent = ReActAgent(
+        name="a", sys_prompt="s", model=model, formatter=model.formatter, memory=Elsewhere()
+    )
+    with pytest.raises(TypeError, match="memory to be an InMemoryMemory"):
+        await hook.attach(agent)
+
+    compressing = ReActAgent(
+        name="a",
+        sys_prompt="s",
+        model=model,
+        formatter=model.formatter,
+        compression_config=ReActAgent.CompressionConfig(
+            enable=True, agent_token_counter=CharTokenCounter(), trigger_threshold=1000
+        ),
+    )
+    with pytest.raises(ValueError, match="own compression"):
+        await hook.attach(compressing)
+    native = parse_running_config({"running": {"context_manager_backend": "native"}})
+    assert await MemoryCompactionHook(native, tmp_path).attach(compressing)
+
+    agent, _, _ = await build_agent(tmp_path, [])
+    with pytest.raises(ValueError, match="another copaw-context hook"):
+        await MemoryCompactionHook(settings(), tmp_path).attach(agent)
+
+
+def test_compactor_model_and_formatter_come_together(tmp_path: Path) -> None:
+    model = ScriptedChatModel([])
+    with pytest.raises(ValueError, match="compactor_model and compactor_formatter together"):
+        MemoryCompactionHook(settings(), tmp_path, compactor_model=model)
+    with pytest.raises(ValueError, match="together"):
+        MemoryCompactionHook(settings(), tmp_path, compactor_formatter=model.formatter)
+
+
+async def test_from_agent_json_uses_the_folder_of_the_file(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspaces" / "a1"
+    workspace.mkdir(parents=True)
+    (workspace / "agent.json").write_text('{"running": {}}', encoding="utf-8")
+    assert MemoryCompactionHook.from_agent_json(workspace / "agent.json").workspace == workspace
+    explicit = MemoryCompactionHook.from_agent_json(workspace / "agent.json", tmp_path / "w")
+    assert explicit.workspace == tmp_path / "w"
+
+
+async def test_commands_never_reach_the_model_or_the_memory(tmp_path: Path) -> None:
+    steps = [text_step("a path is a question"), text_step("not ours")]
+    agent, _, model = await build_agent(tmp_path, steps)
+    reply = await agent(Msg("user", "/context", "user"))
+    assert (reply.get_text_content() or "").startswith("**Context usage**")
+    listed = await agent([Msg("user", "/history", "user")])
+    assert (listed.get_text_content() or "").startswith("**Context history**")
+    assert agent.memory.content == [] and model.calls == []
+    answer = await agent(Msg("user", "/etc/hosts holds what?", "user"))
+    assert answer.get_text_content() == "a path is a question"
+    unknown = await agent(Msg("user", "/nosuchcommand", "user"))
+    assert unknown.get_text_content() == "not ours" and len(model.calls) == 2

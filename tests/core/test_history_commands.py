@@ -1,0 +1,169 @@
+"""QwenPaw's /history, /dump_history and /load_history, through the engine (fake host)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from copaw_context.core.archive import read_archive
+from copaw_context.core.commands import parse_command
+from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.engine import ContextEngine
+from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
+
+
+def _config() -> RunningConfig:
+    return parse_running_config(
+        {
+            "running": {
+                "memory": {"enabled": False},
+                "light_context_config": {"compactor": "extractive"},
+            }
+        }
+    )
+
+
+def _context() -> list[FakeMessage]:
+    return [
+        user("Build the parser and tell me what fails."),
+        FakeMessage("assistant", [text("Building."), call("c1", "build"), result("c1", "ok")]),
+        FakeMessage("assistant", [text("The parser builds.")]),
+    ]
+
+
+def _archived_ids(workspace: Path) -> list[str]:
+    return [
+        r["message"]["id"]
+        for path in sorted((workspace / "dialog").glob("*.jsonl"))
+        for r in read_archive(path)
+    ]
+
+
+def test_the_history_commands_are_recognised() -> None:
+    assert parse_command("/history") is not None
+    assert parse_command("/dump_history notes/h.json") == parse_command(
+        "/DUMP_HISTORY notes/h.json"
+    )
+    command = parse_command("/load_history  notes/h.json ")
+    assert command is not None and (command.name, command.argument) == (
+        "load_history",
+        "notes/h.json",
+    )
+
+
+async def test_history_lists_each_message_with_its_tokens(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost(_context())
+    reply = await engine.run_command(host, "history", "")
+    lines = reply.splitlines()
+    assert lines[0].startswith("**Context history** (3 messages, ")
+    assert lines[2].startswith("1. user (user) · ") and "Build the parser" in lines[2]
+    assert " tokens · " in lines[3] and lines[3].endswith("Building.")
+    ledger, _ = await engine.sync(host)
+    assert f"· {ledger.messages[1].tokens} tokens ·" in lines[3]
+    empty = await engine.run_command(FakeHost(), "history", "")
+    assert "(the context is empty)" in empty
+
+
+async def test_history_is_bounded_like_qwenpaws_history_max_length(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost([user(f"request number {n} " + "x" * 200) for n in range(400)])
+    reply = await engine.run_command(host, "history", "")
+    assert len(reply) <= 10_200
+    assert "more message(s); /dump_history writes them all to a file" in reply
+
+
+async def test_dump_then_load_round_trips_the_context_and_summary(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost(_context())
+    host.summary = "## Goal\n- Fix the parser"
+    engine.state(host).summary = "## Goal\n- Fix the parser"
+    reply = await engine.run_command(host, "dump_history", "notes/h.json")
+    assert reply.startswith("**History dumped.** 3 message(s)") and "notes/h.json" in reply
+    dumped = json.loads((tmp_path / "notes" / "h.json").read_text(encoding="utf-8"))
+    assert dumped["form"] == "fake" and len(dumped["messages"]) == 3
+
+    original = [m.msg_id for m in host.messages]
+    host.messages = [user("something else entirely")]
+    host.summary = ""
+    reply = await engine.run_command(host, "load_history", "notes/h.json")
+    assert reply.startswith("**History loaded.** 3 message(s) from notes/h.json with its summary")
+    assert "the previous 1 message(s) were archived to dialog/" in reply
+    assert [m.msg_id for m in host.messages] == original
+    assert host.summary == "## Goal\n- Fix the parser"
+    assert engine.state(host).summary == "## Goal\n- Fix the parser"
+    assert len(_archived_ids(tmp_path)) == 1, "the context that was replaced is archived"
+
+
+async def test_dump_without_a_path_goes_to_the_dialog_folder(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    reply = await engine.run_command(FakeHost(_context()), "dump_history", "")
+    (dump,) = (tmp_path / "dialog" / "dumps").glob("history-*.json")
+    assert str(dump.relative_to(tmp_path)) in reply
+
+
+@pytest.mark.parametrize(
+    ("argument", "why"),
+    [("../outside.json", "outside the workspace"), ("/etc/x.json", "outside the workspace")],
+)
+async def test_dumps_stay_inside_the_workspace(tmp_path: Path, argument: str, why: str) -> None:
+    workspace = tmp_path / "ws"
+    engine = ContextEngine(_config(), workspace)
+    reply = await engine.run_command(FakeHost(_context()), "dump_history", argument)
+    assert reply.startswith("**Not dumped.**") and why in reply
+    assert not (tmp_path / "outside.json").exists()
+
+
+async def test_a_dump_never_overwrites_a_file(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    (tmp_path / "h.json").write_text("keep me", encoding="utf-8")
+    reply = await engine.run_command(FakeHost(_context()), "dump_history", "h.json")
+    assert reply.startswith("**Not dumped.**") and "already exists" in reply
+    assert (tmp_path / "h.json").read_text(encoding="utf-8") == "keep me"
+
+
+def _bad_files(tmp_path: Path) -> list[tuple[str, str, str]]:
+    good = {"id": "m1", "role": "user", "name": "user", "content": [{"kind": "text", "text": "hi"}]}
+    call_only = {
+        "id": "m2",
+        "role": "assistant",
+        "name": "a",
+        "content": [{"kind": "tool_call", "text": "x", "call_id": "c9", "tool_name": "t"}],
+    }
+    result_only = {
+        "id": "m3",
+        "role": "assistant",
+        "name": "a",
+        "content": [{"kind": "tool_result", "text": "x", "call_id": "c8", "output": ["x"]}],
+    }
+    return [
+        ("missing.json", "", "does not exist"),
+        ("broken.json", "{not json", "is not a JSON file"),
+        ("shape.json", json.dumps({"msgs": []}), '"messages" must be a list'),
+        ("item.json", json.dumps({"messages": [3]}), "message 0 is not a JSON object"),
+        ("form.json", json.dumps({"form": "agentscope2.Msg", "messages": []}), "this agent loads"),
+        ("bad.json", json.dumps({"messages": [good, {"role": "robot"}]}), "message 1 is not"),
+        ("dup.json", json.dumps({"messages": [good, good]}), "repeats the id 'm1'"),
+        ("open.json", json.dumps({"messages": [good, call_only]}), "'c9' of message 1 has no"),
+        ("orphan.json", json.dumps([good, result_only]), "result for the call 'c8'"),
+        ("summary.json", json.dumps({"messages": [], "summary": 7}), "must be text"),
+    ]
+
+
+async def test_an_invalid_file_changes_nothing(tmp_path: Path) -> None:
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost(_context())
+    host.summary = "kept summary"
+    before = [m.msg_id for m in host.messages]
+    for name, content, why in _bad_files(tmp_path):
+        if content:
+            (tmp_path / name).write_text(content, encoding="utf-8")
+        reply = await engine.run_command(host, "load_history", name)
+        assert reply.startswith("**Not loaded.**") and why in reply, (name, reply)
+        assert reply.endswith("The context is unchanged.")
+        assert [m.msg_id for m in host.messages] == before and host.summary == "kept summary"
+    assert not (tmp_path / "dialog").exists(), "nothing was archived"
+    missing = await engine.run_command(host, "load_history", "")
+    assert "name the file" in missing

@@ -1,0 +1,96 @@
+"""AgentScope 2.x: status lines in the reply stream, the workspace of an agent.json, attach."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentscope.agent import Agent, InjectionConfig
+from agentscope.event import CustomEvent
+from agentscope.message import UserMsg
+
+from copaw_context import MemoryCompactionHook
+from copaw_context.agentscope2.stream import STATUS_EVENT
+from copaw_context.core.config import parse_running_config
+from copaw_context.testing import ScriptedChatModel, text_step
+from tests.helpers import make_agent
+from tests.test_agent_compaction import seeded_history
+
+
+async def test_status_lines_arrive_in_the_reply_stream(tmp_path: Path) -> None:
+    config = parse_running_config(
+        {
+            "running": {
+                "max_input_length": 4000,
+                "memory": {"enabled": False},
+                "light_context_config": {"compactor": "extractive", "show_status": True},
+            }
+        }
+    )
+    hook = MemoryCompactionHook(config, tmp_path)
+    agent = await make_agent(hook, ScriptedChatModel([text_step("ok")], context_size=4000))
+    agent.state.context = seeded_history(8)
+    events = [e async for e in agent.reply_stream(UserMsg("user", "What next?"))]
+    lines = [e.value["text"] for e in events if isinstance(e, CustomEvent)]
+    assert all(e.name == STATUS_EVENT for e in events if isinstance(e, CustomEvent))
+    assert len(lines) == 2
+    assert lines[0].startswith("🔄 Context compaction started...")
+    assert lines[1].startswith("✅ Context compaction completed!")
+
+
+async def test_from_agent_json_uses_the_folder_of_the_file(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspaces" / "a1"
+    workspace.mkdir(parents=True)
+    (workspace / "agent.json").write_text('{"running": {}}', encoding="utf-8")
+    hook = MemoryCompactionHook.from_agent_json(workspace / "agent.json")
+    assert hook.workspace == workspace.resolve()
+    other = tmp_path / "elsewhere"
+    explicit = MemoryCompactionHook.from_agent_json(workspace / "agent.json", other)
+    assert explicit.workspace == other.resolve()
+
+
+async def test_hook_attach_works_on_a_built_agent(tmp_path: Path) -> None:
+    model = ScriptedChatModel([text_step("ok")])
+    agent = Agent(
+        name="a",
+        system_prompt="sys",
+        model=model,
+        injection_config=InjectionConfig(inject_runtime_state=False),
+    )
+    hook = MemoryCompactionHook(parse_running_config({"running": {}}), tmp_path)
+    assert await hook.attach(agent) is hook
+    await agent.reply(UserMsg("user", "hi"))
+    assert "read_file" in model.calls[0].tool_names
+
+
+async def test_the_cli_chat_shows_status_lines(tmp_path: Path) -> None:
+    import io
+
+    from copaw_context.cli.chat import run_chat
+    from copaw_context.testing import tool_calls_step
+
+    config = parse_running_config(
+        {
+            "running": {
+                "max_input_length": 3000,
+                "memory": {"enabled": False},
+                "light_context_config": {"compactor": "extractive"},
+            }
+        }
+    )
+    steps = []
+    for n in range(6):
+        steps += [tool_calls_step(("read_file", {"file_path": "log.txt"})), text_step(f"done {n}")]
+    (tmp_path / "log.txt").write_text("build log line\n" * 200, encoding="utf-8")
+    stdin = io.StringIO("".join(f"question {n}\n" for n in range(6)) + "/context\n/exit\n")
+    stdout = io.StringIO()
+    model = ScriptedChatModel(steps, context_size=3000)
+    assert (
+        await run_chat(
+            config, str(tmp_path), model_name="x", stdin=stdin, stdout=stdout, model=model
+        )
+        == 0
+    )
+    out = stdout.getvalue()
+    assert "[context] 🔄 Context compaction started..." in out
+    assert "[context] ✅ Context compaction completed!" in out
+    assert "assistant> done 5" in out and "**Context usage**" in out
