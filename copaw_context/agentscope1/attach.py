@@ -90,7 +90,7 @@ def _wrap_reply(agent: Any, hook: MemoryCompactionHook) -> None:
         command = parse_command(_command_text(args[0] if args else kwargs.get("msg")))
         if command is None:
             return await original(*args, **kwargs)
-        answer = Msg(agent.name, await hook.run_command(agent, command), "assistant")
+        answer = Msg(agent.name, await hook.command_reply(agent, command), "assistant")
         await agent.print(answer, True)
         return answer
 

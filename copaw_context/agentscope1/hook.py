@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import weakref
-from pathlib import Path
 from typing import Any
 
 from agentscope.message import Msg
@@ -33,13 +32,10 @@ from copaw_context.agentscope1.state import agent_state
 from copaw_context.agentscope1.summariser import DEFAULT_WINDOW, AgentScope1Summariser
 from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
-from copaw_context.core.commands import ChatCommand
 from copaw_context.core.config import RunningConfig, load_running_config
-from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host import Window
-from copaw_context.core.report import TokenReport
-from copaw_context.core.tokens import UsageCalibration
+from copaw_context.core.hook_base import EngineHook
+from copaw_context.core.host import HostSession, Window
 from copaw_context.core.workspace import agent_json_workspace
 
 __all__ = ["MemoryCompactionHook", "inner_model"]
@@ -56,7 +52,7 @@ def _inner_formatter(agent: Any) -> Any:
     return getattr(agent.formatter, "inner", agent.formatter)
 
 
-class MemoryCompactionHook:
+class MemoryCompactionHook(EngineHook):
     """Light context management for an AgentScope 1.x ``ReActAgent``.
 
     Example::
@@ -81,9 +77,7 @@ class MemoryCompactionHook:
                 "(a 1.x model is called with messages its own provider's formatter made), or "
                 "neither to summarise with the agent's model and formatter"
             )
-        config = config or RunningConfig()
-        workspace = Path(workspace_dir).expanduser().resolve()
-        self.engine = ContextEngine(config, workspace, on_event=on_event)
+        self.start_engine(config, workspace_dir, on_event)
         self.compactor_model = compactor_model
         self.compactor_formatter = compactor_formatter
         self.read_entries = ReadEntries()
@@ -110,28 +104,6 @@ class MemoryCompactionHook:
             on_event=on_event,
         )
 
-    @property
-    def config(self) -> RunningConfig:
-        return self.engine.config
-
-    @property
-    def workspace(self) -> Path:
-        return self.engine.workspace
-
-    @property
-    def is_light(self) -> bool:
-        """Whether this hook manages the context (``context_manager_backend == "light"``)."""
-        return self.engine.is_light
-
-    @property
-    def compactor_retry_delay(self) -> float:
-        """Seconds before the first retry of a compactor call that raised (doubles each time)."""
-        return self.engine.compactor_retry_delay
-
-    @compactor_retry_delay.setter
-    def compactor_retry_delay(self, value: float) -> None:
-        self.engine.compactor_retry_delay = value
-
     async def attach(self, agent: Any) -> MemoryCompactionHook:
         """Attach to a 1.x ``ReActAgent`` (see :func:`copaw_context.agentscope1.attach`)."""
         from copaw_context.agentscope1.attach import attach
@@ -141,22 +113,8 @@ class MemoryCompactionHook:
     def tool_functions(self) -> list[Any]:
         """``read_file`` bound to the workspace and the memory tools (unless memory is off),
         as 1.x tool functions returning ``ToolResponse``."""
-        light = self.config.light_context_config
-        pruning = light.tool_result_pruning_config
-        read_file = make_read_file(
-            self.workspace,
-            extra_roots=[self.workspace / Path(r).expanduser() for r in light.extra_read_roots],
-            max_bytes=pruning.pruning_recent_msg_max_bytes,
-            exempt_extensions=pruning.exempt_file_extensions,
-            exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
-            tool_results_dir=pruning.tool_results_cache,
-            dialog_dir=light.dialog_path,
-        )
+        read_file = make_read_file(self.read_file_tool())
         return [read_file, *(as_tool_function(f) for f in self.engine.memory.tool_functions())]
-
-    async def close(self) -> None:
-        """Stop background work: the memory consolidation schedule and pending summaries."""
-        await self.engine.close()
 
     def scratch(self, agent: Any) -> dict[str, Any]:
         """The engine's cache for ``agent`` (not saved)."""
@@ -250,32 +208,10 @@ class MemoryCompactionHook:
             logger.exception("copaw-context: stage-1 truncation failed; result kept as is")
         return None
 
-    async def run_command(self, agent: Any, command: ChatCommand) -> str:
-        """The reply to a chat command (a failure is reported, never raised)."""
-        try:
-            session = await self.session(agent)
-            try:
-                return await self.engine.run_command(session, command.name, command.argument)
-            finally:
-                await session.flush()
-        except Exception as exc:
-            logger.exception("copaw-context: /%s failed", command.name)
-            return f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
-
-    # ------------------------------------------------------------------- figures
-    async def report(self, agent: Any) -> TokenReport:
-        """Tokens the model would receive now for ``agent``, by part (as ``/context``)."""
-        return await self.engine.report(await self.session(agent))
-
-    async def agent_stats(self, agent: Any) -> dict[str, int]:
-        """Counters for ``agent``: results truncated and offloaded, compactions, and the
-        tokens of the last model input (``last_prompt_tokens``)."""
-        state = self.engine.state(await self.session(agent))
-        return {**state.stats, "last_prompt_tokens": state.last_prompt_tokens}
-
-    async def calibration_for(self, agent: Any) -> UsageCalibration:
-        """The usage calibration learned for ``agent`` (a copy)."""
-        return self.engine.state(await self.session(agent)).calibration
+    async def end_of_call(self, session: HostSession) -> None:
+        """The summary the engine changed goes to ``agent.memory``."""
+        if isinstance(session, AgentScope1Session):
+            await session.flush()
 
 
 def _stored_result(agent: Any, call_id: object) -> tuple[Msg, int, dict[str, Any]] | None:

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from agentscope.tool import ToolResponse
 
 from copaw_context.agentscope1.messages import METADATA_KEY
-from copaw_context.core.file_reader import read_text_file
-from copaw_context.core.tool_docs import read_file_doc
+from copaw_context.core.read_tool import ReadFileTool
 
 __all__ = ["ReadEntries", "as_tool_function", "make_read_file"]
 
@@ -59,18 +58,12 @@ class ReadEntries:
         return self._entries.pop(call_id, {})
 
 
-def make_read_file(
-    workspace: Path,
-    *,
-    extra_roots: Sequence[Path] = (),
-    max_bytes: int = 50000,
-    exempt_extensions: Sequence[str] = (".md",),
-    exempt_max_bytes: int | None = None,
-    tool_results_dir: str = "tool_result",
-    dialog_dir: str = "dialog",
-) -> Callable[..., Awaitable[ToolResponse]]:
-    """The ``read_file`` tool function reading inside ``workspace`` (see the 2.x tool)."""
-    text_dirs = (workspace / tool_results_dir, workspace / dialog_dir / "requests")
+def make_read_file(workspace: Path | ReadFileTool, **options: Any) -> Callable[..., Any]:
+    """The ``read_file`` tool function: a :class:`ReadFileTool`, or one built from
+    ``workspace`` and its options (see :func:`copaw_context.agentscope2.make_read_file_tool`)."""
+    reader = (
+        workspace if isinstance(workspace, ReadFileTool) else ReadFileTool(workspace, **options)
+    )
 
     async def read_file(
         file_path: str,
@@ -78,30 +71,9 @@ def make_read_file(
         end_line: int | None = None,
         line_offset: int | None = None,
     ) -> ToolResponse:
-        # The docstring (the schema the model reads) is set below: read_file_doc.
-        result = await read_text_file(
-            file_path,
-            start_line,
-            end_line,
-            line_offset,
-            workspace=workspace,
-            extra_roots=tuple(extra_roots),
-            max_bytes=max_bytes,
-            exempt_extensions=exempt_extensions,
-            exempt_max_bytes=exempt_max_bytes,
-            text_dirs=text_dirs,
-        )
-        if not (result.ok and result.path is not None):
-            return _response(result.text)
-        entry = {
-            "read_file": {
-                "path": str(result.path),
-                "start_line": result.start_line,
-                "line_offset": result.line_offset,
-                "total_lines": result.total_lines,
-            }
-        }
-        return _response(result.text, {METADATA_KEY: entry})
+        # The docstring (the schema the model reads) is set below.
+        result, entry = await reader.read(file_path, start_line, end_line, line_offset)
+        return _response(result.text, {METADATA_KEY: entry} if entry else None)
 
-    read_file.__doc__ = read_file_doc(tool_results_dir, dialog_dir)
+    read_file.__doc__ = reader.doc
     return read_file

@@ -15,7 +15,6 @@ import logging
 import os
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from agentscope.message import TextBlock
@@ -33,12 +32,11 @@ from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
 from copaw_context.agentscope2.usage import prompt_tokens
 from copaw_context.core.commands import parse_command
 from copaw_context.core.config import RunningConfig, load_running_config
-from copaw_context.core.engine import ContextEngine, InputMeasure
+from copaw_context.core.engine import InputMeasure
 from copaw_context.core.events import EventCallback
+from copaw_context.core.hook_base import EngineHook
 from copaw_context.core.host import Window
 from copaw_context.core.overflow import started_stream
-from copaw_context.core.report import TokenReport
-from copaw_context.core.tokens import UsageCalibration
 from copaw_context.core.workspace import agent_json_workspace
 
 __all__ = ["LEGACY_STATE_KEY", "MemoryCompactionHook"]
@@ -49,7 +47,7 @@ LEGACY_STATE_KEY = "copaw_context"
 logger = logging.getLogger("copaw_context")
 
 
-class MemoryCompactionHook(MiddlewareBase):
+class MemoryCompactionHook(EngineHook, MiddlewareBase):
     """Light context management for an AgentScope 2.x ``Agent``.
 
     Example::
@@ -68,15 +66,9 @@ class MemoryCompactionHook(MiddlewareBase):
         *,
         on_event: EventCallback | None = None,
     ) -> None:
-        config = config or RunningConfig()
-        workspace = Path(workspace_dir).expanduser().resolve()
-        self.engine = ContextEngine(config, workspace, on_event=on_event)
+        self.start_engine(config, workspace_dir, on_event)
         self.compactor_model = compactor_model
-        self.limits = HostLimits(config)
-        # An absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs").
-        self._extra_roots = [
-            workspace / Path(r).expanduser() for r in config.light_context_config.extra_read_roots
-        ]
+        self.limits = HostLimits(self.config)
         self._tools: list[ToolBase] | None = None
         self._thinking: dict[int, Any] = {}
         self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
@@ -101,51 +93,15 @@ class MemoryCompactionHook(MiddlewareBase):
 
         return await attach(agent, self)
 
-    @property
-    def config(self) -> RunningConfig:
-        return self.engine.config
-
-    @property
-    def workspace(self) -> Path:
-        return self.engine.workspace
-
-    @property
-    def is_light(self) -> bool:
-        """Whether this hook replaces AgentScope's built-in compression."""
-        return self.engine.is_light
-
-    @property
-    def compactor_retry_delay(self) -> float:
-        """Seconds before the first retry of a compactor call that raised (doubles each time)."""
-        return self.engine.compactor_retry_delay
-
-    @compactor_retry_delay.setter
-    def compactor_retry_delay(self, value: float) -> None:
-        self.engine.compactor_retry_delay = value
-
     async def list_tools(self) -> list[ToolBase]:
         """``read_file`` bound to the workspace, and the long-term memory tools
         (``memory_append_log``, ``memory_edit``, ``memory_search``) unless memory is off;
         add them to the agent's ``Toolkit``."""
         if self._tools is None:
-            light = self.config.light_context_config
-            pruning = light.tool_result_pruning_config
-            read_file = make_read_file_tool(
-                self.workspace,
-                extra_roots=self._extra_roots,
-                max_bytes=pruning.pruning_recent_msg_max_bytes,
-                exempt_extensions=pruning.exempt_file_extensions,
-                exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
-                tool_results_dir=pruning.tool_results_cache,
-                dialog_dir=light.dialog_path,
-            )
+            read_file = make_read_file_tool(self.read_file_tool())
             memory = [allowed_tool(f) for f in self.engine.memory.tool_functions()]
             self._tools = [read_file, *memory]
         return list(self._tools)
-
-    async def close(self) -> None:
-        """Stop background work: the memory consolidation schedule and pending summaries."""
-        await self.engine.close()
 
     async def session(self, agent: Any) -> AgentScope2Session:
         """The engine's view of ``agent`` (its state lives under this middleware's key)."""
@@ -265,13 +221,7 @@ class MemoryCompactionHook(MiddlewareBase):
             async for item in next_handler(**input_kwargs):
                 yield item
             return
-        try:
-            session = await self.session(agent)
-            text = await self.engine.run_command(session, command.name, command.argument)
-        except Exception as exc:
-            logger.exception("copaw-context: /%s failed", command.name)
-            text = f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
-        for item in reply_events(agent, text):
+        for item in reply_events(agent, await self.command_reply(agent, command)):
             yield item
 
     async def on_model_call(
@@ -341,23 +291,3 @@ class MemoryCompactionHook(MiddlewareBase):
             )
         except Exception:
             logger.exception("copaw-context: could not use the reported usage")
-
-    # ------------------------------------------------------------------- figures
-    async def report(self, agent: Any) -> TokenReport:
-        """Tokens the model would receive now for ``agent``, by part (as ``/context``)."""
-        return await self.engine.report(await self.session(agent))
-
-    async def agent_stats(self, agent: Any) -> dict[str, int]:
-        """Counters for ``agent``: results truncated and offloaded, compactions, and the
-        tokens of the last model input (``last_prompt_tokens``)."""
-        state = self.engine.state(await self.session(agent))
-        return {**state.stats, "last_prompt_tokens": state.last_prompt_tokens}
-
-    async def calibration_for(self, agent: Any) -> UsageCalibration:
-        """The usage calibration learned for ``agent`` (a copy)."""
-        return self.engine.state(await self.session(agent)).calibration
-
-    async def calibrates(self, agent: Any) -> bool:
-        """Whether reported usage corrects the count for ``agent``'s model."""
-        session = await self.session(agent)
-        return self.engine.calibrates(session, await self.engine.meter(session))

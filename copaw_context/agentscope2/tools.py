@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -11,8 +11,7 @@ from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolChunk
 
 from copaw_context.agentscope2.messages import METADATA_KEY
-from copaw_context.core.file_reader import read_text_file
-from copaw_context.core.tool_docs import read_file_doc
+from copaw_context.core.read_tool import ReadFileTool
 
 __all__ = ["allowed_tool", "make_read_file_tool"]
 
@@ -28,25 +27,13 @@ def allowed_tool(function: Callable[..., Awaitable[str]]) -> FunctionTool:
     )
 
 
-def make_read_file_tool(
-    workspace: Path,
-    *,
-    extra_roots: Sequence[Path] = (),
-    max_bytes: int = 50000,
-    exempt_extensions: Sequence[str] = (".md",),
-    exempt_max_bytes: int | None = None,
-    tool_results_dir: str = "tool_result",
-    dialog_dir: str = "dialog",
-) -> FunctionTool:
-    """Build the ``read_file`` tool (permission ALLOW) reading inside ``workspace``.
-
-    ``tool_results_dir`` and ``dialog_dir`` name the folders in the description the model sees.
-    Saved outputs (``tool_results_dir`` and ``dialog_dir/requests``) are always read as
-    text, NUL bytes included, so every notice pointing at them can be followed.
-    """
-    roots = tuple(Path(r) for r in extra_roots)
-    # An absolute folder stays absolute: Path("/ws") / "/abs" == Path("/abs").
-    text_dirs = (workspace / tool_results_dir, workspace / dialog_dir / "requests")
+def make_read_file_tool(workspace: Path | ReadFileTool, **options: Any) -> FunctionTool:
+    """The ``read_file`` tool (permission ALLOW): a :class:`ReadFileTool`, or one built from
+    ``workspace`` and its options (``extra_roots``, ``max_bytes``, ``exempt_extensions``,
+    ``exempt_max_bytes``, ``tool_results_dir``, ``dialog_dir``)."""
+    reader = (
+        workspace if isinstance(workspace, ReadFileTool) else ReadFileTool(workspace, **options)
+    )
 
     async def read_file(
         file_path: str,
@@ -54,37 +41,16 @@ def make_read_file_tool(
         end_line: int | None = None,
         line_offset: int | None = None,
     ) -> ToolChunk:
-        # The docstring (the schema the model reads) is set below: read_file_doc.
-        result = await read_text_file(
-            file_path,
-            start_line,
-            end_line,
-            line_offset,
-            workspace=workspace,
-            extra_roots=roots,
-            max_bytes=max_bytes,
-            exempt_extensions=exempt_extensions,
-            exempt_max_bytes=exempt_max_bytes,
-            text_dirs=text_dirs,
-        )
-        metadata: dict[str, object] = {}
-        if result.ok and result.path is not None:
-            metadata[METADATA_KEY] = {
-                "read_file": {
-                    "path": str(result.path),
-                    "start_line": result.start_line,
-                    "line_offset": result.line_offset,
-                    "total_lines": result.total_lines,
-                }
-            }
+        # The docstring (the schema the model reads) is set below.
+        result, entry = await reader.read(file_path, start_line, end_line, line_offset)
         return ToolChunk(
             content=[TextBlock(text=result.text)],
             state=ToolResultState.SUCCESS if result.ok else ToolResultState.ERROR,
             is_last=True,
-            metadata=metadata,
+            metadata={METADATA_KEY: entry} if entry else {},
         )
 
-    read_file.__doc__ = read_file_doc(tool_results_dir, dialog_dir)
+    read_file.__doc__ = reader.doc
     return FunctionTool(
         read_file,
         name="read_file",

@@ -1,0 +1,106 @@
+"""What every adapter's ``MemoryCompactionHook`` shares, whatever its host: the engine, its
+settings, the chat-command reply and the figures. An adapter supplies :meth:`session`."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from copaw_context.core.commands import ChatCommand
+from copaw_context.core.config import RunningConfig
+from copaw_context.core.engine import ContextEngine
+from copaw_context.core.events import EventCallback
+from copaw_context.core.host import HostSession
+from copaw_context.core.read_tool import ReadFileTool
+from copaw_context.core.report import TokenReport
+from copaw_context.core.tokens import UsageCalibration
+
+__all__ = ["EngineHook"]
+
+logger = logging.getLogger("copaw_context")
+
+
+class EngineHook:
+    """The host-neutral half of a ``MemoryCompactionHook`` (a mixin over the engine)."""
+
+    engine: ContextEngine
+
+    def start_engine(
+        self,
+        config: RunningConfig | None,
+        workspace_dir: str | os.PathLike[str],
+        on_event: EventCallback | None,
+    ) -> None:
+        """Build the engine for ``config`` (defaults when None) in ``workspace_dir``."""
+        workspace = Path(workspace_dir).expanduser().resolve()
+        self.engine = ContextEngine(config or RunningConfig(), workspace, on_event=on_event)
+
+    async def session(self, agent: Any) -> HostSession:
+        """The engine's view of ``agent`` (the adapter's own)."""
+        raise NotImplementedError
+
+    async def end_of_call(self, session: HostSession) -> None:
+        """Hand what the engine changed back to a host that keeps its own copy (no-op)."""
+
+    @property
+    def config(self) -> RunningConfig:
+        return self.engine.config
+
+    @property
+    def workspace(self) -> Path:
+        return self.engine.workspace
+
+    @property
+    def is_light(self) -> bool:
+        """Whether this hook manages the context (``context_manager_backend == "light"``)."""
+        return self.engine.is_light
+
+    @property
+    def compactor_retry_delay(self) -> float:
+        """Seconds before the first retry of a compactor call that raised (doubles each time)."""
+        return self.engine.compactor_retry_delay
+
+    @compactor_retry_delay.setter
+    def compactor_retry_delay(self, value: float) -> None:
+        self.engine.compactor_retry_delay = value
+
+    def read_file_tool(self) -> ReadFileTool:
+        """``read_file`` bound to the workspace with the configured limits."""
+        return ReadFileTool.from_config(self.config, self.workspace)
+
+    async def close(self) -> None:
+        """Stop background work: the memory consolidation schedule and pending summaries."""
+        await self.engine.close()
+
+    async def command_reply(self, agent: Any, command: ChatCommand) -> str:
+        """The reply to a chat command (a failure is reported, never raised)."""
+        try:
+            session = await self.session(agent)
+            try:
+                return await self.engine.run_command(session, command.name, command.argument)
+            finally:
+                await self.end_of_call(session)
+        except Exception as exc:
+            logger.exception("copaw-context: /%s failed", command.name)
+            return f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."
+
+    async def report(self, agent: Any) -> TokenReport:
+        """Tokens the model would receive now for ``agent``, by part (as ``/context``)."""
+        return await self.engine.report(await self.session(agent))
+
+    async def agent_stats(self, agent: Any) -> dict[str, int]:
+        """Counters for ``agent``: results truncated and offloaded, compactions, and the
+        tokens of the last model input (``last_prompt_tokens``)."""
+        state = self.engine.state(await self.session(agent))
+        return {**state.stats, "last_prompt_tokens": state.last_prompt_tokens}
+
+    async def calibration_for(self, agent: Any) -> UsageCalibration:
+        """The usage calibration learned for ``agent`` (a copy)."""
+        return self.engine.state(await self.session(agent)).calibration
+
+    async def calibrates(self, agent: Any) -> bool:
+        """Whether reported usage corrects the count for ``agent``'s model."""
+        session = await self.session(agent)
+        return self.engine.calibrates(session, await self.engine.meter(session))
