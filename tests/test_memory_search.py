@@ -276,9 +276,9 @@ async def test_memory_search_tool_text(workspace: Path) -> None:
 async def test_a_large_archive_is_indexed_in_steps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from copaw_context.core.memory import search
+    from copaw_context.core.memory import _index_files
 
-    monkeypatch.setattr(search, "_STEP_BYTES", 300)
+    monkeypatch.setattr(_index_files, "_STEP_BYTES", 300)
     records = [ours(f"short {n} pelican") for n in range(10)]
     records.insert(4, ours("a very long line about pelicans " + "x" * 2000))
     write_lines(tmp_path / "dialog" / "2024-05-01.jsonl", records)

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from copaw_context.core.pairing import pairing_problems
 from copaw_context.core.split import (
     SplitItem,
     SplitPlan,
     Unit,
     group_units,
-    pairing_problems,
     plan_split,
 )
 

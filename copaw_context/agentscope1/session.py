@@ -30,6 +30,7 @@ from copaw_context.agentscope1.messages import (
     with_blocks,
 )
 from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Window
+from copaw_context.core.session_base import SessionBase
 from copaw_context.core.summary import CompactorModel
 
 __all__ = ["HIDDEN_MARKS", "AgentScope1Session", "message_from_dict"]
@@ -60,7 +61,7 @@ def message_from_dict(data: Mapping[str, Any], index: int = 0) -> Msg:
     return Msg.from_dict(dict(data))
 
 
-class AgentScope1Session:
+class AgentScope1Session(SessionBase):
     """Translates between one 1.x agent's memory and the engine."""
 
     def __init__(
@@ -77,13 +78,15 @@ class AgentScope1Session:
         summary: str,
         status: StatusPrinter,
     ) -> None:
-        self.agent = agent
+        super().__init__(
+            agent,
+            scratch=scratch,
+            thinking=thinking,
+            window=window,
+            compactor=compactor,
+            separate_compactor=separate_compactor,
+        )
         self._data = data
-        self._scratch = scratch
-        self._thinking = thinking
-        self._window = window
-        self._compactor = compactor
-        self._separate_compactor = separate_compactor
         self._system_prompt = system_prompt
         self._system: str | None = None
         self._summary = summary
@@ -97,10 +100,6 @@ class AgentScope1Session:
         return str(self._data["session_id"])
 
     @property
-    def agent_name(self) -> str:
-        return str(self.agent.name)
-
-    @property
     def model_name(self) -> str:
         return str(getattr(self.agent.model, "model_name", "") or "")
 
@@ -112,10 +111,6 @@ class AgentScope1Session:
     def state(self) -> MutableMapping[str, Any]:
         engine_state: dict[str, Any] = self._data["engine"]
         return engine_state
-
-    @property
-    def scratch(self) -> dict[str, Any]:
-        return self._scratch
 
     # ------------------------------------------------------------ reading
     def _content(self) -> list[tuple[Msg, list[str]]]:
@@ -145,15 +140,6 @@ class AgentScope1Session:
         if self._system is None:  # MEMORY.md is read only when the prompt is counted
             self._system = await self._system_prompt()
         return FixedParts(self._system, self._summary, tools)
-
-    def window(self) -> Window:
-        return self._window
-
-    def compactor_model(self) -> CompactorModel | None:
-        return self._compactor
-
-    def has_separate_summary_model(self) -> bool:
-        return self._separate_compactor
 
     def summary_text(self) -> str:
         return self._summary

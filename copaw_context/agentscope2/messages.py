@@ -25,9 +25,10 @@ from agentscope.message import (
     ToolResultState,
 )
 
+from copaw_context.core.context_check import plan_context
 from copaw_context.core.host import MessageView, PartView, Role
-from copaw_context.core.ledger import Ledger, TokenMeter
-from copaw_context.core.split import SplitPlan, plan_split
+from copaw_context.core.ledger import TokenMeter
+from copaw_context.core.split import SplitPlan
 from copaw_context.core.tokens import TokenCounter
 
 __all__ = [
@@ -221,37 +222,22 @@ class AsMsgHandler:
         force: bool = False,
     ) -> ContextCheck:
         """Decide what to compact and what to keep (see :func:`plan_split` for the rules)."""
-        ledger = Ledger()
-        ledger.sync(MsgList(context, self.count_thinking), self.meter, _never_exempt)
-        items, refs = ledger.split_items()
-        plan = plan_split(
-            items,
+        plan, splits = plan_context(
+            MsgList(context, self.count_thinking),
+            self.meter,
             threshold_tokens=threshold_tokens,
             reserve_tokens=reserve_tokens,
             fixed_tokens=fixed_tokens,
             force=force,
         )
-        compact_blocks: dict[int, list[int]] = {}
-        keep_blocks: dict[int, list[int]] = {}
-        for index in plan.compact:
-            mi, bi = refs[index]
-            compact_blocks.setdefault(mi, []).append(bi)
-        for index in plan.keep:
-            mi, bi = refs[index]
-            keep_blocks.setdefault(mi, []).append(bi)
         to_compact: list[Msg] = []
         to_keep: list[Msg] = []
-        for mi, msg in enumerate(context):
-            head, tail = compact_blocks.get(mi), keep_blocks.get(mi)
-            if head and not tail:
+        for msg, split in zip(context, splits, strict=True):
+            if split.compact and not split.keep:
                 to_compact.append(msg)
-            elif tail and not head:
+            elif split.keep and not split.compact:
                 to_keep.append(msg)
-            elif head and tail:
-                to_compact.append(with_blocks(msg, head, usage=False))
-                to_keep.append(with_blocks(msg, tail, usage=True))
+            elif split.compact and split.keep:
+                to_compact.append(with_blocks(msg, split.compact, usage=False))
+                to_keep.append(with_blocks(msg, split.keep, usage=True))
         return ContextCheck(plan, to_compact, to_keep)
-
-
-def _never_exempt(name: str | None, tool_input: str | None) -> bool:
-    return False

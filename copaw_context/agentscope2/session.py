@@ -21,6 +21,7 @@ from copaw_context.agentscope2.messages import (
     with_blocks,
 )
 from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Window
+from copaw_context.core.session_base import SessionBase
 from copaw_context.core.summary import CompactorModel
 
 __all__ = ["STATUS_KEY", "AgentScope2Session"]
@@ -31,7 +32,7 @@ STATUS_KEY = "status_lines"
 logger = logging.getLogger("copaw_context")
 
 
-class AgentScope2Session:
+class AgentScope2Session(SessionBase):
     """Translates between one agent's ``AgentState`` and the engine."""
 
     def __init__(
@@ -45,13 +46,15 @@ class AgentScope2Session:
         compactor: CompactorModel | None,
         separate_compactor: bool = False,
     ) -> None:
-        self.agent = agent
+        super().__init__(
+            agent,
+            scratch=scratch,
+            thinking=thinking,
+            window=window,
+            compactor=compactor,
+            separate_compactor=separate_compactor,
+        )
         self._state = state
-        self._scratch = scratch
-        self._thinking = thinking
-        self._window = window
-        self._compactor = compactor
-        self._separate_compactor = separate_compactor
         self.model_input: dict[str, Any] | None = None
         """The input of the model call being made, when there is one (its system prompt and
         tool schemas are what the model gets, so they need not be prepared again)."""
@@ -62,20 +65,12 @@ class AgentScope2Session:
         return str(self.agent.state.session_id)
 
     @property
-    def agent_name(self) -> str:
-        return str(self.agent.name)
-
-    @property
     def model_name(self) -> str:
         return str(self.agent.model.model)
 
     @property
     def state(self) -> MutableMapping[str, Any]:
         return self._state
-
-    @property
-    def scratch(self) -> dict[str, Any]:
-        return self._scratch
 
     @property
     def message_form(self) -> str:
@@ -118,15 +113,6 @@ class AgentScope2Session:
         text = json.dumps(tools, ensure_ascii=False, sort_keys=True)
         self._scratch["tool_schemas"] = (tools, text)
         return text
-
-    def window(self) -> Window:
-        return self._window
-
-    def compactor_model(self) -> CompactorModel | None:
-        return self._compactor
-
-    def has_separate_summary_model(self) -> bool:
-        return self._separate_compactor
 
     def summary_text(self) -> str:
         summary = self.agent.state.summary

@@ -36,8 +36,33 @@ def _run_check_config(args: argparse.Namespace) -> int:
 def _summary(config: RunningConfig) -> list[tuple[str, str]]:
     """The effective settings as (label, text) rows."""
     light = config.light_context_config
-    compact = light.context_compact_config
     pruning = light.tool_result_pruning_config
+    if config.context_manager_backend == "light":
+        backend_text = "light: copaw-context replaces AgentScope's built-in compression"
+    else:
+        backend_text = "native: AgentScope's built-in compression stays in charge"
+    cache = pruning.tool_results_cache.rstrip("/")
+    divisor = f"{light.token_count_estimate_divisor:g}"
+    counter_text = {
+        "auto": f"auto: chosen from the model name (fallback estimate: UTF-8 bytes / {divisor})",
+        "estimate": f"estimate: UTF-8 bytes / {divisor}",
+    }.get(light.token_counter, f"{light.token_counter} tokenizer")
+    return [
+        ("backend", backend_text),
+        *_compaction_summary(config),
+        *_pruning_summary(config),
+        ("offload cache", f"{cache}/ (files kept {pruning.offload_retention_days:g} days)"),
+        ("dialog archive", f"{light.dialog_path.rstrip('/')}/"),
+        ("token counter", counter_text),
+        ("language", light.language),
+        ("read roots", ", ".join(["workspace", *light.extra_read_roots])),
+        *_memory_summary(config),
+    ]
+
+
+def _compaction_summary(config: RunningConfig) -> list[tuple[str, str]]:
+    light = config.light_context_config
+    compact = light.context_compact_config
     window = config.max_input_length
     if config.max_input_length_is_set:
         window_text = f"{window} tokens (max_input_length, set in the file)"
@@ -46,10 +71,6 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
             f"{window} tokens by default; max_input_length is not set, so the model's "
             "context size is used when known"
         )
-    if config.context_manager_backend == "light":
-        backend_text = "light: copaw-context replaces AgentScope's built-in compression"
-    else:
-        backend_text = "native: AgentScope's built-in compression stays in charge"
     if compact.enabled:
         compaction_text = (
             f"compact at {config.compact_threshold_tokens()} tokens "
@@ -66,6 +87,11 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
         f"{int(window * light.recompact_growth_ratio)} tokens of growth "
         f"({light.recompact_growth_ratio:g} x {window})"
     )
+    return [("window", window_text), ("compaction", compaction_text), ("compactor", compactor_text)]
+
+
+def _pruning_summary(config: RunningConfig) -> list[tuple[str, str]]:
+    pruning = config.light_context_config.tool_result_pruning_config
     if pruning.enabled:
         pruning_text = (
             f"newest {pruning.pruning_recent_n} tool results keep "
@@ -81,26 +107,7 @@ def _summary(config: RunningConfig) -> list[tuple[str, str]]:
         f"{pruning.effective_exempt_recent_max_bytes} bytes recent, "
         f"{pruning.effective_exempt_old_max_bytes} bytes old"
     )
-    cache = pruning.tool_results_cache.rstrip("/")
-    divisor = f"{light.token_count_estimate_divisor:g}"
-    counter_text = {
-        "auto": f"auto: chosen from the model name (fallback estimate: UTF-8 bytes / {divisor})",
-        "estimate": f"estimate: UTF-8 bytes / {divisor}",
-    }.get(light.token_counter, f"{light.token_counter} tokenizer")
-    return [
-        ("backend", backend_text),
-        ("window", window_text),
-        ("compaction", compaction_text),
-        ("compactor", compactor_text),
-        ("tool results", pruning_text),
-        ("exempt", exempt_text),
-        ("offload cache", f"{cache}/ (files kept {pruning.offload_retention_days:g} days)"),
-        ("dialog archive", f"{light.dialog_path.rstrip('/')}/"),
-        ("token counter", counter_text),
-        ("language", light.language),
-        ("read roots", ", ".join(["workspace", *light.extra_read_roots])),
-        *_memory_summary(config),
-    ]
+    return [("tool results", pruning_text), ("exempt", exempt_text)]
 
 
 def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:

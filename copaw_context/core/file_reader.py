@@ -373,15 +373,8 @@ def _decode_slice(
             text = text[len(head) :]
         done = False
         if text and newlines_wanted is not None:
-            in_text = text.count("\n")
-            if in_text >= newlines_wanted:
-                index = -1
-                for _ in range(newlines_wanted):
-                    index = text.index("\n", index + 1)
-                text = text[: index + 1]
-                done = True
-            else:
-                newlines_wanted -= in_text
+            text, newlines_wanted = _up_to_newlines(text, newlines_wanted)
+            done = newlines_wanted == 0
         if text:
             pieces.append(text)
             size += len(text.encode(encoding))
@@ -389,6 +382,17 @@ def _decode_slice(
             return "".join(pieces), True
         if size > limit:
             return "".join(pieces), False
+
+
+def _up_to_newlines(text: str, wanted: int) -> tuple[str, int]:
+    """``text`` up to its ``wanted``-th newline, and how many newlines are still wanted."""
+    in_text = text.count("\n")
+    if in_text < wanted:
+        return text, wanted - in_text
+    index = -1
+    for _ in range(wanted):
+        index = text.index("\n", index + 1)
+    return text[: index + 1], 0
 
 
 def _only_empty_line_left(stream: BinaryIO, last_line: int, total: int, file_size: int) -> bool:

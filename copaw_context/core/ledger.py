@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from copaw_context.core.host import ContextSource, MessageView, PartKind, PartView, Role
-from copaw_context.core.split import SplitItem, pair_by_occurrence
+from copaw_context.core.pairing import pair_by_occurrence
+from copaw_context.core.split import SplitItem
 from copaw_context.core.tokens import TokenCounter
 
 __all__ = [

@@ -17,7 +17,6 @@ is already indexed, so no line is indexed twice.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
 from ._extract import Chunk, markdown_chunks, message_chunks, query_terms, snippet
 from ._index_db import (
@@ -37,6 +36,7 @@ from ._index_db import (
     NeedsRebuild,
     fts5_trigram_available,
 )
+from ._index_files import complete_lines, tail_hash, up_to_date
 from .files import LEGACY_MEMORY_FILE, MEMORY_FILE
 
 __all__ = [
@@ -50,8 +50,6 @@ __all__ = [
 
 logger = logging.getLogger("copaw_context")
 
-_TAIL_BYTES = 64
-_STEP_BYTES = 4 << 20
 _ROW_QUERY = (
     "SELECT size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files WHERE path = ?"
 )
@@ -82,35 +80,6 @@ class IndexStats:
     chunks_added: int = 0
     files_dropped: int = 0
     rebuilt: bool = False
-
-
-def _up_to_date(row: tuple[Any, ...], info: os.stat_result) -> bool:
-    """Whether the file is as it was when ``row`` was written and all of it is indexed."""
-    state = (info.st_size, info.st_mtime_ns, info.st_ino)
-    return tuple(row[:3]) == state and row[3] == info.st_size
-
-
-def _complete_lines(handle: BinaryIO, available: int) -> bytes:
-    """Up to about ``_STEP_BYTES`` of whole lines from the handle's position (a longer single
-    line whole); b"" when only a torn last line is there."""
-    data = handle.read(min(available, _STEP_BYTES))
-    end = data.rfind(b"\n") + 1
-    while end == 0 and len(data) < available:  # one line longer than a step
-        more = handle.read(min(available - len(data), _STEP_BYTES))
-        if not more:
-            break
-        newline = more.find(b"\n")
-        data += more
-        if newline >= 0:
-            end = len(data) - len(more) + newline + 1
-    return data[:end]
-
-
-def _tail_hash(handle: BinaryIO, end: int) -> str:
-    """A hash of the bytes just before ``end``: tells an append from a rewrite."""
-    start = max(0, end - _TAIL_BYTES)
-    handle.seek(start)
-    return hashlib.sha1(handle.read(end - start)).hexdigest()
 
 
 class MemoryIndex:
@@ -256,7 +225,7 @@ class MemoryIndex:
         """Index what is new in one file; None when it was up to date.
 
         Each step is its own write transaction that first re-reads what is indexed (another
-        process may have done it); an archive is read in steps of ``_STEP_BYTES``, so a huge
+        process may have done it); an archive is read in steps of a few MB, so a huge
         one neither fills the memory nor holds the write lock for long.
         """
         try:
@@ -264,7 +233,7 @@ class MemoryIndex:
         except FileNotFoundError:
             return None
         row = conn.execute(_ROW_QUERY, (rel,)).fetchone()
-        if row is not None and _up_to_date(row, info):
+        if row is not None and up_to_date(row, info):
             return None
         added: int | None = None
         while True:
@@ -299,7 +268,7 @@ class MemoryIndex:
             return None
         with handle:
             info = os.fstat(handle.fileno())
-            if row is not None and _up_to_date(row, info):
+            if row is not None and up_to_date(row, info):
                 return None
             start, lines = 0, 0
             appended = (
@@ -307,7 +276,7 @@ class MemoryIndex:
                 and row is not None
                 and row[2] == info.st_ino
                 and row[3] <= info.st_size
-                and (row[3] == 0 or _tail_hash(handle, int(row[3])) == row[5])
+                and (row[3] == 0 or tail_hash(handle, int(row[3])) == row[5])
             )
             if appended and row is not None:
                 start, lines = int(row[3]), int(row[4])
@@ -315,7 +284,7 @@ class MemoryIndex:
                 self._drop(conn, rel)
             handle.seek(start)
             if kind == "dialog":
-                data = _complete_lines(handle, info.st_size - start)
+                data = complete_lines(handle, info.st_size - start)
                 new_chunks, counted = self._dialog_chunks(data, lines)
             else:
                 data = handle.read()
@@ -323,7 +292,7 @@ class MemoryIndex:
                 new_chunks = markdown_chunks(text, 1, self._max_chunk_chars)
                 counted = data.count(b"\n")
             indexed = start + len(data)
-            tail = _tail_hash(handle, indexed)
+            tail = tail_hash(handle, indexed)
         if row is not None and not data and start > 0:
             return None  # only a torn last line is new: it waits until it is complete
         for chunk in new_chunks:
