@@ -154,7 +154,7 @@ async def test_cancelling_the_callers_task_stops_the_compactor() -> None:
 async def test_an_oversized_reply_is_asked_again_with_the_size_then_replaced() -> None:
     big = six_section_summary(200)
     model = FakeModel([big, PREVIOUS_SUMMARY])
-    result = await _compactor(max_summary_chars=2000).summarise(
+    result = await _compactor(max_summary_chars=2000, adaptive_budget=False).summarise(
         _messages(), previous_summary="", model=model
     )
     assert result.method == "llm"

@@ -9,6 +9,7 @@ __all__ = [
     "CARRY_LABELS",
     "LANGUAGES",
     "NONE_MARK",
+    "OMITTED_NOTE",
     "PROGRESS_KEYS",
     "PROGRESS_SUBSECTIONS",
     "SECTION_KEYS",
@@ -60,6 +61,12 @@ NONE_MARK: dict[Language, str] = {"en": "- (none)", "zh": "- （无）"}
 CARRY_LABELS: dict[Language, tuple[str, str, str, str]] = {
     "en": ("Constraints (verbatim):", "Errors (verbatim):", "Files:", "Verbatim:"),
     "zh": ("约束（原文）：", "错误（原文）：", "文件：", "原文："),
+}
+
+# The note under Critical Context when older error lines were left out. str.format(n=...)
+OMITTED_NOTE: dict[Language, str] = {
+    "en": "{n} older error lines were left out; the dialog archive has them.",
+    "zh": "省略了 {n} 条较早的报错行，完整内容见对话归档。",
 }
 
 # The labels of the items the extractive summariser writes.
