@@ -224,9 +224,9 @@ def _settle_decisions(doc: Summary, facts: ExtractedFacts) -> int:
     reasoned = {core(d) for d in facts.decisions if has_reason(d)} - {""}
     present = [c for c in (core(item) for item in doc.decisions) if c in reasoned]
 
-    def shorter(_n: int, item: str) -> bool:
+    def shorter(_n: int, item: str) -> bool:  # the choice, without the reason
         mine = core(item)
-        return mine not in reasoned and any(_near(mine, fact) for fact in present)
+        return mine not in reasoned and len(mine) >= 8 and any(mine in fact for fact in present)
 
     return drop_items(doc, "decisions", shorter)
 
