@@ -213,6 +213,9 @@ def test_clean_drops_placeholders_stray_none_and_steps_already_done() -> None:
         ("别动 vendor 目录。", True),
         ("尽量少用第三方库。", True),
         ("This is just context.", False),
+        ("Please keep the public API of src/api.ts stable.", True),
+        ("Leave the CI config alone.", True),
+        ("接口要保持向后兼容。", True),
     ],
 )
 def test_constraints_by_meaning(sentence: str, constraint: bool) -> None:

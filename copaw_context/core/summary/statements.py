@@ -30,7 +30,9 @@ _PROHIBITION_RE = re.compile(
 )
 _OBLIGATION_RE = re.compile(
     r"\b(?:must|always|make sure|ensure|be sure to|have to|needs? to stay|required)\b"
-    r"|必须|务必|一定要|始终|总是|确保|记得",
+    r"|\bkeep\b.{0,60}?\b(?:stable|unchanged|intact|as it is|as is|the same|compatible)\b"
+    r"|\bleave\b.{0,40}?\b(?:alone|untouched|as it is|as is)\b"
+    r"|必须|务必|一定要|始终|总是|确保|记得|保持[^。！？]{0,20}(?:不变|稳定|兼容)",
     re.IGNORECASE,
 )
 _PREFERENCE_RE = re.compile(
