@@ -579,3 +579,10 @@ def test_past_the_limit_the_newest_are_kept_wrappers_first_out_and_counted() -> 
     )
     assert len(facts.error_lines) == 40 and facts.error_lines_omitted == 10
     assert facts.error_lines[-1].endswith("bad 49") and facts.error_lines[0].endswith("bad 10")
+
+
+def test_lines_whose_lower_case_is_longer_do_not_shift_the_rows() -> None:
+    text = "İstanbul build\nsrc/a.ts(1,1): error TS2322: bad\nİİİ done"
+    assert [e.text for e in scan_errors(text)] == ["src/a.ts(1,1): error TS2322: bad"]
+    chained = 'ok\nTraceback (most recent call last):\n  File "a.py", line 1\nHttp404: gone'
+    assert [e.rank for e in scan_errors(chained)] == [OTHER, DECISIVE]

@@ -13,6 +13,8 @@ itself. English and Chinese output are both recognised.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -45,13 +47,13 @@ _PREFIX_RE = re.compile(r"^(?:#\d+ (?:\d+\.\d+ )?|[│|]\s?|\[(?:ERROR|FATAL)\]\
 # Node, pydantic, SQLAlchemy, Terraform/Playwright's bare "Error: ...".
 _NAMED_RE = re.compile(
     r"^(?:Caused by:\s*|Exception in thread \"[^\"]*\"\s*|Uncaught\s+)?"
-    r"(?:[A-Za-z_][\w$]*\.)*\w*(?:Error|Exception|Failure|Failed|Violation|Interrupt|Exit)"
+    r"(?:[A-Za-z_][\w$]*+\.)*+\w*(?:Error|Exception|Failure|Failed|Violation|Interrupt|Exit)"
     r"(?: \[\w+\])?(?:: \S.*| at \S+)?$"
 )
 _DECISIVE_RE = re.compile(
     "|".join(
         (
-            r"^(?:[a-z_]\w*\.)+[A-Z]\w+: \S",  # a dotted exception name (django, sqlalchemy)
+            r"^(?:[a-z_]\w*+\.)++[A-Z]\w+: \S",  # a dotted exception name (django, sqlalchemy)
             r"^E\s{2,}\S",  # pytest
             r"^FAILED \S+::\S+|^ERROR \S+(?:::\S+)? - \S",  # pytest
             r"^(?:FAIL|ERROR): \w+ \(",  # unittest
@@ -129,6 +131,21 @@ _FAILURE_RE = re.compile(
     r"|^Error from server|未找到命令|段错误|编译失败"
 )
 _FRAME_RE = re.compile(r"^\s+\S|^\s*$")
+_EXCEPTION_LINE_RE = re.compile(r"(?:[A-Za-z_]\w*+\.)*+[A-Za-z_]\w*+(?::|$)")
+# A line can be an error line only if it holds one of these (lower case) or matches
+# _LEAD_RE: one fast pass of str.find per word spares the full patterns on most lines.
+_KEYWORDS = (
+    *("err", "fail", "fatal", "panic", "exception", "traceback", "denied", "refused"),
+    *("not found", "no such", "not permitted", "segmentation", "core dumped", "cannot"),
+    *("killed", "undefined", "multiple definition", "no rule", "***", "backoff", "invalid"),
+    *("oomkilled", "exit", "return code", "returncode", "violation", "interrupt", "assert"),
+    *("expect", "received", "left:", "right:", "tests run", "elifecycle", "collect2"),
+    *("linker", "generated", "terminated", "ninja", "aborting", "did not complete"),
+    *("●", "×", "✕", "✗", "›", "✖", "[type=", ')"', ".go:", ".tf line"),
+    *("错误", "失败", "异常", "未找到", "没有", "权限", "拒绝", "不允许", "无法", "未定义"),
+    *("找不到", "退出", "返回码", "断言"),
+)
+_LEAD_RE = re.compile(r"^(?:E {2,}|e: |Traceback)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -167,18 +184,55 @@ class _Traceback:
             self.framed = self.framed or line.lstrip().startswith("File ")
             return False
         self.inside = False
-        return self.framed and bool(re.match(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?::|$)", line))
+        return self.framed and bool(_EXCEPTION_LINE_RE.match(line))
+
+
+def _candidates(text: str, starts: Sequence[int]) -> set[int]:
+    """Rows of ``text`` (line starts at ``starts``) that hold a keyword or a lead."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: offsets would slip
+        return set(range(len(starts)))
+    rows: set[int] = set()
+    for word in _KEYWORDS:
+        at = lower.find(word)
+        while at != -1:
+            row = bisect.bisect_right(starts, at) - 1
+            rows.add(row)
+            end = starts[row + 1] if row + 1 < len(starts) else len(lower)
+            at = lower.find(word, end)
+    rows.update(bisect.bisect_right(starts, m.start()) - 1 for m in _LEAD_RE.finditer(text))
+    return rows
+
+
+def _exception_rows(lines: Sequence[str], tracebacks: Iterable[int]) -> set[int]:
+    """The exception line that ends each Python traceback starting at ``tracebacks``."""
+    rows: set[int] = set()
+    for start in tracebacks:
+        traceback = _Traceback()
+        traceback.exception_line(lines[start])
+        for row in range(start + 1, len(lines)):
+            found = traceback.exception_line(lines[row])
+            if not traceback.inside:
+                if found:
+                    rows.add(row)
+                break
+    return rows
 
 
 def scan_errors(text: str) -> list[ErrorLine]:
     """Every error line of ``text`` in order, with its rank."""
+    lines = text.split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    rows = _candidates(text, starts)
+    heads = [row for row in rows if lines[row].startswith("Traceback (most recent call last)")]
+    exceptions = _exception_rows(lines, heads)
     found: list[ErrorLine] = []
-    traceback = _Traceback()
     in_failure = False  # a test failure block: its Expected/Received lines are the error
-    for line in text.split("\n"):
+    for row in sorted(rows | exceptions):
+        line = lines[row]
         if len(line) > MAX_LINE_CHARS:
             continue
-        rank = DECISIVE if traceback.exception_line(line) else _rank(line)
+        rank = DECISIVE if row in exceptions else _rank(line)
         if rank is None and in_failure and re.match(r"\s*(?:Expected|Received|left|right)\b", line):
             rank = OTHER  # the values of a failed assertion
         if rank is not None:
