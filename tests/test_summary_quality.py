@@ -10,6 +10,7 @@ import pytest
 from copaw_context.core.summary import (
     Summary,
     SummaryCompactor,
+    carry_facts,
     carry_verbatim,
     extract_facts,
     extractive_summary,
@@ -298,3 +299,23 @@ async def test_the_compactor_asks_for_the_budget_and_keeps_the_cap() -> None:
         messages[:1], previous_summary="", model=None
     )
     assert offline.budget_chars == MIN_BUDGET_CHARS and len(offline.summary) <= 1000
+
+
+def test_near_duplicates_in_other_words_are_settled() -> None:
+    messages = [
+        _user("Fix the tests. Always run go vet before committing."),
+        _bot("I decided to use papaparse for the CSV export because it handles quoted newlines."),
+    ]
+    facts = extract_facts(messages)
+    model = _summary(
+        constraints="- Run go vet before every commit",
+        decisions="- Use papaparse: it handles quoted newlines\n- Keep the public API",
+    )
+    settled, dropped = settle_carried(carry_facts(Summary.parse(model), facts), facts)
+    text = settled.render()
+    assert section_lines(text, 1) == ["- Always run go vet before committing."]
+    assert section_lines(text, 3) == [
+        "- Keep the public API",
+        "- I decided to use papaparse for the CSV export because it handles quoted newlines.",
+    ]
+    assert "Constraints (verbatim)" not in text and dropped == 2

@@ -38,6 +38,7 @@ _LEAD_IN_RE = re.compile(
     re.IGNORECASE,
 )
 _NOT_WORD_RE = re.compile(r"[^\w\u3400-\u9fff]+")
+_CJK_RUN_RE = re.compile(r"[\u3400-\u9fff]+")
 _TEMPLATE_RE = re.compile(r"^[<《【「\[]\s*[^<>]*[>》】」\]]$")
 _ABS_PATH_RE = re.compile(r"(?<![\w.~-])(?:/[\w.@+-]+)+/[\w.@+-]+")
 _REL_PATH_RE = re.compile(
@@ -180,13 +181,30 @@ def clean_summary(
     return doc, dropped
 
 
+def _tokens(key: str) -> set[str]:
+    """Content words of a normalised item (3+ characters, cut to 6 so "commit" and
+    "committing" match) and Chinese character pairs."""
+    words = {w[:6] for w in key.split() if len(w) >= 3 and not _CJK_RUN_RE.search(w)}
+    for run in _CJK_RUN_RE.findall(key):
+        words.update(run[n : n + 2] for n in range(max(1, len(run) - 1)))
+    return words
+
+
+def _covered(part: str, whole: str, share: float = 0.8) -> bool:
+    """Whether most content words of ``part`` are in ``whole`` (normalised items)."""
+    mine = _tokens(part)
+    return len(mine) >= 2 and len(mine & _tokens(whole)) >= share * len(mine)
+
+
 def _near(one: str, other: str) -> bool:
-    """Whether two normalised items say the same: equal, or one holds the other and the
-    shorter is at least half as long."""
+    """Whether two normalised items say the same: equal, one holding the other and the
+    shorter at least half as long, or most content words of either in the other."""
     if not one or not other:
         return False
     short, long = sorted((one, other), key=len)
-    return short == long or (short in long and 2 * len(short) >= len(long))
+    if short == long or (short in long and 2 * len(short) >= len(long)):
+        return True
+    return _covered(one, other) and _covered(other, one, 0.6)
 
 
 def _bullet(item: str) -> str:
@@ -219,14 +237,17 @@ def _settle_constraints(doc: Summary) -> int:
 
 
 def _settle_decisions(doc: Summary, facts: ExtractedFacts) -> int:
-    """The model's decision items that only shorten a carried decision (its reason left
-    out) are dropped: the carried one says it all."""
+    """The model's decision items that only say part of a carried decision (the choice
+    without its reason, or the same in other words) are dropped: the carried one says it
+    all, in the conversation's words."""
     reasoned = {core(d) for d in facts.decisions if has_reason(d)} - {""}
     present = [c for c in (core(item) for item in doc.decisions) if c in reasoned]
 
-    def shorter(_n: int, item: str) -> bool:  # the choice, without the reason
+    def shorter(_n: int, item: str) -> bool:
         mine = core(item)
-        return mine not in reasoned and len(mine) >= 8 and any(mine in fact for fact in present)
+        if mine in reasoned or len(mine) < 8:
+            return False
+        return any(mine in fact or _covered(mine, fact) for fact in present)
 
     return drop_items(doc, "decisions", shorter)
 
