@@ -586,3 +586,12 @@ def test_lines_whose_lower_case_is_longer_do_not_shift_the_rows() -> None:
     assert [e.text for e in scan_errors(text)] == ["src/a.ts(1,1): error TS2322: bad"]
     chained = 'ok\nTraceback (most recent call last):\n  File "a.py", line 1\nHttp404: gone'
     assert [e.rank for e in scan_errors(chained)] == [OTHER, DECISIVE]
+
+
+def test_status_bullets_and_search_hits_are_not_errors() -> None:
+    text = (
+        "● nginx.service - A high performance web server\n"
+        "main.go:12:func main() {\n"
+        "  12:7  warning  Unexpected console statement  no-console"
+    )
+    assert scan_errors(text) == []

@@ -58,7 +58,7 @@ _DECISIVE_RE = re.compile(
             r"^FAILED \S+::\S+|^ERROR \S+(?:::\S+)? - \S",  # pytest
             r"^(?:FAIL|ERROR): \w+ \(",  # unittest
             r"\[type=\w+",  # pydantic's detail line
-            r"^\s*●\s+\S.*",  # jest test title
+            r"^\s*●\s+(?:\S.* › \S|Test suite failed to run)",  # jest test title
             r"^\s*(?:×|✕|✗)\s+\S",  # vitest / jest failing test
             r"^\s*expect\((?:received|locator|page)\)\.\w+",  # jest / playwright matcher
             r"^\s*\d+\) \[[\w-]+\] › ",  # playwright test title
