@@ -112,12 +112,12 @@ def test_the_model_satisfies_the_progress_protocol() -> None:
 
 
 def test_the_timeout_grows_with_the_request_and_the_reply() -> None:
-    small = call_timeout(120, 1000, 500)
+    small = call_timeout(120, 300, 100)
     assert (small.idle, small.first, small.total) == (120, 120, 120)
     large = call_timeout(120, 40_000, 2_000)
     assert large.idle == 120  # between two progress events: always the timeout
-    assert large.first == 120 * 40_000 / 4000
-    assert large.total == 120 * (40_000 + DECODE_WEIGHT * 2_000) / 4000
+    assert large.first == 120 * 40_000 / 1000
+    assert large.total == 120 * (40_000 + DECODE_WEIGHT * 2_000) / 1000
     assert call_timeout(120, 40_000, 0, reference_tokens=8000).first == 600
     with pytest.raises(ValueError, match="reference_tokens"):
         call_timeout(120, 1, 1, reference_tokens=0)
@@ -159,10 +159,16 @@ async def test_a_model_that_stops_streaming_is_cut_off() -> None:
 
 async def test_a_model_without_progress_reports_gets_the_whole_call_deadline() -> None:
     model = StreamingModel([hang(after_chars=50)], streams=False)  # on_progress is not passed
-    result = await _compactor(timeout_seconds=0.01, retries=0).summarise(
+    result = await _compactor(timeout_seconds=0.01, retries=0, reference_tokens=10**9).summarise(
         _messages(), previous_summary="", model=model
     )
     assert result.fallback_reason == "compactor timed out after 0.01 s"
+    model = StreamingModel([hang()], streams=False)
+    result = await _compactor(timeout_seconds=0.001, retries=0).summarise(
+        _messages(), previous_summary="", model=model
+    )
+    waited = float((result.fallback_reason or "").split(" after ")[1].split(" s")[0])
+    assert waited > 0.001  # the request and the reply it asks for make the deadline longer
 
 
 async def test_a_runaway_stream_is_stopped_and_asked_again_with_the_size() -> None:

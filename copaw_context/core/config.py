@@ -230,7 +230,7 @@ class LightContextConfig(Section):
         120,
         gt=0,
         description="Seconds the compactor waits for progress: between two streamed chunks; "
-        "for the first chunk (or a whole non-streamed reply) of a call up to 4000 tokens, "
+        "for the first chunk (or a whole non-streamed reply) of a call up to 1000 tokens, "
         "proportionally more for larger calls. A call making no progress that long has failed.",
     )
     compactor_retries: Int = Field(
