@@ -595,3 +595,11 @@ def test_status_bullets_and_search_hits_are_not_errors() -> None:
         "  12:7  warning  Unexpected console statement  no-console"
     )
     assert scan_errors(text) == []
+
+
+def test_a_bare_received_heading_is_not_an_error_line() -> None:
+    text = '  ● A › b\n\n    Received:\n\n    "Buttons must have discernible text (button-name)"'
+    assert [e.text for e in scan_errors(text)] == [
+        "● A › b",
+        '"Buttons must have discernible text (button-name)"',
+    ]

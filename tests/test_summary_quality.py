@@ -21,7 +21,12 @@ from copaw_context.core.summary.budget import (
     carried_chars,
     summary_budget,
 )
-from copaw_context.core.summary.clean import clean_summary, is_template_line, settle_carried
+from copaw_context.core.summary.clean import (
+    clean_summary,
+    is_template_line,
+    says_nothing,
+    settle_carried,
+)
 from copaw_context.core.summary.prompts import PLACEHOLDERS, build_compactor_request
 from copaw_context.core.summary.statements import is_acknowledgement, is_constraint
 from copaw_context.core.tokens import make_token_counter
@@ -319,3 +324,33 @@ def test_near_duplicates_in_other_words_are_settled() -> None:
         "- I decided to use papaparse for the CSV export because it handles quoted newlines.",
     ]
     assert "Constraints (verbatim)" not in text and dropped == 2
+
+
+@pytest.mark.parametrize(
+    ("item", "nothing"),
+    [
+        ("- No decisions were made based on the conversation.", True),
+        ("- No errors so far.", True),
+        ("- 暂无决定", True),
+        ("- No need to rebuild the cache.", False),
+        ("- No tests in this repo use mocks, so write real files.", False),
+    ],
+)
+def test_sentences_that_only_say_a_section_is_empty(item: str, nothing: bool) -> None:
+    assert says_nothing(item) is nothing
+
+
+def test_a_different_constraint_is_never_taken_for_a_rewording() -> None:
+    facts = extract_facts([_user("Export it. Never edit files under vendor/.")])
+    model = _summary(constraints="- Never edit files under src/")
+    settled, dropped = settle_carried(carry_facts(Summary.parse(model), facts), facts)
+    assert section_lines(settled.render(), 1) == ["- Never edit files under src/"]
+    assert "  - Never edit files under vendor/." in settled.render()
+    assert dropped == 1  # only the "(none)" above the carried block
+    reworded = _summary(constraints="- The public API of `src/api.ts` must remain stable.")
+    facts = extract_facts([_user("Please keep the public API of src/api.ts stable.")])
+    settled, dropped = settle_carried(carry_facts(Summary.parse(reworded), facts), facts)
+    assert section_lines(settled.render(), 1) == [
+        "- Please keep the public API of src/api.ts stable."
+    ]
+    assert dropped == 1  # the model's wording; the carried block is gone, "(none)" stays

@@ -27,6 +27,7 @@ __all__ = [
     "drop_stray_placeholders",
     "is_template_line",
     "restore_paths",
+    "says_nothing",
     "settle_carried",
 ]
 
@@ -39,6 +40,14 @@ _LEAD_IN_RE = re.compile(
 )
 _NOT_WORD_RE = re.compile(r"[^\w\u3400-\u9fff]+")
 _CJK_RUN_RE = re.compile(r"[\u3400-\u9fff]+")
+_NOTHING_RE = re.compile(
+    r"^(?:there (?:are|were|is|was) )?(?:no|nothing)\b[^.\n]{0,60}?"
+    r"(?:\b(?:made|recorded|mentioned|stated|found|given|reported|yet|so far|here)\b"
+    r"|\b(?:in|from|based on) (?:the|this) (?:conversation|transcript|dialog(?:ue)?)\b|$)"
+    r"[^.\n]{0,40}\.?$"
+    r"|^(?:暂无|尚无|没有|无)[^。\n]{0,20}(?:决定|决策|约束|错误|进展|内容|步骤|信息)?[。.]?$",
+    re.IGNORECASE,
+)
 _TEMPLATE_RE = re.compile(r"^[<《【「\[]\s*[^<>]*[>》】」\]]$")
 _ABS_PATH_RE = re.compile(r"(?<![\w.~-])(?:/[\w.@+-]+)+/[\w.@+-]+")
 _REL_PATH_RE = re.compile(
@@ -97,15 +106,22 @@ def _all_keys(summary: Summary) -> Iterable[ItemsKey]:
     return (key for key in ITEM_KEYS if key != "preamble" and summary.items(key))
 
 
+def says_nothing(item: str) -> bool:
+    """A placeholder ("(none)", "无") or a sentence that only says a section is empty ("No
+    decisions were made based on the conversation.", "暂无决定")."""
+    return is_placeholder(item) or bool(_NOTHING_RE.match(_plain(item).strip()))
+
+
 def drop_stray_placeholders(summary: Summary) -> int:
-    """Remove "(none)" items from sections that also hold real items; the number removed."""
+    """Remove "(none)" items (and sentences that only say there is nothing) from sections
+    that also hold real items; the number removed."""
     dropped = 0
     for key in _all_keys(summary):
         items = summary.items(key)
-        if any(not is_placeholder(item) for item in items):
-            dropped += drop_items(summary, key, lambda _n, item: is_placeholder(item))
+        if any(not says_nothing(item) for item in items):
+            dropped += drop_items(summary, key, lambda _n, item: says_nothing(item))
     for block in (*summary.progress_other, *summary.other):
-        real = [item for item in block.items if not is_placeholder(item)]
+        real = [item for item in block.items if not says_nothing(item)]
         if real and len(real) < len(block.items):
             dropped += len(block.items) - len(real)
             block.items = real
@@ -181,30 +197,48 @@ def clean_summary(
     return doc, dropped
 
 
+_STOPWORDS = frozenset(
+    {
+        *("the", "and", "for", "with", "must", "should", "please", "keep", "remain", "stay"),
+        *("always", "every", "all", "any", "that", "this", "are", "was", "were", "has"),
+        *("have", "been", "will", "can", "its", "also", "just", "you", "your", "our"),
+    }
+)
+
+
 def _tokens(key: str) -> set[str]:
-    """Content words of a normalised item (3+ characters, cut to 6 so "commit" and
-    "committing" match) and Chinese character pairs."""
-    words = {w[:6] for w in key.split() if len(w) >= 3 and not _CJK_RUN_RE.search(w)}
+    """Content words of a normalised item (3+ characters, no stopwords, cut to 6 so
+    "commit" and "committing" match) and Chinese character pairs."""
+    words = {
+        w[:6]
+        for w in key.split()
+        if len(w) >= 3 and w not in _STOPWORDS and not _CJK_RUN_RE.search(w)
+    }
     for run in _CJK_RUN_RE.findall(key):
         words.update(run[n : n + 2] for n in range(max(1, len(run) - 1)))
     return words
 
 
-def _covered(part: str, whole: str, share: float = 0.8) -> bool:
-    """Whether most content words of ``part`` are in ``whole`` (normalised items)."""
+def _covered(part: str, whole: str) -> bool:
+    """Whether every content word of ``part`` (two at least) is in ``whole``: ``part`` says
+    nothing ``whole`` does not (normalised items)."""
     mine = _tokens(part)
-    return len(mine) >= 2 and len(mine & _tokens(whole)) >= share * len(mine)
+    return len(mine) >= 2 and mine <= _tokens(whole)
 
 
 def _near(one: str, other: str) -> bool:
     """Whether two normalised items say the same: equal, one holding the other and the
-    shorter at least half as long, or most content words of either in the other."""
+    shorter at least half as long, or the content words of one all in the other and at
+    least 60% of them ("Never edit files under src/" and "... under vendor/" differ)."""
     if not one or not other:
         return False
     short, long = sorted((one, other), key=len)
     if short == long or (short in long and 2 * len(short) >= len(long)):
         return True
-    return _covered(one, other) and _covered(other, one, 0.6)
+    for part, whole in ((one, other), (other, one)):
+        if _covered(part, whole) and 5 * len(_tokens(part)) >= 3 * len(_tokens(whole)):
+            return True
+    return False
 
 
 def _bullet(item: str) -> str:

@@ -130,6 +130,7 @@ _FAILURE_RE = re.compile(
     r"|^npm (?:ERR!|error)\b|^error(?:\[E\d+\])?: |panicked at|BUILD FAILURE|Build failed"
     r"|^Error from server|未找到命令|段错误|编译失败"
 )
+_ASSERTED_RE = re.compile(r"\s*(?:(?:Expected|Received)(?: \w+)?|left|right):\s*\S")
 _FRAME_RE = re.compile(r"^\s+\S|^\s*$")
 _EXCEPTION_LINE_RE = re.compile(r"(?:[A-Za-z_]\w*+\.)*+[A-Za-z_]\w*+(?::|$)")
 # A line can be an error line only if it holds one of these (lower case) or matches
@@ -233,7 +234,7 @@ def scan_errors(text: str) -> list[ErrorLine]:
         if len(line) > MAX_LINE_CHARS:
             continue
         rank = DECISIVE if row in exceptions else _rank(line)
-        if rank is None and in_failure and re.match(r"\s*(?:Expected|Received|left|right)\b", line):
+        if rank is None and in_failure and _ASSERTED_RE.match(line):
             rank = OTHER  # the values of a failed assertion
         if rank is not None:
             in_failure = in_failure or rank == DECISIVE
