@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from scripts.quality.openai_model import OpenAICompatibleModel, read_sse
+from scripts.quality.openai_model import OpenAICompatibleModel, StreamStopped, read_sse
 from scripts.quality.run import evaluate, format_table, main
 from scripts.quality.score import fact_kept, score_summary
 from scripts.quality.sessions import CATEGORIES, Planted, build_sessions
@@ -134,3 +134,7 @@ def test_read_sse_ignores_comments_and_counts_reasoning_as_progress() -> None:
         b'data: {"choices": [{"delta": {"content": "late"}}]}\n',
     ]
     assert read_sse(lines, seen.append) == "ok" and seen == [3, 5]
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(StreamStopped):
+        read_sse(lines, seen.append, stop)

@@ -9,19 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import urllib.request
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["OpenAICompatibleModel", "read_sse"]
+__all__ = ["OpenAICompatibleModel", "StreamStopped", "read_sse"]
 
 
-def read_sse(lines: Iterable[bytes], progress: Callable[[int], None]) -> str:
+class StreamStopped(Exception):
+    """The caller gave up on the reply (a timeout or a runaway): stop reading it."""
+
+
+def read_sse(
+    lines: Iterable[bytes],
+    progress: Callable[[int], None],
+    stop: threading.Event | None = None,
+) -> str:
     """The reply text of a streamed chat completion (server-sent events); ``progress`` gets
-    the characters received so far after each chunk (reasoning text counts as progress)."""
+    the characters received so far after each chunk (reasoning text counts as progress).
+    Raises :class:`StreamStopped` once ``stop`` is set."""
     parts: list[str] = []
     received = 0
     for raw in lines:
+        if stop is not None and stop.is_set():
+            raise StreamStopped("the caller stopped waiting for this reply")
         line = raw.decode("utf-8", "replace").strip()
         if not line.startswith("data:"):
             continue
@@ -83,9 +95,20 @@ class OpenAICompatibleModel:
             if on_progress is not None:
                 loop.call_soon_threadsafe(on_progress, chars)
 
-        return await asyncio.to_thread(self._post, system_prompt, request, progress)
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(self._post, system_prompt, request, progress, stop)
+        except asyncio.CancelledError:
+            stop.set()  # the reading thread closes the stream, so the server stops writing
+            raise
 
-    def _post(self, system_prompt: str, request: str, progress: Callable[[int], None]) -> str:
+    def _post(
+        self,
+        system_prompt: str,
+        request: str,
+        progress: Callable[[int], None],
+        stop: threading.Event,
+    ) -> str:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
@@ -109,4 +132,4 @@ class OpenAICompatibleModel:
             if not self.stream:
                 reply = json.load(response)
                 return str(reply["choices"][0]["message"]["content"] or "")
-            return read_sse(response, progress)
+            return read_sse(response, progress, stop)

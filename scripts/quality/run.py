@@ -108,6 +108,7 @@ async def _run(args: argparse.Namespace) -> list[Row]:
             api_key=args.api_key,
             context_size=args.context_size,
             stream=not args.no_stream,
+            max_tokens=args.max_summary_chars // 2,  # a longer reply is rejected anyway
         )
     rows = []
     for session in build_sessions(args.seed, args.filler):

@@ -362,7 +362,7 @@ class SummaryCompactor:
             self.counter.count(system_prompt) + self.counter.count(request),
             budget // 2,  # about 2 characters a token, mixed text
             reference_tokens=self.reference_tokens,
-            max_reply_chars=4 * self.max_summary_chars,
+            max_reply_chars=self.max_summary_chars + self.max_summary_chars // 10 + 200,
         )
 
         def start(on_progress: ProgressCallback | None) -> Awaitable[str]:
