@@ -354,3 +354,13 @@ def test_a_different_constraint_is_never_taken_for_a_rewording() -> None:
         "- Please keep the public API of src/api.ts stable."
     ]
     assert dropped == 1  # the model's wording; the carried block is gone, "(none)" stays
+
+
+async def test_a_path_from_the_previous_summary_is_not_taken_for_an_invention() -> None:
+    call = TranscriptPart("tool_call", '{"file_path": "src/parser.c"}', "read_file", "c1")
+    messages = [_user("Go on."), TranscriptMessage("assistant", "bot", (call,))]
+    previous = _summary(critical="- Crash at /repo/src/parser.c:412")
+    result = await _compactor().summarise(
+        messages, previous_summary=previous, model=FakeModel([previous])
+    )
+    assert "- Crash at /repo/src/parser.c:412" in result.summary and result.dropped_lines == 0

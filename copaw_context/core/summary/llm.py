@@ -226,9 +226,8 @@ class SummaryCompactor:
         lines, bounded; and the number of lines dropped or fixed."""
         kept = self._keep_previous(job.previous, summary)
         parsed = Summary.parse(kept, self.language)
-        doc, dropped = clean_summary(
-            parsed, transcript=job.transcript, known_paths=job.facts.file_paths
-        )
+        shown = f"{job.transcript}\n{job.previous}"  # what the model was shown
+        doc, dropped = clean_summary(parsed, transcript=shown, known_paths=job.facts.file_paths)
         carried = carry_facts(doc, job.facts)
         settled, moved = settle_carried(carried, job.facts)
         if not (dropped or moved) and carried is doc:
