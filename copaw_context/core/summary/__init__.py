@@ -4,7 +4,8 @@
 - :mod:`.merge`, :mod:`.carry`, :mod:`.fit`: merging, verbatim carry-over, budget fitting
 - :mod:`.facts`, :mod:`.extractive`: facts of a transcript and the offline summariser
 - :mod:`.prompts`, :mod:`.validate`: the compactor's prompts and the check of its reply
-- :mod:`.errors`, :mod:`.statements`: error lines by toolchain; constraints, decisions, plans
+- :mod:`.errors`, :mod:`.error_rules`, :mod:`.statements`: error lines by toolchain (guarded
+  patterns); constraints, decisions, plans
 - :mod:`.clean`: junk lines of a model's reply out, near-duplicates of carried items settled
 - :mod:`.budget`, :mod:`.deadline`: the summary budget and the compactor call's timeout
 - :mod:`.llm`: the LLM compactor, host-neutral behind :class:`CompactorModel`

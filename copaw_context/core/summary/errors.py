@@ -19,6 +19,15 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from copaw_context.core.summary.error_rules import (
+    DECISIVE_RULES,
+    EXIT_CODE_RE,
+    EXIT_CODE_RULES,
+    FAILURE_RULES,
+    OTHER_RULES,
+    WRAPPER_RULES,
+)
+
 __all__ = [
     "DECISIVE",
     "EXIT_CODE_RE",
@@ -27,8 +36,10 @@ __all__ = [
     "ErrorLine",
     "error_lines",
     "keep_newest",
+    "keep_newest_ranked",
     "most_telling",
     "pasted_error_lines",
+    "rank_line",
     "scan_errors",
     "shows_failure",
 ]
@@ -36,10 +47,6 @@ __all__ = [
 WRAPPER, OTHER, DECISIVE = 0, 1, 2
 MAX_LINE_CHARS = 500  # longer lines are data (minified JSON, a log dump), not error lines
 
-EXIT_CODE_RE = re.compile(
-    r"(?i:\b(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|exit_code|return\s*code|returncode)"
-    r"\s*[:=]?\s*)-?[1-9]\d*\b|(?:退出码|退出代码|退出状态|返回码)\s*[:：]?\s*-?[1-9]\d*"
-)
 # Decoration in front of the text of a line: Docker BuildKit's "#8 1.234", Terraform's box
 # "│ ", Maven's "[ERROR] ", a JUnit console's "=> ", Java's "Caused by: ".
 _PREFIX_RE = re.compile(r"^(?:#\d+ (?:\d+\.\d+ )?|[│|]\s?|\[(?:ERROR|FATAL)\]\s*|=>\s*)")
@@ -50,71 +57,6 @@ _NAMED_RE = re.compile(
     r"(?:[A-Za-z_][\w$]*+\.)*+\w*(?:Error|Exception|Failure|Failed|Violation|Interrupt|Exit)"
     r"(?: \[\w+\])?(?:: \S.*| at \S+)?$"
 )
-_DECISIVE_RE = re.compile(
-    "|".join(
-        (
-            r"^(?:[a-z_]\w*+\.)++[A-Z]\w+: \S",  # a dotted exception name (django, sqlalchemy)
-            r"^E\s{2,}\S",  # pytest
-            r"^FAILED \S+::\S+|^ERROR \S+(?:::\S+)? - \S",  # pytest
-            r"^(?:FAIL|ERROR): \w+ \(",  # unittest
-            r"\[type=\w+",  # pydantic's detail line
-            r"^\s*●\s+(?:\S.* › \S|Test suite failed to run)",  # jest test title
-            r"^\s*(?:×|✕|✗)\s+\S",  # vitest / jest failing test
-            r"^\s*expect\((?:received|locator|page)\)\.\w+",  # jest / playwright matcher
-            r"^\s*\d+\) \[[\w-]+\] › ",  # playwright test title
-            r"to have no violations:|^\s*\"[^\"]+ \([a-z0-9-]+\)\"\s*$",  # jest-axe
-            r"\berror TS\d+:",  # tsc
-            r"^\s*\d+:\d+\s+error\s+\S",  # eslint
-            r"^error(?:\[E\d+\])?: |^thread '[^']*' panicked at|^assertion .* failed",  # rust
-            r"^\s*--- FAIL: \S+|^\s*\S+\.go:\d+(?::\d+)?: \S|^panic: |^fatal error: ",  # go
-            r"^e: (?:file://)?\S+:\d+",  # kotlin
-            r"^\S+ > .+ FAILED$|\.(?:java|kt|scala):\[\d+,\d+\] |^\s*\w+Test\w*\.\w+:\d+ ",  # jvm
-            r"undefined reference to|multiple definition of|Undefined symbols for architecture",
-            r"\b(?:error|warning) (?:C|LNK)\d{4}:",  # msvc
-            r"\*\*\* No rule to make target|\*\*\* missing separator|\*\*\* .*Stop\.",  # make
-            r"^Error response from daemon: |^\w+: Error response from daemon: ",  # docker
-            r"^Error from server(?: \(\w+\))?: |^The \w+ \"[^\"]+\" is invalid: ",  # kubectl
-            r"\b(?:CrashLoopBackOff|ImagePullBackOff|ErrImagePull|OOMKilled|"
-            r"CreateContainerConfigError|RunContainerError|InvalidImageName)\b",
-            r"(?i:\b(?:fatal )?error(?:\[\w+\])?:)\s*\S|\bfatal:|\bpanic:",  # compilers, git, C
-            r"command not found|: not found$|No such file or directory|Permission denied"
-            r"|Connection refused|Operation not permitted|Segmentation fault|core dumped"
-            r"|cannot access|^Killed$",  # shell
-            r"(?:致命)?错误[:：]|未找到命令|没有那个文件或目录|权限不够|拒绝连接|不允许的操作"
-            r"|段错误|无法访问|未定义的引用|编译失败|断言失败|找不到或无法加载主类|没有规则可制作目标",
-        )
-    )
-)
-_WRAPPER_RE = re.compile(
-    "|".join(
-        (
-            r"^npm (?:ERR!|error\b) *(?:code |errno |path |command |syscall |signal |Exit status"
-            r"|Failed at|This is probably|A complete log|Lifecycle script|\S+@\S+ \w+:|$)"
-            r"|^\s*ELIFECYCLE\b|ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL"
-            r"|^error Command failed with exit code",  # npm, pnpm, yarn
-            r"\*\*\*\s*\[[^\]]*\]\s*(?:Error|错误)\s*\d+",  # make
-            r"^make(?:\[\d+\])?: .*(?:Error|错误) \d+\s*$",
-            r"collect2(?:\.exe)?: (?:error|错误)|linker command failed|^\d+ errors? generated"
-            r"|compilation terminated|ninja: build stopped",
-            r"^error: could not compile|^error: aborting due to",  # cargo
-            r"^FAILURE: Build failed|Execution failed for task|^> Compilation failed"
-            r"|Failed to execute goal|BUILD FAILURE|There (?:are|were) test failures"
-            r"|COMPILATION ERROR|^[1-9]\d* errors?$",  # gradle, maven, javac
-            r"did not complete successfully",  # docker
-            r"^FAIL\s*$|^FAIL\t|^exit status \d+$",  # go
-            r"^Tests?:?\s+[1-9]\d* failed|^Test Files\s+[1-9]\d* failed|^\s*[1-9]\d* failing\b"
-            r"|test result: FAILED|^Tests run: \d+, Failures:|^FAILED \((?:failures|errors)="
-            r"|^Found [1-9]\d* errors?\b|✖ \d+ problems?|^=+ .*\b[1-9]\d* failed\b.* =+$"
-            r"|^\s*[1-9]\d* failed(?:[,|] .*)?$",  # tallies
-        )
-    )
-)
-# Lines that only mention an error: kept, ranked below the decisive ones.
-_OTHER_RE = re.compile(
-    r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception): \S|\bERROR\b|\bFAILED\b"
-    r"|^Exception in thread|\bERR!|错误|失败|异常|\b\w+Error\b\s*$|^\s*FAIL\s+\S+"
-    r"|^\s*on \S+\.tf line \d+|\*\*\*.*\bError \d+\b|\bError \d+\s*$|\b[1-9]\d* failed\b"
-)
 # What counts as pasted error output inside a user's message: only structural markers, so a
 # request that merely mentions errors ("search the logs for 错误") is not taken for one.
 _PASTED_RE = re.compile(
@@ -122,13 +64,6 @@ _PASTED_RE = re.compile(
     r"|(?i:\berror(?:\[\w+\])?:\s*\S)|\bfatal:|\bpanic:|^E\s{2,}\S|\*\*\*.*\bError \d+\b"
     r"|\berror TS\d+:|^\s*--- FAIL: |\.go:\d+(?::\d+)?: \S|undefined reference to"
     r"|^Error from server|^thread '[^']*' panicked at"
-)
-# Lines that mean the command itself failed (not just that its output mentions an error).
-_FAILURE_RE = re.compile(
-    r"Traceback \(most recent call last\)|\*\*\*.*\bError \d+\b|\b[1-9]\d* failed\b"
-    r"|^FAILED\b|Segmentation fault|command not found|^\s*--- FAIL: |^FAIL\b|\berror TS\d+:"
-    r"|^npm (?:ERR!|error)\b|^error(?:\[E\d+\])?: |panicked at|BUILD FAILURE|Build failed"
-    r"|^Error from server|未找到命令|段错误|编译失败"
 )
 _ASSERTED_RE = re.compile(r"\s*(?:(?:Expected|Received)(?: \w+)?|left|right):\s*\S")
 _FRAME_RE = re.compile(r"^\s+\S|^\s*$")
@@ -157,13 +92,15 @@ class ErrorLine:
     rank: int
 
 
-def _rank(line: str) -> int | None:
+def rank_line(line: str) -> int | None:
+    """The rank of ``line`` as an error line (``None``: not one)."""
     inner = _PREFIX_RE.sub("", line.strip(), count=1).strip()
-    if _WRAPPER_RE.search(inner) or EXIT_CODE_RE.search(inner):
+    lower = inner.lower()
+    if WRAPPER_RULES.search(inner, lower) or EXIT_CODE_RULES.search(inner, lower):
         return WRAPPER
-    if _NAMED_RE.match(inner) or _DECISIVE_RE.search(inner):
+    if _NAMED_RE.match(inner) or DECISIVE_RULES.search(inner, lower):
         return DECISIVE
-    if _OTHER_RE.search(line) or _OTHER_RE.search(inner):
+    if OTHER_RULES.search(inner, lower) or (inner != line and OTHER_RULES.search(line)):
         return OTHER
     return None
 
@@ -233,7 +170,7 @@ def scan_errors(text: str) -> list[ErrorLine]:
         line = lines[row]
         if len(line) > MAX_LINE_CHARS:
             continue
-        rank = DECISIVE if row in exceptions else _rank(line)
+        rank = DECISIVE if row in exceptions else rank_line(line)
         if rank is None and in_failure and _ASSERTED_RE.match(line):
             rank = OTHER  # the values of a failed assertion
         if rank is not None:
@@ -258,7 +195,7 @@ def pasted_error_lines(text: str) -> list[str]:
 
 def shows_failure(lines: Iterable[str]) -> bool:
     """Whether error lines say that the command itself failed."""
-    return any(EXIT_CODE_RE.search(x) or _FAILURE_RE.search(x) for x in lines)
+    return any(EXIT_CODE_RULES.search(x) or FAILURE_RULES.search(x) for x in lines)
 
 
 def most_telling(found: Sequence[ErrorLine]) -> str:
@@ -271,10 +208,20 @@ def most_telling(found: Sequence[ErrorLine]) -> str:
 def keep_newest(lines: Sequence[str], limit: int) -> tuple[list[str], int]:
     """At most ``limit`` of ``lines`` (in order) and how many were left out: wrappers and
     tallies go first, then the oldest lines."""
-    if len(lines) <= limit:
-        return list(lines), 0
+    kept, omitted = keep_newest_ranked(
+        [ErrorLine(x, rank_line(x) or WRAPPER) for x in lines], limit
+    )
+    return [item.text for item in kept], omitted
+
+
+def keep_newest_ranked(found: Sequence[ErrorLine], limit: int) -> tuple[list[ErrorLine], int]:
+    """:func:`keep_newest` for lines already ranked."""
+    if len(found) <= limit:
+        return list(found), 0
     order = sorted(
-        range(len(lines)), key=lambda i: (_rank(lines[i]) not in (None, WRAPPER), i), reverse=True
+        range(len(found)),
+        key=lambda i: (found[i].rank != WRAPPER, i),
+        reverse=True,
     )
     kept = sorted(order[:limit])
-    return [lines[i] for i in kept], len(lines) - len(kept)
+    return [found[i] for i in kept], len(found) - len(kept)

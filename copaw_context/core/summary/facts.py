@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 from copaw_context.core.summary.errors import (
     DECISIVE,
+    WRAPPER,
     ErrorLine,
-    keep_newest,
+    keep_newest_ranked,
     most_telling,
     pasted_error_lines,
+    rank_line,
     scan_errors,
     shows_failure,
 )
@@ -178,7 +180,7 @@ class _Collector:
     """The facts of a transcript, gathered message by message."""
 
     def __init__(self) -> None:
-        self.errors: list[str] = []
+        self.errors: list[ErrorLine] = []
         self.paths: list[str] = []
         self.outcomes: list[str] = []
         self.decisions: list[str] = []
@@ -189,7 +191,8 @@ class _Collector:
         plan = unchecked_items(text)
         sentences = list(join_reasons(_sentences(text)))
         if role == "user":
-            self.errors += pasted_error_lines(text)
+            pasted = pasted_error_lines(text)
+            self.errors += [ErrorLine(line, rank_line(line) or WRAPPER) for line in pasted]
             self.decisions += [s for s in sentences if _STATED_DECISION_RE.match(s)]
         else:
             self.decisions += [s for s in sentences if is_decision(s)]
@@ -208,7 +211,7 @@ class _Collector:
         failed = part.is_error or shows_failure(lines)
         if failed and not found:
             found = [ErrorLine(first_line(part.text), DECISIVE)]
-        self.errors += [item.text for item in found]
+        self.errors += found
         self.paths += _offload_paths(part.text)
         name = part.tool_name or "tool"
         target = self.call_targets.get(part.tool_call_id or "")
@@ -237,12 +240,16 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
                 found.tool_call(part)
             elif part.kind == "tool_result":
                 found.tool_result(part)
-    errors, omitted = keep_newest(unique(found.errors), MAX_ERROR_LINES)
+    firsts: dict[str, ErrorLine] = {}
+    for item in found.errors:
+        if item.text:
+            firsts.setdefault(item.text, item)
+    kept, omitted = keep_newest_ranked(list(firsts.values()), MAX_ERROR_LINES)
     plan = [cut(item, 300) for item in unique(last_nonempty(found.plans))]
     return ExtractedFacts(
         user_requests=tuple(cut(text, MAX_REQUEST_CHARS) for _, text in user),
         constraints=tuple(unique(constraints)),
-        error_lines=tuple(errors),
+        error_lines=tuple(item.text for item in kept),
         file_paths=tuple(unique(found.paths)),
         tool_outcomes=tuple(found.outcomes),
         decisions=tuple(unique(cut(d, 300) for d in found.decisions)[-_MAX_DECISIONS:]),
