@@ -16,6 +16,7 @@ from copaw_context.core.summary.error_rules import (
 )
 from copaw_context.core.summary.errors import DECISIVE, OTHER, WRAPPER, rank_line, scan_errors
 from tests.test_error_lines import FAMILIES
+from tests.test_error_lines_zh import FAMILIES_ZH
 
 RULE_SETS = {
     "decisive": DECISIVE_RULES,
@@ -25,7 +26,7 @@ RULE_SETS = {
     "exit-code": EXIT_CODE_RULES,
 }
 # Every line of the realistic outputs and more, each also in upper and lower case.
-_LINES = [line for _, output, _, _ in FAMILIES for line in output.split("\n")] + [
+_LINES = [line for _, text, _, _ in FAMILIES + FAMILIES_ZH for line in text.split("\n")] + [
     *("ERROR: boom", "error: boom", "Error: boom", "FATAL: x", "fatal: not a git repository"),
     *("src/x.c:3:1: Error: expected ';'", "0001 INFO build step ok", "exited with code 137"),
     *("RETURN CODE = 2", "退出码：3", "Killed", "sh: 1: foo: not found", "构建失败：找不到模块"),

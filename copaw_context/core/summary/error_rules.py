@@ -136,7 +136,11 @@ WRAPPER_RULES = RuleSet(
             r"|ninja: build stopped",
         ),
         ((), r"^\d+ errors? generated|^error: could not compile|^error: aborting due to"),
-        ((), r"^FAILURE: Build failed|^> Compilation failed|^[1-9]\d* errors?$"),  # gradle, javac
+        (
+            (),
+            r"^FAILURE: Build failed|^> Compilation failed|^[1-9]\d* errors?$"
+            r"|^[1-9]\d* 个错误$",  # gradle, javac
+        ),
         (
             (
                 *("execution failed for task", "failed to execute goal", "build failure"),

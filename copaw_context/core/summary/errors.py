@@ -48,12 +48,12 @@ WRAPPER, OTHER, DECISIVE = 0, 1, 2
 MAX_LINE_CHARS = 500  # longer lines are data (minified JSON, a log dump), not error lines
 
 # Decoration in front of the text of a line: Docker BuildKit's "#8 1.234", Terraform's box
-# "│ ", Maven's "[ERROR] ", a JUnit console's "=> ", Java's "Caused by: ".
+# "│ ", Maven's "[ERROR] ", a JUnit console's "=> ".
 _PREFIX_RE = re.compile(r"^(?:#\d+ (?:\d+\.\d+ )?|[│|]\s?|\[(?:ERROR|FATAL)\]\s*|=>\s*)")
-# An exception or error name at the start of a line, with its message: Python, Java,
-# Node, pydantic, SQLAlchemy, Terraform/Playwright's bare "Error: ...".
+# An exception or error name at the start of a line (after Java's "Caused by: " or "原因: "),
+# with its message: Python, Java, Node, pydantic, SQLAlchemy, Terraform's bare "Error: ...".
 _NAMED_RE = re.compile(
-    r"^(?:Caused by:\s*|Exception in thread \"[^\"]*\"\s*|Uncaught\s+)?"
+    r"^(?:Caused by:\s*|原因[:：]\s*|Exception in thread \"[^\"]*\"\s*|Uncaught\s+)?"
     r"(?:[A-Za-z_][\w$]*+\.)*+\w*(?:Error|Exception|Failure|Failed|Violation|Interrupt|Exit)"
     r"(?: \[\w+\])?(?:: \S.*| at \S+)?$"
 )
