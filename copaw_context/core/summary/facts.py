@@ -163,6 +163,8 @@ def _call_paths(raw_input: str) -> list[str]:
 
 
 def _offload_paths(output: str) -> list[str]:
+    if "file_path=" not in output and "saved " not in output.lower():
+        return []  # the pattern would scan the whole output for nothing
     found = []
     for match in _OFFLOAD_RE.finditer(output):
         quoted, bare, saved = match.groups()
