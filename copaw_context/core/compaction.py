@@ -154,6 +154,8 @@ async def compact(
         method=result.method,
         fallback_reason=result.fallback_reason if use_llm else "storm guard: extractive",
         archive_files=tuple(p for p, _ in guide),
+        summary_dropped_lines=result.dropped_lines,
+        summary_budget_chars=result.budget_chars,
         **base,
     )
     await engine.emit(event)
