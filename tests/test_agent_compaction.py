@@ -223,6 +223,23 @@ async def test_compactor_timeout_keeps_previous_summary(tmp_path: Path) -> None:
     assert "timed out" in ([e for e in events if e.kind == "compaction"][0].fallback_reason or "")
 
 
+async def test_the_compaction_event_counts_junk_lines_and_states_the_budget(
+    tmp_path: Path,
+) -> None:
+    reply = PREVIOUS_SUMMARY.replace(
+        "- Keep the public API unchanged", "- Keep the public API unchanged\n- <decision - reason>"
+    ).replace("1. Run the full test suite", "1. Run the full test suite\n- (none)")
+    agent, events = await _compact_with_failing_compactor(tmp_path, text_step(reply))
+    (event,) = [e for e in events if e.kind == "compaction"]
+    assert event.method == "llm" and event.fallback_reason is None
+    assert event.summary_dropped_lines == 2
+    assert event.summary_budget_chars >= 1000
+    assert event.as_dict()["summary_dropped_lines"] == 2
+    summary = str(agent.state.summary)
+    assert "<decision - reason>" not in summary and "- (none)" not in summary
+    assert "- Keep the public API unchanged" in summary
+
+
 async def test_compact_command_end_to_end(tmp_path: Path) -> None:
     requests: list[str] = []
 

@@ -6,10 +6,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentscope.agent import Agent, InjectionConfig, ReActConfig
-from agentscope.message import UserMsg
+from agentscope.event import TextBlockDeltaEvent, ThinkingBlockDeltaEvent
+from agentscope.message import Msg, UserMsg
 from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
+
+from copaw_context.core.summary.deadline import ProgressCallback
 
 __all__ = ["AgentScopeSummariser"]
 
@@ -24,7 +27,9 @@ class _NoCompression(MiddlewareBase):
 
 
 class AgentScopeSummariser:
-    """A :class:`~copaw_context.core.summary.llm.CompactorModel` over a ``ChatModelBase``."""
+    """A :class:`~copaw_context.core.summary.llm.ProgressCompactorModel` over a
+    ``ChatModelBase``: a streaming model reports each text (or thinking) chunk as progress,
+    so the compactor's timeout measures the wait between chunks, not the whole reply."""
 
     def __init__(self, model: ChatModelBase, *, window: int | None = None) -> None:
         self.model = model
@@ -37,8 +42,16 @@ class AgentScopeSummariser:
         size = int(self.model.context_size)
         return size if self.window is None else min(size, self.window)
 
-    async def complete(self, system_prompt: str, request: str) -> str:
-        """The reply text of a one-step agent with no tools and no injected state."""
+    @property
+    def reports_progress(self) -> bool:
+        """True for a streaming model: its chunks are reported to ``on_progress``."""
+        return bool(getattr(self.model, "stream", False))
+
+    async def complete(
+        self, system_prompt: str, request: str, *, on_progress: ProgressCallback | None = None
+    ) -> str:
+        """The reply text of a one-step agent with no tools and no injected state; each
+        streamed chunk calls ``on_progress`` with the characters received so far."""
         agent = Agent(
             name="copaw_compactor",
             system_prompt=system_prompt,
@@ -50,5 +63,16 @@ class AgentScopeSummariser:
             # cancellation and return its "interrupted" message as if it were a summary.
             react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
         )
-        reply = await agent.reply(UserMsg(name="user", content=request))
-        return reply.get_text_content() or ""
+        received = 0
+        final: Msg | None = None
+        stream = agent.reply_stream(UserMsg(name="user", content=request), yield_final_msg=True)
+        async for event in stream:
+            if isinstance(event, Msg):
+                final = event
+            elif isinstance(event, TextBlockDeltaEvent | ThinkingBlockDeltaEvent):
+                received += len(getattr(event, "delta", "") or "")
+                if on_progress is not None:
+                    on_progress(received)
+        if final is None:
+            raise RuntimeError("the compactor agent produced no final message")
+        return final.get_text_content() or ""

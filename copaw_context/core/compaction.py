@@ -179,6 +179,8 @@ class _Run:
             method=result.method,
             fallback_reason=result.fallback_reason if self.use_llm else "storm guard: extractive",
             archive_files=tuple(p for p, _ in guide),
+            summary_dropped_lines=result.dropped_lines,
+            summary_budget_chars=result.budget_chars,
             **self.base,
         )
         await engine.emit(event, host)

@@ -191,7 +191,11 @@ class LightContextConfig(Section):
         "offline from the messages, with no model call.",
     )
     compactor_timeout_seconds: Float = Field(
-        120, gt=0, description="Seconds to wait for one compactor call before it counts as failed."
+        120,
+        gt=0,
+        description="Seconds the compactor waits for progress: between two streamed chunks; "
+        "for the first chunk (or a whole non-streamed reply) of a call up to 1000 tokens, "
+        "proportionally more for larger calls. A call making no progress that long has failed.",
     )
     compactor_retries: Int = Field(
         1, ge=0, le=3, description="Extra attempts after a failed compactor call."

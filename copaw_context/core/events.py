@@ -45,6 +45,8 @@ class ContextEvent:
     trigger: str = "auto"  # "auto" | "command"
     message: str = ""
     archive_files: tuple[str, ...] = field(default_factory=tuple)
+    summary_dropped_lines: int = 0  # junk lines of the compactor's reply dropped or fixed
+    summary_budget_chars: int = 0  # the summary budget of that compaction (characters)
 
     def as_dict(self) -> dict[str, Any]:
         """The event as a JSON-able dict."""

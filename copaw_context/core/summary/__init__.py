@@ -4,18 +4,26 @@
 - :mod:`.merge`, :mod:`.carry`, :mod:`.fit`: merging, verbatim carry-over, budget fitting
 - :mod:`.facts`, :mod:`.extractive`: facts of a transcript and the offline summariser
 - :mod:`.prompts`, :mod:`.validate`: the compactor's prompts and the check of its reply
+- :mod:`.errors`, :mod:`.error_rules`, :mod:`.statements`: error lines by toolchain (guarded
+  patterns); constraints, decisions, plans
+- :mod:`.clean`: junk lines of a model's reply out, near-duplicates of carried items settled
+- :mod:`.budget`, :mod:`.deadline`: the summary budget and the compactor call's timeout
 - :mod:`.llm`: the LLM compactor, host-neutral behind :class:`CompactorModel`
 - :mod:`.message`: the message that puts a summary (and the archive guide) in the context
 """
 
 from __future__ import annotations
 
+from copaw_context.core.summary.budget import carried_chars, summary_budget
 from copaw_context.core.summary.carry import (
     carry_facts,
     carry_verbatim,
     keep_previous,
     preserve_previous,
 )
+from copaw_context.core.summary.clean import clean_summary, settle_carried
+from copaw_context.core.summary.deadline import ProgressCallback, call_timeout
+from copaw_context.core.summary.errors import scan_errors
 from copaw_context.core.summary.extractive import extractive_summary
 from copaw_context.core.summary.facts import ExtractedFacts, extract_facts
 from copaw_context.core.summary.fit import fit, fit_summary, trim
@@ -26,7 +34,12 @@ from copaw_context.core.summary.language import (
     Language,
     check_language,
 )
-from copaw_context.core.summary.llm import CompactorModel, CompactorResult, SummaryCompactor
+from copaw_context.core.summary.llm import (
+    CompactorModel,
+    CompactorResult,
+    ProgressCompactorModel,
+    SummaryCompactor,
+)
 from copaw_context.core.summary.markdown import is_placeholder, section_index, subsection_index
 from copaw_context.core.summary.merge import merge
 from copaw_context.core.summary.message import render_summary_message, split_summary_message
@@ -48,12 +61,17 @@ __all__ = [
     "CompactorResult",
     "ExtractedFacts",
     "Language",
+    "ProgressCallback",
+    "ProgressCompactorModel",
     "Summary",
     "SummaryCompactor",
     "build_compactor_request",
+    "call_timeout",
+    "carried_chars",
     "carry_facts",
     "carry_verbatim",
     "check_language",
+    "clean_summary",
     "compactor_system_prompt",
     "extract_facts",
     "extractive_summary",
@@ -65,10 +83,13 @@ __all__ = [
     "preserve_previous",
     "render_summary_message",
     "render_transcript",
+    "scan_errors",
     "section_index",
+    "settle_carried",
     "size_retry_note",
     "split_summary_message",
     "subsection_index",
+    "summary_budget",
     "trim",
     "validate_summary",
 ]

@@ -10,11 +10,18 @@ from collections.abc import Sequence
 from typing import Literal
 
 from copaw_context.core.summary.facts import ExtractedFacts, unique
-from copaw_context.core.summary.language import CARRY_LABELS, WORDS, Language, check_language
+from copaw_context.core.summary.language import (
+    CARRY_LABELS,
+    OMITTED_NOTE,
+    WORDS,
+    Language,
+    check_language,
+)
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE, is_placeholder, item_key
 from copaw_context.core.summary.merge import union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import Heading, HeadingKey, Layout, Summary
+from copaw_context.core.summary.statements import has_reason
 
 __all__ = [
     "carried_label",
@@ -42,32 +49,46 @@ def _carry_item(label: str, items: Sequence[str]) -> str:
     return "\n".join([f"- {label}", *(f"  - {item}" for item in items)])
 
 
+def _present(item: str, lines: set[str], text: str) -> bool:
+    """Whether ``item`` is in the summary word for word."""
+    return item in lines or item in text
+
+
 def _missing(text: str, facts: ExtractedFacts, language: Language) -> list[str]:
-    """One labelled item per kind of fact (constraints, errors, files) absent from ``text``."""
+    """One labelled item per kind of fact (constraints, errors, files) absent from ``text``,
+    and a note of the error lines left out."""
     present = text
     lines = _line_keys(text)
     out: list[str] = []
     every = (facts.constraints, facts.error_lines, facts.file_paths)
     for label, items in zip(CARRY_LABELS[language][:3], every, strict=True):
-        missing = [item for item in unique(items) if item not in lines and item not in present]
+        missing = [item for item in unique(items) if not _present(item, lines, present)]
         present += "".join("\n" + item for item in missing)
         lines.update(missing)
         if missing:
             out.append(_carry_item(label, missing))
+    if facts.error_lines_omitted:
+        note = OMITTED_NOTE[language].format(n=facts.error_lines_omitted)
+        if note not in text:
+            out.append(f"- {note}")
     return out
+
+
+def _reasoned(facts: ExtractedFacts) -> list[str]:
+    return [d for d in unique(facts.decisions) if has_reason(d)]
 
 
 def _keep_whole(summary: Summary, facts: ExtractedFacts) -> Summary:
     """Facts that rendering split (a multi-line fact across an item boundary) are added
     again, each whole, in one "Verbatim:" item."""
     label = CARRY_LABELS[summary.language][3]
-    every = unique([*facts.constraints, *facts.error_lines, *facts.file_paths])
+    every = unique([*facts.constraints, *facts.error_lines, *facts.file_paths, *_reasoned(facts)])
     critical = summary.critical
     verbatim: list[str] = []
     while True:
         text = summary.render()
         lines = _line_keys(text)
-        broken = [item for item in every if item not in lines and item not in text]
+        broken = [item for item in every if not _present(item, lines, text)]
         if not broken:
             return summary
         verbatim += broken  # an item inside the Verbatim item is never split again
@@ -76,23 +97,34 @@ def _keep_whole(summary: Summary, facts: ExtractedFacts) -> Summary:
 
 
 def carry_facts(summary: Summary, facts: ExtractedFacts) -> Summary:
-    """``summary`` with every constraint, error line and file path it lacks, verbatim.
+    """``summary`` with every constraint, error line and file path it lacks, verbatim, and
+    every decision the conversation gave a reason for.
 
-    They go under Critical Context (created if missing), grouped by label. An item found
-    anywhere in the rendered summary is not added again; ``summary`` itself is returned when
-    nothing is missing.
+    Constraints, errors and files go under Critical Context (created if missing), grouped by
+    label, with a note of any error lines left out; decisions go under Key Decisions. An item
+    found anywhere in the rendered summary is not added again; ``summary`` itself is returned
+    when nothing is missing. Only adds: :func:`~.clean.settle_carried` then merges a carried
+    item with the model's shorter wording of it.
     """
-    items = _missing(summary.render(), facts, summary.language)
-    if not items:
+    text = summary.render()
+    lines = _line_keys(text)
+    decisions = [d for d in _reasoned(facts) if not _present(d, lines, text)]
+    items = _missing(text, facts, summary.language)
+    if not (decisions or items):
         return summary
-    carried = summary.model_copy(update={"critical": [*summary.critical, *items]})
-    return _keep_whole(carried, facts)
+    update = {
+        "decisions": [*summary.decisions, *(f"- {d}" for d in decisions)],
+        "critical": [*summary.critical, *items],
+    }
+    return _keep_whole(summary.model_copy(update=update), facts)
 
 
 def carry_verbatim(summary: str, facts: ExtractedFacts, *, language: Language = "en") -> str:
     """:func:`carry_facts` for a summary's text; the text itself when nothing is missing."""
     language = check_language(language)
-    if not _missing(summary, facts, language):
+    lines = _line_keys(summary)
+    decided = all(_present(d, lines, summary) for d in _reasoned(facts))
+    if decided and not _missing(summary, facts, language):
         return summary
     return carry_facts(Summary.parse(summary, language), facts).render()
 

@@ -22,6 +22,7 @@ from copaw_context.core.summary.markdown import FENCE_RE, item_key
 from copaw_context.core.summary.merge import merge, union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import Summary
+from copaw_context.core.summary.statements import is_acknowledgement
 from copaw_context.core.transcript import TranscriptMessage
 
 __all__ = ["MIN_SUMMARY_CHARS", "extractive_summary"]
@@ -49,6 +50,40 @@ def _ends_with_answer(messages: Sequence[TranscriptMessage]) -> bool:
     )
 
 
+def _pending(
+    messages: Sequence[TranscriptMessage],
+    requests: Sequence[tuple[str, str]],
+    facts: ExtractedFacts,
+    language: Language,
+) -> tuple[list[str], list[str]]:
+    """In Progress and Next Steps of a batch: the latest request not yet answered first,
+    then the last plan the assistant stated (or open task items), then, for an answered
+    request, a check that it was fully answered."""
+    words = WORDS[language]
+    in_progress: list[str] = []
+    first: list[str] = []
+    last: list[str] = []
+    if requests:
+        timestamp, latest = requests[-1]
+        line = cut(first_line(latest), 200)
+        if _answered(messages):
+            last.append("1." + _labelled(words["confirm"], timestamp, line, language)[1:])
+        else:
+            in_progress.append("- [ ]" + _labelled(words["latest"], timestamp, line, language)[1:])
+            first.append("1." + _labelled(words["continue"], timestamp, line, language)[1:])
+    planned = ["1." + _labelled(words["planned"], "", step, language)[1:] for step in facts.plan]
+    return in_progress, [*first, *planned, *last]
+
+
+def _answered(messages: Sequence[TranscriptMessage]) -> bool:
+    """Whether the latest request was answered: the batch ends with an answer, or with the
+    user's acknowledgement of one ("Noted.", "好的")."""
+    real = [m for m in messages if m.parts]
+    while real and real[-1].role == "user" and is_acknowledgement(real[-1].text()):
+        real.pop()
+    return _ends_with_answer(real)
+
+
 def _batch(
     messages: Sequence[TranscriptMessage],
     user: Sequence[tuple[str, str]],
@@ -61,16 +96,7 @@ def _batch(
     words = WORDS[language]
     requests = [(ts, cut(text, MAX_REQUEST_CHARS)) for ts, text in user]
     goal = unique([_labelled(words["request"], ts, text, language) for ts, text in requests])
-    in_progress: list[str] = []
-    next_steps: list[str] = []
-    if requests:
-        timestamp, latest = requests[-1]
-        line = cut(first_line(latest), 200)
-        if _ends_with_answer(messages):
-            next_steps.append("1." + _labelled(words["confirm"], timestamp, line, language)[1:])
-        else:
-            in_progress.append("- [ ]" + _labelled(words["latest"], timestamp, line, language)[1:])
-            next_steps.append("1." + _labelled(words["continue"], timestamp, line, language)[1:])
+    in_progress, next_steps = _pending(messages, requests, facts, language)
     outcomes = [(o, o.split(": ", 1)[-1].startswith("error")) for o in facts.tool_outcomes]
     blocked = [f"- {o}" for o, failed in outcomes if failed]
     if not blocked and facts.error_lines:
@@ -99,6 +125,7 @@ _REQUEST_ITEM_RE = re.compile(
     r"(?: \((?P<ts>[^()\n]*)\))?(?::[ \t]|：)(?P<text>.*)",
     re.DOTALL,
 )
+_PLANNED_ITEM_RE = re.compile(rf"\d+[.)]\s+(?:{word_pattern('planned')})[:：]")
 _CUT_NOTE_RE = re.compile(r" … \[\d+ more characters omitted\]$")
 
 
@@ -117,7 +144,7 @@ def _close_requests(
     """
     language = previous.language
     words = WORDS[language]
-    if not has_requests and not _ends_with_answer(messages):
+    if not has_requests and not _answered(messages):
         return previous
     goal = previous.goal
     goal_text = _flat("\n".join(goal))
@@ -170,9 +197,12 @@ def extractive_summary(
     ):
         raise ValueError(f"max_chars: got {max_chars!r}; use an int >= {MIN_SUMMARY_CHARS}")
     facts = extract_facts(messages)
-    user = user_texts(messages)
+    user = [(ts, text) for ts, text in user_texts(messages) if not is_acknowledgement(text)]
     previous = Summary.parse(split_summary_message(previous_summary), language)
     previous = _close_requests(flatten_carried(previous), messages, bool(user))
+    if facts.plan:  # the last stated plan replaces the one stated before
+        steps = [i for i in previous.next_steps if not _PLANNED_ITEM_RE.match(i)]
+        previous = previous.model_copy(update={"next_steps": steps})
     new = _batch(messages, user, facts, extra_instruction, language)
     merged = carry_facts(merge(previous, new), facts)
     goal = merged.goal

@@ -11,9 +11,28 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from copaw_context.core.summary.errors import (
+    DECISIVE,
+    WRAPPER,
+    ErrorLine,
+    keep_newest_ranked,
+    most_telling,
+    pasted_error_lines,
+    rank_line,
+    scan_errors,
+    shows_failure,
+)
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE
 from copaw_context.core.summary.message import split_summary_message
-from copaw_context.core.transcript import TranscriptMessage
+from copaw_context.core.summary.statements import (
+    is_constraint,
+    is_decision,
+    is_plan,
+    join_reasons,
+    last_nonempty,
+    unchecked_items,
+)
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 __all__ = [
     "MAX_ERROR_LINES",
@@ -28,55 +47,11 @@ __all__ = [
 
 MAX_REQUEST_CHARS = 2000
 MAX_ERROR_LINES = 40
-_MAX_ERROR_LINE_CHARS = 500
 _MAX_SENTENCE_CHARS = 600
 _MAX_DECISIONS = 10
+_MAX_PLAN_ITEMS = 8
+_STATED_DECISION_RE = re.compile(r"(?i)decision\s*:|决[定策][:：]")  # a user's own decision
 
-_CONSTRAINT_RE = re.compile(
-    r"\b(?:must|mustn't|never|don't|don’t|do not|always|only|prefer|preferably|avoid|"
-    r"should not|shouldn't|make sure|no need to)\b"
-    r"|不要|必须|务必|只(?!是)|禁止|请勿|不能|不得|不许|一定要|千万|避免|尽量|优先",
-    re.IGNORECASE,
-)
-_DECISION_RE = re.compile(
-    r"\b(?:I will|I'll|I am going to|I'm going to|I decided|we decided|decided to|I chose|"
-    r"we chose|chose to|going with|instead of|we will|we'll|let's)\b"
-    r"|决定|我将|我会|改用|采用|选用|换成",
-    re.IGNORECASE,
-)
-_EXIT_CODE_RE = re.compile(
-    r"(?i:\b(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|exit_code|return\s*code|returncode)"
-    r"\s*[:=]?\s*)-?[1-9]\d*\b"
-)
-# Exception names count only where an error is reported (a line starting with the name, or
-# "Name: message"), so source code full of `raise ValueError(` is not mistaken for errors.
-_ERROR_RE = re.compile(
-    r"Traceback \(most recent call last\)|^\s*(?:[\w.]+\.)?\w*(?:Error|Exception)\b\s*(?::|$)"
-    r"|\b\w+(?:Error|Exception): \S|(?i:\berror(?:\[\w+\])?:)|\bERROR\b|\bFAILED\b"
-    r"|\bfatal:|\bpanic:|^Exception in thread|\bERR!|^E\s{2,}\S|错误|失败|异常|"
-    + _EXIT_CODE_RE.pattern
-)
-# Common shell and test-runner failures that name no exception. Kept specific: "Error 2"
-# only after make's "***" or at the end of a line, "N failed" only for N > 0.
-_SHELL_ERROR_RE = re.compile(
-    r"No such file or directory|command not found|Permission denied|Connection refused"
-    r"|Operation not permitted|Segmentation fault|core dumped"
-    r"|\*\*\*.*\bError \d+\b|\bError \d+\s*$|\b[1-9]\d* failed\b"
-)
-# What counts as pasted error output inside a user's message: only structural markers, so a
-# request that merely mentions errors ("search the logs for 错误") is not taken for one.
-_USER_ERROR_RE = re.compile(
-    r"Traceback \(most recent call last\)|\b\w+(?:Error|Exception): \S"
-    r"|(?i:\berror(?:\[\w+\])?:\s*\S)|\bfatal:|\bpanic:|^E\s{2,}\S|\*\*\*.*\bError \d+\b"
-)
-# Lines that mean the command itself failed (not just that its output mentions an error).
-_FAILURE_RE = re.compile(
-    r"Traceback \(most recent call last\)|\*\*\*.*\bError \d+\b|\b[1-9]\d* failed\b"
-    r"|^FAILED\b|Segmentation fault|command not found"
-)
-_NAMED_ERROR_RE = re.compile(
-    r"\w(?:Error|Exception)\b|(?i:\b(?:error|fatal|panic):)|错误|失败|异常"
-)
 _PATH_LIKE_RE = re.compile(r"[/\\]|\.\w{1,10}$")  # a separator or a file extension
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
 _PATH_KEYS = frozenset(
@@ -105,6 +80,8 @@ class ExtractedFacts:
     file_paths: tuple[str, ...] = ()
     tool_outcomes: tuple[str, ...] = ()
     decisions: tuple[str, ...] = ()
+    plan: tuple[str, ...] = ()  # the last stated plan or pending work (open task items)
+    error_lines_omitted: int = 0  # older error lines left out of ``error_lines``
 
 
 def unique(items: Iterable[str]) -> list[str]:
@@ -186,6 +163,8 @@ def _call_paths(raw_input: str) -> list[str]:
 
 
 def _offload_paths(output: str) -> list[str]:
+    if "file_path=" not in output and "saved " not in output.lower():
+        return []  # the pattern would scan the whole output for nothing
     found = []
     for match in _OFFLOAD_RE.finditer(output):
         quoted, bare, saved = match.groups()
@@ -199,69 +178,83 @@ def _offload_paths(output: str) -> list[str]:
     return unique(found)
 
 
-def _error_lines(text: str) -> list[str]:
-    # A very long line (minified JSON, a one-line log dump) is data that happens to contain
-    # the word "error", not an error line worth carrying verbatim.
-    return [
-        line.strip()
-        for line in text.split("\n")
-        if len(line) <= _MAX_ERROR_LINE_CHARS
-        and (_ERROR_RE.search(line) or _SHELL_ERROR_RE.search(line))
-    ]
+class _Collector:
+    """The facts of a transcript, gathered message by message."""
 
+    def __init__(self) -> None:
+        self.errors: list[ErrorLine] = []
+        self.paths: list[str] = []
+        self.outcomes: list[str] = []
+        self.decisions: list[str] = []
+        self.plans: list[list[str]] = []
+        self.call_targets: dict[str, str] = {}
 
-def _most_telling(lines: Sequence[str]) -> str:
-    """The last line naming an exception or error message, else the last line."""
-    named = [line for line in lines if _NAMED_ERROR_RE.search(line)]
-    return (named or list(lines))[-1]
+    def text(self, role: str, text: str) -> None:
+        plan = unchecked_items(text)
+        sentences = list(join_reasons(_sentences(text)))
+        if role == "user":
+            pasted = pasted_error_lines(text)
+            self.errors += [ErrorLine(line, rank_line(line) or WRAPPER) for line in pasted]
+            self.decisions += [s for s in sentences if _STATED_DECISION_RE.match(s)]
+        else:
+            self.decisions += [s for s in sentences if is_decision(s)]
+            plan = [s for s in sentences if is_plan(s)] + plan
+        self.plans.append(plan)
+
+    def tool_call(self, part: TranscriptPart) -> None:
+        found = _call_paths(part.text)
+        self.paths += found
+        if found and part.tool_call_id:
+            self.call_targets[part.tool_call_id] = found[0]
+
+    def tool_result(self, part: TranscriptPart) -> None:
+        found = scan_errors(part.text)
+        lines = [item.text for item in found]
+        failed = part.is_error or shows_failure(lines)
+        if failed and not found:
+            found = [ErrorLine(first_line(part.text), DECISIVE)]
+        self.errors += found
+        self.paths += _offload_paths(part.text)
+        name = part.tool_name or "tool"
+        target = self.call_targets.get(part.tool_call_id or "")
+        label = f"{name}({target})" if target else name
+        detail = cut(most_telling(found), 200) if failed else first_line(part.text)
+        self.outcomes.append(f"{label}: {'error' if failed else 'ok'} — {detail}")
 
 
 def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
-    """Collect user requests, constraints, error lines, file paths and tool outcomes verbatim."""
+    """Collect user requests, constraints, error lines, file paths, tool outcomes, decisions
+    (with their reasons) and the last stated plan, verbatim.
+
+    Error lines are recognised by toolchain family (see :mod:`.errors`); past
+    ``MAX_ERROR_LINES`` the newest are kept and ``error_lines_omitted`` counts the others.
+    """
     user = user_texts(messages)
-    constraints = [s for _, text in user for s in _sentences(text) if _CONSTRAINT_RE.search(s)]
-    errors: list[str] = []
-    paths: list[str] = []
-    outcomes: list[str] = []
-    decisions: list[str] = []
-    call_targets: dict[str, str] = {}
+    constraints = [s for _, text in user for s in _sentences(text) if is_constraint(s)]
+    found = _Collector()
     for message in messages:
         if _is_summary_message(message):
             continue  # an earlier summary is merged as previous_summary, not mined again
         for part in message.parts:
             if part.kind == "text":
-                if message.role == "user":
-                    errors += [
-                        line.strip()
-                        for line in part.text.split("\n")
-                        if len(line) <= _MAX_ERROR_LINE_CHARS and _USER_ERROR_RE.search(line)
-                    ]
-                else:
-                    decisions += [s for s in _sentences(part.text) if _DECISION_RE.search(s)]
+                found.text(message.role, part.text)
             elif part.kind == "tool_call":
-                found = _call_paths(part.text)
-                paths += found
-                if found and part.tool_call_id:
-                    call_targets[part.tool_call_id] = found[0]
+                found.tool_call(part)
             elif part.kind == "tool_result":
-                lines = _error_lines(part.text)
-                failed = part.is_error or any(
-                    _EXIT_CODE_RE.search(x) or _FAILURE_RE.search(x) for x in lines
-                )
-                if failed and not lines:
-                    lines = [first_line(part.text)]
-                errors += lines
-                paths += _offload_paths(part.text)
-                name = part.tool_name or "tool"
-                target = call_targets.get(part.tool_call_id or "")
-                label = f"{name}({target})" if target else name
-                detail = cut(_most_telling(lines), 200) if failed else first_line(part.text)
-                outcomes.append(f"{label}: {'error' if failed else 'ok'} — {detail}")
+                found.tool_result(part)
+    firsts: dict[str, ErrorLine] = {}
+    for item in found.errors:
+        if item.text:
+            firsts.setdefault(item.text, item)
+    kept, omitted = keep_newest_ranked(list(firsts.values()), MAX_ERROR_LINES)
+    plan = [cut(item, 300) for item in unique(last_nonempty(found.plans))]
     return ExtractedFacts(
         user_requests=tuple(cut(text, MAX_REQUEST_CHARS) for _, text in user),
         constraints=tuple(unique(constraints)),
-        error_lines=tuple(unique(errors)[-MAX_ERROR_LINES:]),
-        file_paths=tuple(unique(paths)),
-        tool_outcomes=tuple(outcomes),
-        decisions=tuple(unique(cut(d, 300) for d in decisions)[-_MAX_DECISIONS:]),
+        error_lines=tuple(item.text for item in kept),
+        file_paths=tuple(unique(found.paths)),
+        tool_outcomes=tuple(found.outcomes),
+        decisions=tuple(unique(cut(d, 300) for d in found.decisions)[-_MAX_DECISIONS:]),
+        plan=tuple(plan[-_MAX_PLAN_ITEMS:]),
+        error_lines_omitted=omitted,
     )

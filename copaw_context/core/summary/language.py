@@ -9,6 +9,7 @@ __all__ = [
     "CARRY_LABELS",
     "LANGUAGES",
     "NONE_MARK",
+    "OMITTED_NOTE",
     "PROGRESS_KEYS",
     "PROGRESS_SUBSECTIONS",
     "SECTION_KEYS",
@@ -62,6 +63,12 @@ CARRY_LABELS: dict[Language, tuple[str, str, str, str]] = {
     "zh": ("约束（原文）：", "错误（原文）：", "文件：", "原文："),
 }
 
+# The note under Critical Context when older error lines were left out. str.format(n=...)
+OMITTED_NOTE: dict[Language, str] = {
+    "en": "{n} older error lines were left out; the dialog archive has them.",
+    "zh": "省略了 {n} 条较早的报错行，完整内容见对话归档。",
+}
+
 # The labels of the items the extractive summariser writes.
 WORDS: dict[Language, dict[str, str]] = {
     "en": {
@@ -69,6 +76,7 @@ WORDS: dict[Language, dict[str, str]] = {
         "latest": "Open user request",
         "continue": "Continue with the user request",
         "confirm": "Check that this user request was fully answered",
+        "planned": "Planned next",
         "file": "File",
         "error": "Error",
         "last_error": "Last error seen",
@@ -82,6 +90,7 @@ WORDS: dict[Language, dict[str, str]] = {
         "latest": "未完成的用户请求",
         "continue": "继续处理用户请求",
         "confirm": "确认该用户请求已完整答复",
+        "planned": "计划的下一步",
         "file": "文件",
         "error": "错误",
         "last_error": "最近出现的错误",

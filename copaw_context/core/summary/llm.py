@@ -6,34 +6,56 @@ missing sections, too long) is retried up to ``retries`` times, after an excepti
 exponential backoff, after a reply that was too long with the size stated again; then the
 deterministic extractive summary is used instead. The merged result is bounded too. Either
 way the previous summary is merged in, never lost, and the user's constraints, exact error
-lines and file paths are carried verbatim. The host's model is reached only through
-:class:`CompactorModel`.
+lines, file paths and reasoned decisions are carried verbatim; junk lines of the model's
+reply (template slots, stray "(none)", made-up paths, near-duplicates) are dropped and
+counted. The host's model is reached only through :class:`CompactorModel`.
+
+The summary budget follows the input (:func:`~.budget.summary_budget`) within the cap
+``max_summary_chars``; the call timeout follows progress (:mod:`.deadline`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from copaw_context.core.summary.carry import carry_verbatim, preserve_previous
+from copaw_context.core.summary.budget import carried_chars, summary_budget
+from copaw_context.core.summary.carry import carry_facts, preserve_previous
+from copaw_context.core.summary.clean import clean_summary, settle_carried
+from copaw_context.core.summary.deadline import (
+    REFERENCE_TOKENS,
+    ProgressCallback,
+    ReplyRunaway,
+    call_timeout,
+    watch_call,
+)
 from copaw_context.core.summary.extractive import extractive_summary
-from copaw_context.core.summary.facts import extract_facts
+from copaw_context.core.summary.facts import ExtractedFacts, extract_facts
 from copaw_context.core.summary.fit import fit_summary
 from copaw_context.core.summary.language import Language
+from copaw_context.core.summary.model import Summary
 from copaw_context.core.summary.prompts import (
     build_compactor_request,
     compactor_system_prompt,
     render_transcript,
     size_retry_note,
 )
+from copaw_context.core.summary.staging import chunk_messages
 from copaw_context.core.summary.validate import validate_summary
 from copaw_context.core.tokens import TokenCounter
-from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from copaw_context.core.transcript import TranscriptMessage
 
-__all__ = ["CompactorModel", "CompactorResult", "SummaryCompactor"]
+__all__ = [
+    "CompactorModel",
+    "CompactorResult",
+    "ProgressCallback",
+    "ProgressCompactorModel",
+    "SummaryCompactor",
+]
 
 logger = logging.getLogger("copaw_context")
 
@@ -54,6 +76,28 @@ class CompactorModel(Protocol):
         ...
 
 
+class ProgressCompactorModel(CompactorModel, Protocol):
+    """A compactor model that reports progress while it answers (optional).
+
+    When ``reports_progress`` is true the compactor passes ``on_progress`` and the model
+    calls it from the event loop as the reply arrives (each streamed chunk), with the number
+    of characters received so far. The timeout then measures the wait between two calls
+    (and, before the first, a wait that grows with the request), so a slow model that is
+    making progress is never cut off and a hung one still is.
+    """
+
+    @property
+    def reports_progress(self) -> bool:
+        """Whether ``complete`` will call ``on_progress`` (e.g. only when streaming)."""
+        ...
+
+    async def complete(
+        self, system_prompt: str, request: str, *, on_progress: ProgressCallback | None = None
+    ) -> str:
+        """The model's reply text; calls ``on_progress(chars)`` as it streams."""
+        ...
+
+
 @dataclass(frozen=True)
 class CompactorResult:
     """A merged summary and how it was made."""
@@ -62,6 +106,19 @@ class CompactorResult:
     method: str  # "llm" | "extractive"
     fallback_reason: str | None = None
     stages: int = 1
+    dropped_lines: int = 0  # junk lines of the model's reply dropped or fixed
+    budget_chars: int = 0  # the summary budget of this compaction (see summary_budget)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What one compaction works from, prepared off the event loop."""
+
+    messages: tuple[TranscriptMessage, ...]
+    previous: str
+    facts: ExtractedFacts
+    transcript: str
+    budget: int
 
 
 class SummaryCompactor:
@@ -78,6 +135,9 @@ class SummaryCompactor:
         include_thinking: bool = True,
         max_summary_chars: int = 16000,
         retry_delay: float = 0.5,
+        adaptive_budget: bool = True,
+        reference_tokens: int = REFERENCE_TOKENS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.mode = mode
         self.counter = counter
@@ -85,8 +145,24 @@ class SummaryCompactor:
         self.timeout_seconds = timeout_seconds
         self.retries = retries
         self.include_thinking = include_thinking
-        self.max_summary_chars = max_summary_chars
+        self.max_summary_chars = max_summary_chars  # the cap: the window must hold it
         self.retry_delay = retry_delay
+        self.adaptive_budget = adaptive_budget
+        self.reference_tokens = reference_tokens
+        self.clock = clock
+
+    def budget_for(self, facts: ExtractedFacts, transcript: str, previous: str) -> int:
+        """The summary budget of one compaction (see :func:`~.budget.summary_budget`):
+        follows the compacted ``transcript`` and ``previous`` summary, covers what the
+        carry-over needs for ``facts``, never above ``max_summary_chars``."""
+        if not self.adaptive_budget or self.max_summary_chars < 1000:
+            return self.max_summary_chars
+        return summary_budget(
+            self.max_summary_chars,
+            compacted_chars=len(transcript),
+            previous_chars=len(previous),
+            carried=carried_chars(facts),
+        )
 
     async def summarise(
         self,
@@ -103,19 +179,19 @@ class SummaryCompactor:
         in a worker thread, so a megabyte transcript does not stall the event loop. They get
         a tuple of frozen messages and strings: nothing the loop can change meanwhile.
         """
-        frozen = tuple(messages)
+        job = await asyncio.to_thread(self._prepare, tuple(messages), previous_summary)
         if self.mode == "extractive" or model is None:
-            summary = await asyncio.to_thread(
-                self._extractive, frozen, previous_summary, extra_instruction
-            )
-            return CompactorResult(summary, "extractive")
+            summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
+            return CompactorResult(summary, "extractive", budget_chars=job.budget)
         reason = "no attempt"
         try:
             summary, stages = await self._llm_in_stages(
-                frozen, previous_summary, model, extra_instruction, window_tokens
+                job, model, extra_instruction, window_tokens
             )
-            final = await asyncio.to_thread(self._finish, frozen, previous_summary, summary)
-            return CompactorResult(final, "llm", stages=stages)
+            final, dropped = await asyncio.to_thread(self._finish, job, summary)
+            return CompactorResult(
+                final, "llm", stages=stages, dropped_lines=dropped, budget_chars=job.budget
+            )
         except _SummaryRejected as exc:
             reason = exc.reason
         except Exception as exc:  # any model/provider failure degrades to extractive
@@ -123,29 +199,40 @@ class SummaryCompactor:
         logger.warning(
             "copaw-context: LLM compaction failed (%s); using the extractive summary", reason
         )
-        summary = await asyncio.to_thread(
-            self._extractive, frozen, previous_summary, extra_instruction
+        summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
+        return CompactorResult(
+            summary, "extractive", fallback_reason=reason, budget_chars=job.budget
         )
-        return CompactorResult(summary, "extractive", fallback_reason=reason)
 
     # ----------------------------------------------------------------- internals
-    def _extractive(
-        self, messages: Sequence[TranscriptMessage], previous: str, extra_instruction: str
-    ) -> str:
+    def _prepare(self, messages: tuple[TranscriptMessage, ...], previous: str) -> _Job:
+        facts = extract_facts(messages)
+        transcript = render_transcript(messages, include_thinking=self.include_thinking)
+        budget = self.budget_for(facts, transcript, previous)
+        return _Job(messages, previous, facts, transcript, budget)
+
+    def _extractive(self, job: _Job, extra_instruction: str) -> str:
         summary = extractive_summary(
-            messages,
-            previous_summary=previous,
+            job.messages,
+            previous_summary=job.previous,
             extra_instruction=extra_instruction,
             language=self.language,
-            max_chars=self.max_summary_chars,
+            max_chars=max(1000, job.budget),
         )
         return self._fit(summary)
 
-    def _finish(self, messages: Sequence[TranscriptMessage], previous: str, summary: str) -> str:
-        """The model's summary with the previous items and the verbatim facts, bounded."""
-        kept = self._keep_previous(previous, summary)
-        carried = carry_verbatim(kept, extract_facts(messages), language=self.language)
-        return self._fit(carried)
+    def _finish(self, job: _Job, summary: str) -> tuple[str, int]:
+        """The model's summary with the previous items and the verbatim facts, without junk
+        lines, bounded; and the number of lines dropped or fixed."""
+        kept = self._keep_previous(job.previous, summary)
+        parsed = Summary.parse(kept, self.language)
+        shown = f"{job.transcript}\n{job.previous}"  # what the model was shown
+        doc, dropped = clean_summary(parsed, transcript=shown, known_paths=job.facts.file_paths)
+        carried = carry_facts(doc, job.facts)
+        settled, moved = settle_carried(carried, job.facts)
+        if not (dropped or moved) and carried is doc:
+            return self._fit(kept), 0
+        return self._fit(settled.render()), dropped + moved
 
     def _fit(self, summary: str) -> str:
         """The final summary within ``max_summary_chars``, whichever way it was made."""
@@ -153,8 +240,7 @@ class SummaryCompactor:
 
     async def _llm_in_stages(
         self,
-        messages: Sequence[TranscriptMessage],
-        previous: str,
+        job: _Job,
         model: CompactorModel,
         extra_instruction: str,
         window_tokens: int | None,
@@ -165,25 +251,25 @@ class SummaryCompactor:
         budget = max(
             256,
             int(window * _INPUT_SHARE_OF_WINDOW)
-            - self._request_overhead(previous, extra_instruction),
+            - self._request_overhead(job.previous, extra_instruction),
         )
-        transcripts = await asyncio.to_thread(self._stage_transcripts, messages, budget)
-        summary = previous
+        transcripts = await asyncio.to_thread(self._stage_transcripts, job.messages, budget)
+        summary = job.previous
         for transcript in transcripts:
             request = build_compactor_request(
                 transcript,
                 previous_summary=summary,
                 extra_instruction=extra_instruction,
                 language=self.language,
-                max_chars=self.max_summary_chars,
+                max_chars=job.budget,
             )
-            summary = await self._ask(model, request, previous=summary)
+            summary = await self._ask(model, request, previous=summary, budget=job.budget)
         return summary, len(transcripts)
 
     def _request_overhead(self, previous: str, extra_instruction: str) -> int:
         """Tokens of everything in a request but the transcript: the system prompt, the
         instructions and rules, the note, and the summary carried from stage to stage (the
-        previous one, or one as large as the summary budget at 2 characters a token)."""
+        previous one, or one as large as the summary cap at 2 characters a token)."""
         carried = max(self.counter.count(previous), self.max_summary_chars // 2)
         request = build_compactor_request(
             ".",
@@ -196,31 +282,11 @@ class SummaryCompactor:
         return self.counter.count(system) + self.counter.count(request) + carried + 64
 
     def _stage_transcripts(self, messages: Sequence[TranscriptMessage], budget: int) -> list[str]:
-        """The rendered transcript of each stage (see :meth:`_chunk`)."""
-        return [
-            render_transcript(chunk, include_thinking=self.include_thinking)
-            for chunk in self._chunk(messages, budget)
-        ]
-
-    def _chunk(
-        self, messages: Sequence[TranscriptMessage], budget: int
-    ) -> list[list[TranscriptMessage]]:
-        """Group whole messages into stages that each fit ``budget`` tokens."""
-        budget = max(256, budget)
-        chunks: list[list[TranscriptMessage]] = [[]]
-        used = 0
-        for msg in messages:
-            text = render_transcript([msg], include_thinking=self.include_thinking)
-            tokens = self.counter.count(text)
-            if tokens > budget:
-                msg = _shorten(msg, budget, self.counter)
-                tokens = budget
-            if used + tokens > budget and chunks[-1]:
-                chunks.append([])
-                used = 0
-            chunks[-1].append(msg)
-            used += tokens
-        return [c for c in chunks if c] or [[]]
+        """The rendered transcript of each stage (see :func:`~.staging.chunk_messages`)."""
+        chunks = chunk_messages(
+            messages, budget, self.counter, include_thinking=self.include_thinking
+        )
+        return [render_transcript(c, include_thinking=self.include_thinking) for c in chunks]
 
     def _keep_previous(self, previous: str, summary: str) -> str:
         """Put back the previous Goal, Constraints and Critical Context a model reply dropped.
@@ -240,19 +306,25 @@ class SummaryCompactor:
         """The pause after the ``failures``-th failed call (0-based): doubles, capped."""
         return float(min(_MAX_RETRY_DELAY, self.retry_delay * 2**failures))
 
-    async def _ask(self, model: CompactorModel, request: str, *, previous: str) -> str:
+    async def _ask(self, model: CompactorModel, request: str, *, previous: str, budget: int) -> str:
         last_reason = "no attempt"
         failures = 0  # calls that raised so far
         pause = 0.0
         prompt = request
+        limit = self.max_summary_chars
         for _attempt in range(self.retries + 1):
             if pause:
                 await asyncio.sleep(pause)
                 pause = 0.0
             try:
-                text = await self._call(model, prompt)
-            except TimeoutError:
-                last_reason = f"compactor timed out after {self.timeout_seconds:g} s"
+                text = await self._call(model, prompt, budget)
+            except TimeoutError as exc:
+                last_reason = str(exc) or f"compactor timed out after {self.timeout_seconds:g} s"
+                continue
+            except ReplyRunaway as exc:
+                last_reason = f"summary too long: over {exc.chars} characters while streaming"
+                note = size_retry_note(exc.chars, budget, language=self.language)
+                prompt = f"{request}\n\n{note}"
                 continue
             except asyncio.CancelledError:
                 if _turn_is_cancelled():
@@ -269,10 +341,9 @@ class SummaryCompactor:
                 pause = self.backoff_seconds(failures)
                 failures += 1
                 continue
-            limit = self.max_summary_chars
             if len(text) > limit:  # checked first: validating a megabyte is wasted work
                 last_reason = f"summary too long: {len(text)} characters, the limit is {limit}"
-                note = size_retry_note(len(text), limit, language=self.language)
+                note = size_retry_note(len(text), min(limit, budget), language=self.language)
                 prompt = f"{request}\n\n{note}"
                 continue
             problem = validate_summary(text, language=self.language, previous_summary=previous)
@@ -281,20 +352,33 @@ class SummaryCompactor:
             last_reason = f"invalid summary: {problem}"
         raise _SummaryRejected(last_reason)
 
-    async def _call(self, model: CompactorModel, request: str) -> str:
-        """One compactor call, bounded by the timeout."""
+    async def _call(self, model: CompactorModel, request: str, budget: int) -> str:
+        """One compactor call, bounded by the progress-based timeout (see :mod:`.deadline`)."""
         system_prompt = compactor_system_prompt(self.language)
-        reply = await asyncio.wait_for(
-            model.complete(system_prompt, request), timeout=self.timeout_seconds
+        streams = bool(getattr(model, "reports_progress", False))
+        limits = call_timeout(
+            self.timeout_seconds,
+            self.counter.count(system_prompt) + self.counter.count(request),
+            budget // 2,  # about 2 characters a token, mixed text
+            reference_tokens=self.reference_tokens,
+            max_reply_chars=self.max_summary_chars + self.max_summary_chars // 10 + 200,
         )
+
+        def start(on_progress: ProgressCallback | None) -> Awaitable[str]:
+            if on_progress is None:
+                return model.complete(system_prompt, request)
+            complete: Callable[..., Awaitable[str]] = model.complete
+            return complete(system_prompt, request, on_progress=on_progress)
+
+        reply = await watch_call(start, limits, streams=streams, clock=self.clock)
         return reply.strip()
 
 
 def _turn_is_cancelled() -> bool:
     """Whether the task running the compaction (the user's turn) is being cancelled.
 
-    A timeout of ``asyncio.wait_for`` does not count: it raises TimeoutError and leaves the
-    task with no pending cancellation.
+    A compactor timeout does not count: the call runs as its own task, which is cancelled,
+    and this task gets TimeoutError with no pending cancellation.
     """
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
@@ -304,35 +388,3 @@ class _SummaryRejected(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def _shorten(msg: TranscriptMessage, budget: int, counter: TokenCounter) -> TranscriptMessage:
-    """Cut the longest parts of one message so it fits a compactor stage of ``budget`` tokens.
-
-    Only the compactor's view is cut: the message itself is archived whole. The head and the
-    tail of each long part are kept, since errors are often printed last. Each part's share
-    is measured in tokens with its own characters-per-token ratio (CJK text has about one
-    character a token, English four), and checked again after the cut.
-    """
-    counts = [max(1, counter.count(p.text)) for p in msg.parts]
-    total = sum(counts) or 1
-    parts: list[TranscriptPart] = []
-    for part, tokens in zip(msg.parts, counts, strict=True):
-        share = max(32, budget * tokens // total)
-        text = part.text
-        for _attempt in range(4):
-            if counter.count(text) <= share:
-                break
-            ratio = len(text) / max(1, counter.count(text))
-            half = max(8, int(share * ratio * 0.45))
-            omitted = len(part.text) - 2 * half
-            if omitted <= 0:
-                break
-            text = (
-                f"{part.text[:half]}\n[... {omitted} characters omitted ...]\n{part.text[-half:]}"
-            )
-            share = max(16, share - 16)  # the omission line costs a few tokens too
-        parts.append(
-            TranscriptPart(part.kind, text, part.tool_name, part.tool_call_id, part.is_error)
-        )
-    return TranscriptMessage(msg.role, msg.name, tuple(parts), msg.timestamp)

@@ -48,7 +48,7 @@ PLACEHOLDERS: dict[Language, tuple[str, ...]] = {
         "<finished work, naming the exact files, functions and commands>",
         "<work that was started but is not finished>",
         "<what is stuck and the exact error text, or (none)>",
-        "<what was decided and why>",
+        "<decision - reason: what was chosen, and why>",
         "<the next concrete action>",
         "<exact paths, identifiers, commands, numbers and error text needed to go on>",
     ),
@@ -58,7 +58,7 @@ PLACEHOLDERS: dict[Language, tuple[str, ...]] = {
         "<已完成的工作，写明确切的文件、函数和命令>",
         "<已开始但尚未完成的工作>",
         "<卡住的地方和确切的报错原文，没有则写（无）>",
-        "<做了什么决定以及原因>",
+        "<决定 - 原因：选择了什么，以及为什么>",
         "<下一个具体动作>",
         "<继续工作所需的确切路径、标识符、命令、数字和报错原文>",
     ),
@@ -74,7 +74,10 @@ RULES: dict[Language, tuple[str, ...]] = {
         "stays under In Progress or Next Steps.",
         "Keep every constraint and preference the user stated, prohibitions included, in "
         "the user's own words.",
-        "Put the latest user request that is not yet answered first under Next Steps.",
+        'Write each Key Decision as "decision - reason", with the reason the conversation '
+        "gave (because ..., so that ...); a decision without its reason is incomplete.",
+        "Put the latest user request that is not yet answered first under Next Steps, then "
+        "the work the assistant said it would do next.",
         "When a tool output says its full text was saved to a file, list that file path "
         "under Critical Context.",
         'Write "(none)" under a heading with nothing to report instead of leaving the heading out.',
@@ -86,7 +89,9 @@ RULES: dict[Language, tuple[str, ...]] = {
         "只记录对话中确实出现的内容：不得编造用户消息、工具结果或决定。",
         "只有对话表明某一步已经完成时才能标为完成；未完成的留在进行中或下一步。",
         "保留用户提出的每一条约束和偏好（包括禁止事项），使用用户的原话。",
-        "把最近一个尚未答复的用户请求放在下一步的第一项。",
+        "关键决策的每一项写成“决定 - 原因”，保留对话中给出的理由（因为……、为了……）；"
+        "没有理由的决定是不完整的。",
+        "把最近一个尚未答复的用户请求放在下一步的第一项，然后写助手说过接下来要做的工作。",
         "如果工具输出说明完整内容已保存到某个文件，把该文件路径写进关键上下文。",
         "某个标题下没有内容时写“（无）”，不要省略该标题。",
         "保持简洁：使用简短的要点，不要寒暄，不要评论，不要用代码块包裹摘要。",
