@@ -14,14 +14,12 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from ._line_index import locate_line
 from ._safe_open import ReadFailure as _ReadFailure
 from ._safe_open import is_path_allowed, open_inside, resolve_inside
 from .truncation import (
@@ -34,14 +32,8 @@ from .truncation import (
 
 __all__ = ["ReadResult", "is_path_allowed", "read_text_file"]
 
-_SCAN_CHUNK_BYTES = 1 << 20
 _READ_CHUNK_BYTES = 1 << 16
 _BINARY_PROBE_BYTES = 8192
-_LINE_COUNT_CACHE_SIZE = 64
-_SETTLED_SECONDS = 2.0
-
-_line_count_cache: OrderedDict[tuple[str, int, int, int], int] = OrderedDict()
-_line_count_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -208,7 +200,7 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
                 "reads text files."
             )
         info = os.fstat(stream.fileno())
-        start_pos, total = _locate_cached(stream, real, info, start_line)
+        start_pos, total = locate_line(stream, real, info, start_line)
         if start_pos is None:
             raise _ReadFailure(
                 f"start_line={start_line} is past the end of {real} ({total} lines). Use "
@@ -269,25 +261,6 @@ def _with_notice(result: ReadResult, notice_path: str, encoding: str) -> ReadRes
     )
 
 
-def _locate_cached(
-    stream: BinaryIO, real: Path, info: os.stat_result, start_line: int
-) -> tuple[int | None, int]:
-    """:func:`_locate_line` with the file's line count cached while it is unchanged."""
-    key = (str(real), info.st_size, info.st_mtime_ns, info.st_ino)
-    # File timestamps are coarse: a file changed in the last moments could change again
-    # without a new mtime, so only settled files use the line-count cache.
-    cacheable = time.time() - info.st_mtime > _SETTLED_SECONDS
-    with _line_count_lock:
-        known_total = _line_count_cache.get(key) if cacheable else None
-    start_pos, total = _locate_line(stream, start_line, known_total)
-    if known_total is None and cacheable:
-        with _line_count_lock:
-            _line_count_cache[key] = total
-            while len(_line_count_cache) > _LINE_COUNT_CACHE_SIZE:
-                _line_count_cache.popitem(last=False)
-    return start_pos, total
-
-
 def _is_under(real: Path, directories: Sequence[Path]) -> bool:
     """Whether the real path ``real`` lies inside one of ``directories`` (links resolved)."""
     for directory in directories:
@@ -297,33 +270,6 @@ def _is_under(real: Path, directories: Sequence[Path]) -> bool:
         except (OSError, RuntimeError):
             continue
     return False
-
-
-def _locate_line(
-    stream: BinaryIO, start_line: int, known_total: int | None
-) -> tuple[int | None, int]:
-    """Byte offset where ``start_line`` begins (None: past the end) and the line count."""
-    if known_total is not None and start_line > known_total:
-        return None, known_total
-    if known_total is not None and start_line == 1:
-        return 0, known_total
-    stream.seek(0)
-    newlines_to_skip = start_line - 1
-    start_pos: int | None = 0 if start_line == 1 else None
-    newlines = 0
-    position = 0
-    while chunk := stream.read(_SCAN_CHUNK_BYTES):
-        in_chunk = chunk.count(b"\n")
-        if start_pos is None and newlines + in_chunk >= newlines_to_skip:
-            index = -1
-            for _ in range(newlines_to_skip - newlines):
-                index = chunk.index(b"\n", index + 1)
-            start_pos = position + index + 1
-            if known_total is not None:
-                return start_pos, known_total
-        newlines += in_chunk
-        position += len(chunk)
-    return start_pos, newlines + 1
 
 
 def _decode_slice(
