@@ -20,9 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from copaw_context.core._safe_open import is_path_allowed
 from copaw_context.core.archiving import relative, shielded, write_records
 from copaw_context.core.compaction import archive_records
 from copaw_context.core.host import HostSession, MessageView
+from copaw_context.core.read_tool import extra_read_roots
 from copaw_context.core.summary import split_summary_message
 
 if TYPE_CHECKING:
@@ -151,9 +153,17 @@ async def dump_history(engine: ContextEngine, host: HostSession, argument: str) 
     )
 
 
-def _read(workspace: Path, argument: str) -> tuple[Path, Any]:
+def _read(workspace: Path, roots: Sequence[Path], argument: str) -> tuple[Path, Any]:
     path = Path(argument).expanduser()
     path = path if path.is_absolute() else workspace / path
+    # Checked before anything is read (or said about the file): a chat user must not be able
+    # to load, or probe for, files outside the folders read_file may read.
+    if not is_path_allowed(path, workspace, roots):
+        raise HistoryFileError(
+            f"{argument!r} is outside the workspace {workspace} (and the extra_read_roots); "
+            "history files are loaded from inside it"
+        )
+    path = path.resolve()
     try:
         size = path.stat().st_size
     except FileNotFoundError:
@@ -226,7 +236,8 @@ async def read_history_file(
     """A history file, checked whole: (path, messages, summary message, bare summary)."""
     if not argument:
         raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
-    path, data = await asyncio.to_thread(_read, engine.workspace, argument)
+    roots = extra_read_roots(engine.config, engine.workspace)
+    path, data = await asyncio.to_thread(_read, engine.workspace, roots, argument)
     messages, summary, bare = _shape(data, host.message_form)
     try:
         views = host.views_of(messages)

@@ -12,7 +12,14 @@ from copaw_context.core.config import RunningConfig
 from copaw_context.core.file_reader import ReadResult, read_text_file
 from copaw_context.core.tool_docs import read_file_doc
 
-__all__ = ["ReadFileTool"]
+__all__ = ["ReadFileTool", "extra_read_roots"]
+
+
+def extra_read_roots(config: RunningConfig, workspace: Path) -> tuple[Path, ...]:
+    """The folders besides the workspace that may be read (``extra_read_roots``)."""
+    # An absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs").
+    roots = config.light_context_config.extra_read_roots
+    return tuple(workspace / Path(r).expanduser() for r in roots)
 
 
 @dataclass(frozen=True)
@@ -39,8 +46,7 @@ class ReadFileTool:
         pruning = light.tool_result_pruning_config
         return cls(
             workspace,
-            # An absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs").
-            extra_roots=tuple(workspace / Path(r).expanduser() for r in light.extra_read_roots),
+            extra_roots=extra_read_roots(config, workspace),
             max_bytes=pruning.pruning_recent_msg_max_bytes,
             exempt_extensions=tuple(pruning.exempt_file_extensions),
             exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,

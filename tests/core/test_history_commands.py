@@ -167,3 +167,45 @@ async def test_an_invalid_file_changes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "dialog").exists(), "nothing was archived"
     missing = await engine.run_command(host, "load_history", "")
     assert "name the file" in missing
+
+
+async def test_history_files_load_only_from_inside_the_workspace(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    engine = ContextEngine(_config(), workspace)
+    source = FakeHost(_context())
+    dumped = await engine.run_command(source, "dump_history", "mine.json")
+    assert dumped.startswith("**History dumped.**")
+    secret = tmp_path / "secret.json"
+    secret.write_bytes((workspace / "mine.json").read_bytes())
+    (workspace / "link.json").symlink_to(secret)
+    host = FakeHost([user("keep me")])
+    for argument in (str(secret), "../secret.json", "link.json", str(tmp_path / "absent.json")):
+        reply = await engine.run_command(host, "load_history", argument)
+        assert reply.startswith("**Not loaded.**") and "outside the workspace" in reply, reply
+        assert "does not exist" not in reply, "nothing is said about files outside"
+        assert [m.msg_id for m in host.messages] == [host.messages[0].msg_id]
+    loaded = await engine.run_command(host, "load_history", "mine.json")
+    assert loaded.startswith("**History loaded.**")
+
+
+async def test_history_files_load_from_an_extra_read_root(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    config = parse_running_config(
+        {
+            "running": {
+                "memory": {"enabled": False},
+                "light_context_config": {
+                    "compactor": "extractive",
+                    "extra_read_roots": [str(shared)],
+                },
+            }
+        }
+    )
+    engine = ContextEngine(config, tmp_path / "ws")
+    await engine.run_command(FakeHost(_context()), "dump_history", "mine.json")
+    shared.mkdir()
+    (tmp_path / "ws" / "mine.json").rename(shared / "mine.json")
+    reply = await engine.run_command(
+        FakeHost([user("x")]), "load_history", str(shared / "mine.json")
+    )
+    assert reply.startswith("**History loaded.**")
