@@ -217,3 +217,27 @@ async def test_fresh_results_are_kept_and_fitted(tmp_path: Path) -> None:
     assert [p.kind for p in kept] == ["tool_call", "tool_result"], "the unseen result stays"
     report = await engine.report(host)
     assert report.total <= report.threshold
+
+
+async def test_a_call_left_without_a_result_does_not_stop_compaction(tmp_path: Path) -> None:
+    """An interrupted turn leaves a call with no result; once the agent has answered a later
+    request it is an orphan: compacted (with its message), never kept, never blocking."""
+    engine = ContextEngine(config(compactor="extractive"), tmp_path)
+    orphan = FakeMessage("assistant", [text("running it"), call("lost1", "run_cmd")])
+    later = conversation(14)
+    host = FakeHost([user("start"), orphan, *later], window=4000)
+    event = await engine.before_reasoning(host)
+    assert event is not None and event.kind == "compaction"
+    assert event.tokens_after <= event.threshold_tokens
+    assert orphan.msg_id not in [m.msg_id for m in host.messages]
+    assert orphan.msg_id in [line["message"]["id"] for line in archived(tmp_path)]
+
+
+async def test_a_call_of_the_request_being_answered_stays_pending(tmp_path: Path) -> None:
+    """A call without a result after the latest request is pending: it and what follows stay."""
+    engine = ContextEngine(config(compactor="extractive"), tmp_path)
+    pending = FakeMessage("assistant", [text("running it"), call("run1", "run_cmd")])
+    host = FakeHost([*conversation(14), user("now run it"), pending], window=4000)
+    await engine.before_reasoning(host)
+    assert host.messages[-1].msg_id == pending.msg_id
+    assert host.messages[-2].role == "user"
