@@ -2,7 +2,8 @@
 and as processes, with TTL cleanup of the offload folder running all the while: no torn or
 interleaved archive line, every part archived at most once and kept in its agent's context
 or the archive, no offload file clobbered (each holds one whole framed output), every file a
-notice names exists.
+notice names exists, and the recall index refreshed all the while over the shared archive
+holds the same lines as one built afresh afterwards.
 
 The agents are tests/reliability/load_child.py's; normal mode runs a few turns each (three
 model calls a turn), soak mode about 500 model calls each.
@@ -13,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
+import sqlite3
 import tempfile
 import threading
 from collections import Counter
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from copaw_context.core.memory.search import MemoryIndex
 from copaw_context.core.offload import OffloadStore, referenced_offload_paths
 from tests.reliability import load_child
 from tests.reliability.budget import record, scaled
@@ -97,11 +101,36 @@ def check_offloads(workspace: Path) -> int:
 
 
 def cleaner(workspace: Path, stop: threading.Event, runs: list[int]) -> None:
-    """TTL cleanup of the shared offload folder, over and over (the default retention)."""
+    """TTL cleanup of the shared offload folder (the default retention) and a refresh of the
+    recall index over the shared archive, over and over."""
     store = OffloadStore(workspace / "tool_result", retention_days=3)
+    index = MemoryIndex(workspace)
     while not stop.is_set():
         asyncio.run(store.cleanup())
+        index.refresh_sync()
         runs.append(1)
+        stop.wait(0.01)  # leave the agents the cores
+
+
+def indexed_lines(workspace: Path) -> list[tuple[str, int]]:
+    """The archive lines the recall index of ``workspace`` holds (brought up to date)."""
+    index = MemoryIndex(workspace)
+    index.refresh_sync()
+    with sqlite3.connect(index.path) as conn:
+        rows = conn.execute(
+            "SELECT path, line FROM chunks WHERE kind = 'dialog' ORDER BY path, line"
+        ).fetchall()
+    return [(str(path), int(line)) for path, line in rows]
+
+
+def check_index(workspace: Path) -> int:
+    """The index built while the agents appended equals one built afresh afterwards."""
+    during = indexed_lines(workspace)
+    with tempfile.TemporaryDirectory() as name:
+        shutil.copytree(workspace / "dialog", Path(name) / "dialog")
+        fresh = indexed_lines(Path(name))
+    assert during == fresh, f"recall index: {len(during)} lines indexed, {len(fresh)} afresh"
+    return len(during)
 
 
 MODES = {"threads": run_threads, "tasks": run_tasks, "processes": run_processes}
@@ -131,6 +160,7 @@ def test_eight_agents_share_one_workspace(driver: HostDriver, mode: str) -> None
             assert not lost, f"lost: {sorted(lost)[:5]}"
         assert not [k for k in in_context if k in keys], "in a context and the archive"
         offloads = check_offloads(workspace)
+        indexed = check_index(workspace)
         texts = [p.read_text(encoding="utf-8") for p in (workspace / "dialog").glob("*.jsonl")]
         for path in referenced_offload_paths(texts):
             full = Path(path) if Path(path).is_absolute() else workspace / path
@@ -144,6 +174,7 @@ def test_eight_agents_share_one_workspace(driver: HostDriver, mode: str) -> None
         archive_lines=lines,
         offload_files=offloads,
         cleanup_runs=len(runs),
+        index_lines=indexed,
         lost=0,
         duplicated=0,
         torn_lines=0,
