@@ -10,12 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.context import ForkServerContext
 from typing import Any
 
-__all__ = ["run_child", "run_children"]
+__all__ = ["fork_context", "run_child", "run_children"]
 
 _PRELOAD = ["tests.reliability.crash_child", "tests.reliability.load_child"]
 
 
-def _context() -> ForkServerContext:
+def fork_context() -> ForkServerContext:
+    """The fork-server context the children start from (see the module docstring)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)  # takes effect when the server starts
     return context
@@ -23,7 +24,7 @@ def _context() -> ForkServerContext:
 
 def run_child(target: Callable[..., None], args: tuple[Any, ...], timeout: float = 120.0) -> int:
     """Run ``target(*args)`` in a child process; its exit code (-9: killed by SIGKILL)."""
-    process = _context().Process(target=target, args=args)
+    process = fork_context().Process(target=target, args=args)
     process.start()
     process.join(timeout)
     if process.is_alive():

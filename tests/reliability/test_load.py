@@ -29,7 +29,7 @@ from tests.reliability import load_child
 from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver
 from tests.reliability.invariants import archived_keys
-from tests.reliability.processes import _context
+from tests.reliability.processes import fork_context
 from tests.reliability.test_crash_safety import lines_parse
 
 AGENTS = 8
@@ -70,7 +70,7 @@ def run_tasks(driver: HostDriver, workspace: Path, turns: int) -> list[dict[str,
 def run_processes(driver: HostDriver, workspace: Path, turns: int) -> list[dict[str, list[str]]]:
     outs = [workspace.parent / f"agent{n}.json" for n in range(AGENTS)]
     processes = [
-        _context().Process(
+        fork_context().Process(
             target=load_child.run, args=(driver.name, str(workspace), n, turns, str(outs[n]))
         )
         for n in range(AGENTS)
