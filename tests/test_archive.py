@@ -201,8 +201,8 @@ async def test_failed_batch_leaves_no_line_anywhere_and_a_retry_writes_each_once
     day2 = archive.directory / "2026-02-03.jsonl"
     day2.mkdir(parents=True)  # a directory sitting where the second day's file should be
     earlier = json.dumps({"session_id": "old", "message": {"id": "x"}}) + "\n"
-    day1.write_text(earlier + '{"torn', encoding="utf-8")  # torn last line, kept as is
-    before = day1.read_bytes()
+    day1.write_text(earlier + '{"torn', encoding="utf-8")  # torn last line: cut off
+    before = earlier.encode()
     batch = [message(0), message(1), message(2)]
 
     with pytest.raises(ArchiveError, match=r"2026-02-03\.jsonl.*nothing was written") as info:
@@ -213,7 +213,7 @@ async def test_failed_batch_leaves_no_line_anywhere_and_a_retry_writes_each_once
 
     day2.rmdir()
     written = await archive.append(batch, TWO_DAYS)  # the caller kept the messages: retry
-    assert written == [ArchivedFile(day1, 4), ArchivedFile(day2, 1)]  # x, torn, m0, m2
+    assert written == [ArchivedFile(day1, 3), ArchivedFile(day2, 1)]  # x, m0, m2
     ids = [record["message"]["id"] for path in (day1, day2) for record in read_archive(path)]
     assert sorted(ids) == ["m0", "m1", "m2", "x"]  # every message exactly once
 
@@ -270,20 +270,31 @@ async def test_lock_timeout_raises_archive_error(tmp_path: Path) -> None:
 # --- torn lines and listing ---------------------------------------------------------------
 
 
-async def test_torn_last_line_does_not_corrupt_next_record(
+async def test_torn_last_line_is_cut_off_and_does_not_corrupt_next_record(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A line torn by a writer killed mid-append is cut off (its messages were not
+    committed), so that every line parses; an unterminated line that parses is kept."""
     archive = make_archive(tmp_path)
     archive.directory.mkdir(parents=True)
     target = archive.directory / "2026-05-05.jsonl"
     good = json.dumps({"session_id": "old", "message": {"id": "x"}}) + "\n"
     target.write_text(good + '{"session_id": "old", "mess', encoding="utf-8")
-    [written] = await archive.append([message(0), message(1)], ["2026-05-05 10:00:00"] * 2)
-    assert written.lines == 4  # good line, torn line, two new records
     with caplog.at_level("WARNING", logger="copaw_context"):
-        records = list(read_archive(target))
-    assert [r["message"]["id"] for r in records] == ["x", "m0", "m1"]
-    assert any("line 2" in rec.getMessage() for rec in caplog.records)
+        [written] = await archive.append([message(0), message(1)], ["2026-05-05 10:00:00"] * 2)
+    assert written.lines == 3  # good line, two new records
+    assert any("cut a torn last line" in rec.getMessage() for rec in caplog.records)
+    assert [json.loads(line)["message"]["id"] for line in target.read_text().splitlines()] == [
+        "x",
+        "m0",
+        "m1",
+    ]
+
+    with open(target, "a", encoding="utf-8") as handle:  # complete, but not terminated
+        handle.write(json.dumps({"session_id": "old", "message": {"id": "y"}}))
+    [written] = await archive.append([message(2)], ["2026-05-05 10:00:00"])
+    assert written.lines == 5
+    assert [r["message"]["id"] for r in read_archive(target)] == ["x", "m0", "m1", "y", "m2"]
 
 
 async def test_list_files_oldest_first_with_counts(tmp_path: Path) -> None:

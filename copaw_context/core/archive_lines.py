@@ -29,6 +29,8 @@ __all__ = [
 
 logger = logging.getLogger("copaw_context")
 
+_TAIL_CHUNK = 65536
+
 
 @dataclass(frozen=True)
 class ArchiveLine:
@@ -103,7 +105,7 @@ def append_lines(path: Path, lines: list[bytes]) -> Appended:
             if size:
                 handle.seek(size - 1)
                 if handle.read(1) != b"\n":
-                    payload = b"\n" + payload  # terminate a torn line left by a crash
+                    size, payload = _end_last_line(handle, path, size, payload)
             _write_all(handle, payload)
             os.fsync(handle.fileno())
             return Appended(path, size, count_lines(handle))
@@ -113,6 +115,30 @@ def append_lines(path: Path, lines: list[bytes]) -> Appended:
             raise
         left = None if rolled_back else lines_in(path)
         raise AppendError(path, error, left) from error
+
+
+def _end_last_line(handle: Any, path: Path, size: int, payload: bytes) -> tuple[int, bytes]:
+    """A file that does not end with a newline: a last line that parses is terminated; a
+    torn one (a writer killed mid-append, whose messages its caller still holds) is cut off,
+    so that every line of the file parses. Returns the size to append at and the payload."""
+    start = size
+    while start > 0:
+        step = min(start, _TAIL_CHUNK)
+        handle.seek(start - step)
+        found = handle.read(step).rfind(b"\n")
+        if found >= 0:
+            start = start - step + found + 1
+            break
+        start -= step
+    handle.seek(start)
+    tail = handle.read(size - start)
+    try:
+        json.loads(tail)
+    except ValueError:
+        handle.truncate(start)
+        logger.warning("archive: cut a torn last line (%d bytes) off %s", size - start, path)
+        return start, payload
+    return size, b"\n" + payload
 
 
 def truncate_to(path: Path, size: int) -> bool:

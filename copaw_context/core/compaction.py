@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from copaw_context.core.archiving import archive_and_apply
-from copaw_context.core.cutting import cut_latest_request, fit_fresh_results, truncate_instead
+from copaw_context.core.cutting import (
+    cut_latest_request,
+    fit_fresh_results,
+    request_cap_bytes,
+    truncate_instead,
+)
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host import ArchiveRecord, HostSession, MessageView
 from copaw_context.core.ledger import Ledger
@@ -49,6 +54,7 @@ logger = logging.getLogger("copaw_context")
 Trigger = Literal["auto", "command", "overflow"]
 _TAIL_BYTES = 3000
 _MIN_SUMMARY_CHARS = 400
+_NOTICE_BYTES = 400  # about the size of a truncation notice
 
 
 def summary_budget_chars(window: int, factor: float = 1.0) -> int:
@@ -164,7 +170,7 @@ class _Run:
         records = archive_records(host, to_compact)
         guide = await archive_and_apply(engine, host, records, to_keep, summary)
         if plan.request_over_reserve:
-            await cut_latest_request(engine, host, self.report.reserve)
+            await cut_latest_request(engine, host, self.report.reserve, self.report.window)
         self.state.add_stats(compactions=1)
         after = await engine.report(host, limits)
         crowded = after.total > self.report.threshold - self.margin
@@ -304,8 +310,8 @@ async def _plan(
     ledger = engine.ledger(host)
     room_raw, reserve_raw = int(room / factor), int(reserve / factor)
     # Fresh results may take the room but half the reserve, which recent history keeps.
-    forced = _forced_tokens(ledger)
-    await fit_fresh_results(engine, host, room_raw - forced - reserve_raw // 2)
+    forced = _forced_tokens(ledger, request_cap_bytes(report.reserve, report.window))
+    await fit_fresh_results(engine, host, room_raw - forced - reserve_raw // 2, report.window)
     fresh = sum(p.tokens for m in ledger.messages for p in m.parts if p.unseen)
     reserve_raw = min(reserve_raw, max(0, room_raw - forced - fresh))
     items, refs = ledger.split_items()
@@ -345,14 +351,20 @@ async def _fit_to_room(
     return summary
 
 
-def _forced_tokens(ledger: Ledger) -> int:
-    """Tokens of what is kept whatever the plan: the latest request and pinned messages."""
+def _forced_tokens(ledger: Ledger, request_cap: int) -> int:
+    """Tokens of what is kept whatever the plan: pinned messages and the latest request, as
+    large as it will be once cut to ``request_cap`` bytes (plus its notice)."""
     latest = next(
         (m for m in reversed(ledger.messages) if m.role == "user"),
         None,
     )
     pinned = sum(m.tokens for m in ledger.messages if m.pinned and m is not latest)
-    return pinned + (latest.tokens if latest is not None else 0)
+    if latest is None:
+        return pinned
+    request = latest.tokens
+    if latest.nbytes > request_cap + _NOTICE_BYTES and not latest.pinned:
+        request = min(request, -(-latest.tokens * (request_cap + _NOTICE_BYTES) // latest.nbytes))
+    return pinned + request
 
 
 def _groups(

@@ -248,6 +248,9 @@ def load_running_config(path: str | os.PathLike[str]) -> RunningConfig:
     except _DuplicateKeyError as error:
         allowed = "appears twice in one JSON object; keep only one"
         raise ConfigError("JSON key", error.key, allowed, source) from None
+    except RecursionError:
+        allowed = "nests arrays or objects too deeply to be an agent.json; fix the file"
+        raise ConfigError(where, source, allowed) from None
     return parse_running_config(data, source)
 
 

@@ -20,15 +20,40 @@ from copaw_context.core.truncation import parse_truncation_notice, truncate_text
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
 
-__all__ = ["cut_latest_request", "fit_fresh_results", "truncate_instead"]
+__all__ = [
+    "cut_latest_request",
+    "fit_fresh_results",
+    "fresh_floor_bytes",
+    "request_cap_bytes",
+    "truncate_instead",
+]
 
 _MIN_FRESH_BYTES = 600
+_MIN_REQUEST_BYTES = 2048
 
 
-async def fit_fresh_results(engine: ContextEngine, host: HostSession, budget: int) -> None:
+def fresh_floor_bytes(window: int) -> int:
+    """The smallest excerpt a fresh result is cut to: 600 bytes, less in a window under
+    4,800 tokens (an eighth of the window in bytes), so that a few of them, each with its
+    notice, still fit a tiny window."""
+    return max(64, min(_MIN_FRESH_BYTES, window // 8))
+
+
+def request_cap_bytes(reserve: int, window: int) -> int:
+    """Bytes an oversized latest request is cut to: the reserve (at 3 bytes a token), at
+    least 2,048 bytes, or half the window's tokens in bytes when that is less (a tiny
+    window)."""
+    return max(reserve * 3, min(_MIN_REQUEST_BYTES, window // 2))
+
+
+async def fit_fresh_results(
+    engine: ContextEngine, host: HostSession, budget: int, window: int
+) -> None:
     """Cut the results the model has not seen yet until together they fit ``budget`` tokens
-    (in our counter's units), each in proportion to its size."""
+    (in our counter's units), each in proportion to its size (at least
+    :func:`fresh_floor_bytes`)."""
     ledger, meter = await engine.sync(host)
+    floor = fresh_floor_bytes(window)
     for _attempt in range(3):
         fresh = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
         total = sum(ledger.messages[i].parts[p].tokens for i, p in fresh)
@@ -37,7 +62,7 @@ async def fit_fresh_results(engine: ContextEngine, host: HostSession, budget: in
         scale = max(0.0, budget) / total
         for index, part in fresh:
             entry = ledger.messages[index].parts[part]
-            target = max(_MIN_FRESH_BYTES, int(entry.nbytes * scale * 0.9))
+            target = max(floor, int(entry.nbytes * scale * 0.9))
             if target < entry.nbytes:
                 await engine.bound_stored(host, index, part, target, record_limit=False)
 
@@ -56,7 +81,7 @@ async def truncate_instead(
         return None
     pruning = engine.config.light_context_config.tool_result_pruning_config
     stats = await engine.prune_all(host, pruning.pruning_old_msg_max_bytes)
-    await cut_latest_request(engine, host, report.reserve)
+    await cut_latest_request(engine, host, report.reserve, report.window)
     after = await engine.report(host, limits)
     if stats.truncated == 0 and after.total >= report.total:
         return None
@@ -73,8 +98,11 @@ async def truncate_instead(
     return event
 
 
-async def cut_latest_request(engine: ContextEngine, host: HostSession, reserve: int) -> None:
-    """Cut the latest user request in place when it is larger than the reserve allows.
+async def cut_latest_request(
+    engine: ContextEngine, host: HostSession, reserve: int, window: int
+) -> None:
+    """Cut the latest user request in place when it is larger than the reserve allows
+    (:func:`request_cap_bytes`).
 
     Its full text is saved first under ``dialog/requests/``, which TTL cleanup never
     touches: the archived copy of the request will be the cut one. A request we already cut
@@ -88,7 +116,7 @@ async def cut_latest_request(engine: ContextEngine, host: HostSession, reserve: 
     )
     if index is None:
         return
-    max_bytes = max(2048, reserve * 3)
+    max_bytes = request_cap_bytes(reserve, window)
     view = host.view(index)
     for position, part in enumerate(view.parts):
         if part.kind != "text" or len(part.text.encode("utf-8", "replace")) <= max_bytes:

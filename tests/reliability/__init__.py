@@ -1,0 +1,1 @@
+"""The reliability and security suite: the guarantees of docs/reliability.md as tests."""

@@ -1,0 +1,166 @@
+"""Guarantee 2: a process killed (SIGKILL) at any I/O point of the archive, an offload, the
+save of an oversized request or the host's state update loses nothing and duplicates
+nothing once restarted from its saved state and workspace; every archive line parses; no
+file under a final name is partial.
+
+A census run lists the I/O points of a session (tests/reliability/crash_child.py); each
+trial kills a fresh session at one point (before the call, after it, or, for a write, with
+half of the data written), restarts it from the saved state until it ends with ``/clear``,
+and checks the workspace. Normal mode tries the middle write, sync and rename of each folder
+(archive, offloads, the host's state); soak mode (``COPAW_SOAK=1``) every point in every
+phase.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from copaw_context.core.offload import referenced_offload_paths
+from tests.reliability import crash_child
+from tests.reliability.budget import SOAK, record
+from tests.reliability.drivers import HostDriver
+from tests.reliability.invariants import archived_keys
+from tests.reliability.processes import run_child
+
+_OWN_FILE = re.compile(r"[0-9a-f]{32}\.txt")
+_KILLED = -9
+_STATUS_LOST = 255
+
+
+def census(driver: HostDriver, directory: Path) -> list[dict[str, str]]:
+    workspace, listing = directory / "census", directory / "census.jsonl"
+    workspace.mkdir()
+    code = run_child(crash_child.run, (driver.name, str(workspace), None, "", str(listing)))
+    assert code == 0, f"the session without a crash exited with {code}"
+    check_workspace(workspace, set())
+    return [json.loads(line) for line in listing.read_text().splitlines()]
+
+
+def choose(points: list[dict[str, str]]) -> list[tuple[int, str]]:
+    """Soak: every point in every phase. Normal: per folder, the middle write (torn there),
+    the middle sync and the middle rename (killed before or after it, alternately)."""
+    trials: list[tuple[int, str]] = []
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, point in enumerate(points):
+        folder = point["path"].split("/")[0].split(".")[0]
+        groups.setdefault((point["kind"], folder), []).append(index)
+    for number, ((kind, _), indices) in enumerate(sorted(groups.items())):
+        if SOAK:
+            phases = ("before", "mid", "after") if kind == "write" else ("before", "after")
+            trials += [(index, phase) for index in indices for phase in phases]
+        elif kind in ("write", "fsync", "replace"):
+            phase = "mid" if kind == "write" else ("before", "after")[number % 2]
+            trials.append((indices[len(indices) // 2], phase))
+    return trials
+
+
+def lines_parse(workspace: Path) -> int:
+    """Every line of every archive file is a JSON object; returns how many lines."""
+    count = 0
+    for path in sorted((workspace / "dialog").glob("*.jsonl")):
+        for number, raw in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
+            record_ = json.loads(raw)
+            assert isinstance(record_, dict), f"{path.name}:{number} is not an object"
+            count += 1
+        assert path.read_bytes().endswith(b"\n"), f"{path.name} ends with a partial line"
+    return count
+
+
+def check_final_files(workspace: Path) -> int:
+    """Every file under a final name is whole: offloads and saved requests end as framed."""
+    files = [
+        *(workspace / "tool_result").glob("*.txt"),
+        *(workspace / "dialog" / "requests").glob("*.txt"),
+    ]
+    for path in files:
+        assert _OWN_FILE.fullmatch(path.name), f"unexpected file {path}"
+        text = path.read_text(encoding="utf-8")
+        head = text.split("\n", 1)[0]
+        assert head.startswith(("turn ", "BEGIN ")), f"{path} starts {head!r}"
+        seed = head.removeprefix("turn ").split(" ", 1)[0] if head.startswith("turn ") else ""
+        last = text.rstrip("\n").rsplit("\n", 1)[-1]
+        assert last.startswith("END "), f"{path} is partial: ends {last[-60:]!r} ({seed})"
+    json.loads((workspace / "state.json").read_text())
+    return len(files)
+
+
+def check_workspace(workspace: Path, expected: set[str]) -> dict[str, int]:
+    """After the restarted session ended with /clear: everything archived exactly once."""
+    lines = lines_parse(workspace)
+    keys = archived_keys(workspace / "dialog", ())
+    twice = [k for k, n in keys.items() if n > 1]
+    assert not twice, f"archived twice: {twice[:5]}"
+    missing = expected - set(keys)
+    assert not missing, f"lost: {sorted(missing)[:5]}"
+    files = check_final_files(workspace)
+    texts = [p.read_text(encoding="utf-8") for p in (workspace / "dialog").glob("*.jsonl")]
+    for path in referenced_offload_paths(texts):
+        full = Path(path) if Path(path).is_absolute() else workspace / path
+        assert full.is_file(), f"a notice names {path}, which does not exist"
+    return {"lines": lines, "keys": len(keys), "files": files}
+
+
+async def saved_keys(driver: HostDriver, workspace: Path) -> set[str]:
+    """Part keys the saved state holds (context and pending buffer) and the archive holds."""
+    keys = (
+        set(archived_keys(workspace / "dialog", ())) if (workspace / "dialog").exists() else set()
+    )
+    path = workspace / "state.json"
+    if not path.exists():
+        return keys
+    saved = json.loads(path.read_text())
+    hook = driver.hook(crash_child.config(), workspace)
+    agent = await driver.agent(hook, driver.model([], context_size=crash_child.WINDOW))
+    await driver.load_state(agent, saved["agent"])
+    state = await driver.engine_state(hook, agent)
+    pending = archived_keys(workspace / "nowhere", state.get("pending_archive") or [])
+    return keys | set(driver.context_keys(agent)) | set(pending)
+
+
+def trial(driver: HostDriver, directory: Path, at: int, phase: str) -> dict[str, Any]:
+    workspace = directory / f"trial-{at}-{phase}"
+    workspace.mkdir()
+    code = run_child(crash_child.run, (driver.name, str(workspace), at, phase, None))
+    # 255: the fork server could not report the child's status (seen once in ~260 soak
+    # trials); the restart and every check below still run.
+    assert code in (_KILLED, 0, _STATUS_LOST), f"the session exited with {code}"
+    expected = asyncio.run(saved_keys(driver, workspace))
+    restarted = run_child(crash_child.run, (driver.name, str(workspace), None, "", None))
+    assert restarted == 0, f"the restart after a kill at {at}/{phase} exited with {restarted}"
+    status = {"killed": code == _KILLED, "status_lost": code == _STATUS_LOST}
+    return status | {"expected": len(expected)} | check_workspace(workspace, expected)
+
+
+def test_a_kill_at_any_io_point_loses_and_duplicates_nothing(driver: HostDriver) -> None:
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name)
+        points = census(driver, directory)
+        kinds = Counter(p["kind"] for p in points)
+        assert {"write", "fsync", "replace"} <= set(kinds), kinds
+        trials = choose(points)
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda t: trial(driver, directory, *t), trials))
+    killed = sum(r["killed"] for r in results)
+    # I/O points late in a session shift a little between runs (file names, group-committed
+    # directory syncs): a trial that never reaches its point still restarts and is checked.
+    assert killed >= len(trials) * 3 // 4, f"only {killed} of {len(trials)} trials were killed"
+    record(
+        "crash_safety",
+        io_points=len(points),
+        io_point_kinds=dict(kinds),
+        trials=len(trials),
+        killed=killed,
+        exit_status_lost=sum(r["status_lost"] for r in results),
+        lost=0,
+        duplicated=0,
+        partial_files=0,
+        torn_lines=0,
+        archive_lines_checked=sum(r["lines"] for r in results),
+    )
