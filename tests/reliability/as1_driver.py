@@ -7,6 +7,11 @@ formatters, every model of this driver gets a formatter that remembers which ``M
 it formatted into which output; :meth:`As1Driver.provider_inputs` looks the call's input up
 there. The agent formats through the hook's ``MemoryPromptFormatter`` (MEMORY.md added), so
 the remembered list is exactly what the model's input was made from.
+
+The agent's model streams (1.x's provider models stream by default; 1.x chunks accumulate),
+so the adapter's observed-stream path and ReActAgent's streaming path are exercised; a
+separate compactor model (``hook(compactor=...)``) answers whole, so the summariser is
+exercised both ways (the agent's own model summarises when no compactor is given).
 """
 
 from __future__ import annotations
@@ -117,6 +122,8 @@ class As1Driver:
         compactor: Any | None = None,
         on_event: EventCallback | None = None,
     ) -> MemoryCompactionHook:
+        if compactor is not None:
+            compactor.stream = False  # the summariser's whole-reply path (see the docstring)
         return MemoryCompactionHook(
             config,
             workspace,
@@ -126,7 +133,7 @@ class As1Driver:
         )
 
     def model(self, steps: Sequence[Any], *, context_size: int) -> ScriptedChatModel:
-        model = ScriptedChatModel(steps, context_size=context_size)
+        model = ScriptedChatModel(steps, context_size=context_size, stream=True)
         model.formatter = _RememberingFormatter(self._inputs)
         return model
 
