@@ -54,19 +54,6 @@ def _key(formatted: list[dict[str, Any]]) -> str:
     return json.dumps(formatted, ensure_ascii=False, sort_keys=True, default=str)
 
 
-class _RememberingFormatter(OpenAIChatFormatter):
-    """The OpenAI formatter, remembering the ``Msg`` list behind each output it made."""
-
-    def __init__(self, memory: _Inputs) -> None:
-        super().__init__()
-        self._memory = memory
-
-    async def format(self, msgs: list[Msg], **kwargs: Any) -> list[dict[str, Any]]:
-        formatted = await super().format(msgs, **kwargs)
-        self._memory.remember(formatted, msgs)
-        return formatted
-
-
 class _Inputs:
     """The ``Msg`` lists of the latest formatted inputs, by their formatted form."""
 
@@ -86,6 +73,19 @@ class _Inputs:
             found = self._inputs.get(_key(formatted))
         assert found is not None, "a model input that no formatter of this driver made"
         return [Msg.from_dict(m.to_dict()) for m in found]
+
+
+class _RememberingFormatter(OpenAIChatFormatter):
+    """The OpenAI formatter, remembering the ``Msg`` list behind each output it made."""
+
+    def __init__(self, memory: _Inputs) -> None:
+        super().__init__()
+        self._memory = memory
+
+    async def format(self, msgs: list[Msg], **kwargs: Any) -> list[dict[str, Any]]:
+        formatted = await super().format(msgs, **kwargs)
+        self._memory.remember(formatted, msgs)
+        return formatted
 
 
 def _anthropic_turns(formatted: list[dict[str, Any]]) -> list[dict[str, Any]]:
