@@ -145,7 +145,11 @@ async def attach(agent: Any, hook: MemoryCompactionHook) -> MemoryCompactionHook
     agent.register_instance_hook("post_acting", HOOK_NAME, hook.post_acting)
     _wrap_reply(agent, hook)
     _wrap_summarizing(agent, hook)
-    agent.formatter = MemoryPromptFormatter(agent.formatter, hook.engine.memory.prompt_block)
+
+    async def memory_block() -> str:
+        return await hook.engine.memory.prompt_block(hook.window(agent).tokens)
+
+    agent.formatter = MemoryPromptFormatter(agent.formatter, memory_block)
 
     async def handle(inner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return await call_model(hook, agent, inner, args, kwargs)
