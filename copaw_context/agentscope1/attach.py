@@ -25,7 +25,7 @@ from agentscope.message import Msg
 
 from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
-from copaw_context.agentscope1.state import register_agent_state
+from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
 
 if TYPE_CHECKING:
@@ -140,6 +140,15 @@ async def attach(agent: Any, hook: MemoryCompactionHook) -> MemoryCompactionHook
     _check_agent(agent, hook)
     if attached_hook(agent) is hook:
         return hook
+    if agent.memory.content and not hasattr(agent, STATE_ATTRIBUTE):
+        logger.warning(
+            "copaw-context: %s already holds %d messages; if they come from a session saved "
+            "with the hook attached, attach the hook before loading the session: AgentScope "
+            "dropped the hook's saved state (archive session id, calibration, messages "
+            "waiting for the archive)",
+            agent.name,
+            len(agent.memory.content),
+        )
     register_agent_state(agent)
     agent.register_instance_hook("pre_reasoning", HOOK_NAME, hook.pre_reasoning)
     agent.register_instance_hook("post_acting", HOOK_NAME, hook.post_acting)
