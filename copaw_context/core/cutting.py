@@ -8,6 +8,7 @@ and an oversized latest request is cut, its full text saved under ``dialog/reque
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ from copaw_context.core.truncation import parse_truncation_notice, truncate_text
 
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
+
+logger = logging.getLogger("copaw_context")
 
 __all__ = [
     "cut_latest_request",
@@ -83,7 +86,24 @@ async def truncate_instead(
     stats = await engine.prune_all(host, pruning.pruning_old_msg_max_bytes)
     await cut_latest_request(engine, host, report.reserve, report.window)
     after = await engine.report(host, limits)
+    message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
+    if after.total > after.window:
+        message += (
+            f"; still {after.total} tokens for a {after.window}-token window: what is left "
+            "cannot be cut (the request being answered, its tool calls' arguments, pinned "
+            "messages, the system prompt and tool schemas)"
+        )
+        logger.warning("copaw-context: %s", message)
     if stats.truncated == 0 and after.total >= report.total:
+        if after.total > after.window:
+            event = ContextEvent(
+                kind="truncation",
+                tokens_before=report.total,
+                tokens_after=after.total,
+                message=message,
+                **base,
+            )
+            await engine.emit(event, host)
         return None
     event = ContextEvent(
         kind="truncation",
@@ -91,7 +111,7 @@ async def truncate_instead(
         tokens_after=after.total,
         messages_kept=after.message_count,
         duration_seconds=engine.now() - started,
-        message=f"nothing safe to compact; {stats.truncated} tool result(s) cut",
+        message=message,
         **base,
     )
     await engine.emit(event, host)
