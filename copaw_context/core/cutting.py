@@ -25,6 +25,7 @@ logger = logging.getLogger("copaw_context")
 
 __all__ = [
     "cut_latest_request",
+    "cut_pinned_texts",
     "fit_fresh_results",
     "fresh_floor_bytes",
     "request_cap_bytes",
@@ -33,6 +34,7 @@ __all__ = [
 
 _MIN_FRESH_BYTES = 600
 _MIN_REQUEST_BYTES = 2048
+_PINNED_CUT_BYTES = 1024
 
 
 def fresh_floor_bytes(window: int) -> int:
@@ -86,6 +88,8 @@ async def truncate_instead(
     stats = await engine.prune_all(host, pruning.pruning_old_msg_max_bytes)
     await cut_latest_request(engine, host, report.reserve, report.window)
     after = await engine.report(host, limits)
+    if after.total > after.window and await cut_pinned_texts(engine, host, report.window):
+        after = await engine.report(host, limits)
     message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
     if after.total > after.window:
         message += (
@@ -145,6 +149,33 @@ async def cut_latest_request(
         if cut is not None:
             host.set_text(index, position, cut)
             ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+
+
+async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int) -> int:
+    """The context cannot fit the window otherwise: cut the texts of pinned messages to
+    1,024 bytes (less in a tiny window) like an oversized request (full text saved under
+    ``dialog/requests/`` first), oldest first, until it fits. Pinned messages are never
+    compacted, but they cannot hold the model's input over its window either. Returns how
+    many texts were cut."""
+    ledger, meter = await engine.sync(host)
+    max_bytes = max(256, min(_PINNED_CUT_BYTES, window // 4))
+    cut_count = 0
+    for index, entry in enumerate(ledger.messages):
+        if not entry.pinned:
+            continue
+        view = host.view(index)
+        for position, part in enumerate(view.parts):
+            if part.kind != "text" or len(part.text.encode("utf-8", "replace")) <= max_bytes:
+                continue
+            cut = await _cut_request_text(engine, host, part.text, max_bytes)
+            if cut is None:
+                continue
+            host.set_text(index, position, cut)
+            ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+            cut_count += 1
+        if cut_count and (await engine.report(host)).total <= window:
+            break
+    return cut_count
 
 
 async def _cut_request_text(
