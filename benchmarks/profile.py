@@ -31,8 +31,13 @@ def profile_steps(root: Path, context: list[Any], counter: str, steps: int, top:
             work.append(await run_stage1(hook, session, step))
             profiler.enable()
             await engine.before_reasoning(session, limits=limits)
+            profiler.disable()
+            # The call's own input is AgentScope's work; on_model_call hands it over.
+            session.model_input = await agent._prepare_model_input()
+            profiler.enable()
             await engine.model_call(session)
             profiler.disable()
+            session.model_input = None
         return profiler
 
     profiler = asyncio.run(run())

@@ -86,11 +86,18 @@ async def _measure(
     twin = builtin_twin(context, context_size=10**9) if builtin else None
     saves = _timed_saves(engine.store)
 
-    async def pre() -> None:
-        await engine.before_reasoning(session, limits=_NO_COMPACTION)
-        await engine.model_call(session)
+    async def pre() -> float:
+        """The middleware's work before one model call, in ms. The model call's own input
+        (system prompt, tool schemas) is AgentScope's work, made for the call whatever the
+        middleware does: prepared untimed and handed over as ``on_model_call`` does."""
+        spent = await _clock(lambda: engine.before_reasoning(session, limits=_NO_COMPACTION))
+        session.model_input = await agent._prepare_model_input()
+        try:
+            return spent + await _clock(lambda: engine.model_call(session))
+        finally:
+            session.model_input = None
 
-    cold = await _clock(pre)
+    cold = await pre()
     meter = await engine.meter(session)
     keys = ("pre", "io", "cpu", "stage1", "floor", "builtin")
     samples: dict[str, list[float]] = {k: [] for k in keys}
@@ -102,7 +109,7 @@ async def _measure(
         context.append(message)
         saves.clear()
         step_started = time.perf_counter()
-        pre_ms = await _clock(pre)
+        pre_ms = await pre()
         io_ms = 1000 * sum(spent for started, spent in saves if started >= step_started)
         started = time.perf_counter()
         for part in message_view(message, True).parts:

@@ -241,3 +241,45 @@ async def test_a_call_of_the_request_being_answered_stays_pending(tmp_path: Path
     await engine.before_reasoning(host)
     assert host.messages[-1].msg_id == pending.msg_id
     assert host.messages[-2].role == "user"
+
+
+async def test_what_cannot_be_cut_is_said_when_the_window_is_still_exceeded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    events: list[ContextEvent] = []
+    engine = ContextEngine(config(compactor="extractive"), tmp_path, on_event=events.append)
+    huge = json.dumps({"cmd": "echo " + "data " * 20_000})
+    fresh = result("w1", "ok", "run_cmd", unseen=True)  # the model has not seen it yet
+    turn = FakeMessage("assistant", [call("w1", "run_cmd", huge), fresh])
+    host = FakeHost([user("write the file"), turn], window=4000)
+    with caplog.at_level("WARNING", logger="copaw_context"):
+        await engine.before_reasoning(host)
+    assert "still" in caplog.text and "cannot be cut" in caplog.text
+    (event,) = [e for e in events if e.kind == "truncation"]
+    assert event.tokens_after > 4000 and "tool calls' arguments" in event.message
+    assert [m.msg_id for m in host.messages] == [host.messages[0].msg_id, turn.msg_id]
+
+
+async def test_pinned_messages_are_cut_not_compacted_when_they_overflow_the_window(
+    tmp_path: Path,
+) -> None:
+    engine = ContextEngine(config(compactor="extractive"), tmp_path)
+    pinned = [
+        FakeMessage(
+            "user", [text(f"pinned {n}: " + f"rule {n} says keep this. " * 150)], pinned=True
+        )
+        for n in range(6)
+    ]
+    host = FakeHost([*pinned, user("and now?")], window=4000)
+    before = await engine.report(host)
+    assert before.total > 4000, "the pins alone overflow the window"
+    await engine.before_reasoning(host)
+    after = await engine.report(host)
+    assert after.total <= 4000
+    kept = {m.msg_id for m in host.messages}
+    assert {m.msg_id for m in pinned} <= kept, "pins are never compacted"
+    cut = [m for m in host.messages if "<<<TRUNCATED>>>" in m.parts[0].text]
+    assert cut and cut[0].msg_id == pinned[0].msg_id, "the oldest first"
+    saved = list((tmp_path / "dialog" / "requests").iterdir())
+    assert len(saved) == len(cut), "each full text saved before its cut"
+    assert saved[0].read_text(encoding="utf-8").startswith("pinned ")

@@ -132,3 +132,16 @@ async def test_the_recall_index_takes_in_a_compaction_without_a_search(tmp_path:
     index = hook.engine.memory.tools.index
     hits = await index.search("prod.yaml", refresh=False)
     assert hits and any(hit.path.startswith("dialog/") for hit in hits)
+
+
+async def test_memory_md_takes_at_most_a_tenth_of_a_small_window(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text(
+        "## Preferences\n- Answers in French.\n" + "- filler line\n" * 50_000, encoding="utf-8"
+    )
+    hook = MemoryCompactionHook(config(4000), tmp_path)  # memory_prompt_max_bytes: 16000
+    model = ScriptedChatModel([text_step("d'accord")], context_size=4000)
+    agent = await make_agent(hook, model)
+    await agent.reply(UserMsg("user", "hello"))
+    system = model.calls[0].messages[0].get_text_content() or ""
+    assert "Answers in French." in system and "<<<TRUNCATED>>>" in system
+    assert len(system.encode("utf-8")) < 2000, "about 4000 x 0.4 bytes, not 16000"

@@ -147,7 +147,8 @@ class MemoryCompactionHook(EngineHook):
             summary = with_summary[0].get_text_content() or ""
 
         async def system_prompt() -> str:
-            return with_memory(str(agent.sys_prompt), await self.engine.memory.prompt_block())
+            block = await self.engine.memory.prompt_block(window.tokens)
+            return with_memory(str(agent.sys_prompt), block)
 
         async def status(line: str) -> None:
             entry: dict[str, Any] = {METADATA_KEY: {"status": True}}  # a status, not a reply

@@ -206,7 +206,8 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
 
     async def on_system_prompt(self, agent: Any, current_prompt: str) -> str:
         """MEMORY.md (bounded) after the agent's own system prompt."""
-        block = await self.engine.memory.prompt_block()
+        window = self.config.window_for(agent.model.context_size)[0]
+        block = await self.engine.memory.prompt_block(window)
         return f"{current_prompt}\n\n{block}" if block else current_prompt
 
     async def on_reply(

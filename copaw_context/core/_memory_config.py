@@ -105,7 +105,8 @@ class MemoryConfig(Section):
         ge=2000,
         le=1_000_000,
         description="Bytes of MEMORY.md (truncation notice included) put into the system "
-        "prompt; a longer file is cut with a notice pointing at it.",
+        "prompt; a longer file is cut with a notice pointing at it. A small window lowers it "
+        "to about a tenth of the window (0.4 bytes a token, at least 1000).",
     )
     search_max_results: Int = Field(
         5,

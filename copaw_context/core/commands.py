@@ -13,12 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from copaw_context.core.archiving import shielded, write_records
-from copaw_context.core.compaction import (
-    archive_records,
-    compact,
-    previous_summary,
-    transcript_of,
-)
+from copaw_context.core.compaction import archive_records, compact, previous_summary
+from copaw_context.core.compactor_input import transcript_of
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.history import dump_history, history_lines, load_history
 from copaw_context.core.host import HostSession

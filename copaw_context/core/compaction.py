@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from copaw_context.core.archiving import archive_and_apply
+from copaw_context.core.compactor_input import compacted_transcript
 from copaw_context.core.cutting import (
     cut_latest_request,
     fit_fresh_results,
@@ -22,7 +21,7 @@ from copaw_context.core.cutting import (
     truncate_instead,
 )
 from copaw_context.core.events import CompactionRecord, ContextEvent
-from copaw_context.core.host import ArchiveRecord, HostSession, MessageView
+from copaw_context.core.host import ArchiveRecord, HostSession
 from copaw_context.core.ledger import Ledger
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.session_state import SessionState
@@ -34,8 +33,7 @@ from copaw_context.core.summary import (
     render_summary_message,
     split_summary_message,
 )
-from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.transcript import TranscriptMessage
 
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
@@ -46,13 +44,11 @@ __all__ = [
     "compact",
     "previous_summary",
     "summary_budget_chars",
-    "transcript_of",
 ]
 
 logger = logging.getLogger("copaw_context")
 
 Trigger = Literal["auto", "command", "overflow"]
-_TAIL_BYTES = 3000
 _MIN_SUMMARY_CHARS = 400
 _NOTICE_BYTES = 400  # about the size of a truncation notice
 
@@ -71,27 +67,6 @@ def previous_summary(state: SessionState, host: HostSession) -> str:
         return stored
     text = host.summary_text()
     return split_summary_message(text) if text else ""
-
-
-def transcript_of(view: MessageView, parts: Sequence[int] | None = None) -> TranscriptMessage:
-    """One message (or only ``parts`` of it) as the compactor and summariser see it."""
-    chosen = view.parts if parts is None else [view.parts[i] for i in parts]
-    out: list[TranscriptPart] = []
-    for part in chosen:
-        if part.kind in ("text", "thinking", "hint"):
-            out.append(TranscriptPart(part.kind, part.text))
-        elif part.kind == "tool_call":
-            out.append(
-                TranscriptPart("tool_call", part.tool_input or "", part.tool_name, part.call_id)
-            )
-        elif part.kind == "tool_result":
-            texts = "\n".join(p for p in part.output if isinstance(p, str))
-            out.append(
-                TranscriptPart("tool_result", texts, part.tool_name, part.call_id, part.is_error)
-            )
-        elif part.kind == "data":
-            out.append(TranscriptPart("data", part.text))
-    return TranscriptMessage(view.role, view.name, tuple(out), view.timestamp)
 
 
 def archive_records(
@@ -164,7 +139,7 @@ class _Run:
         limits: Limits | None,
     ) -> ContextEvent:
         engine, host = self.engine, self.host
-        transcript = await _transcript(engine, host, to_compact)
+        transcript = await compacted_transcript(engine, host, to_compact)
         result = await self._summarise(transcript, note)
         summary = await _fit_to_room(engine, host, self.report, plan, result.summary)
         records = archive_records(host, to_compact)
@@ -388,47 +363,3 @@ def _whole(
             parts = None
         out.append((message, parts))
     return out
-
-
-async def _transcript(
-    engine: ContextEngine, host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
-) -> list[TranscriptMessage]:
-    """What the compactor reads: the compacted messages, with the END of each offloaded
-    tool output added (the excerpt in the context is its head; build logs and test runs
-    print their errors last, and those exact lines belong in the summary)."""
-    include_thinking = engine.config.light_context_config.context_compact_config
-    transcript: list[TranscriptMessage] = []
-    for index, parts in groups:
-        message = transcript_of(host.view(index), parts)
-        if not include_thinking.compact_with_thinking_block:
-            message = replace(
-                message, parts=tuple(p for p in message.parts if p.kind != "thinking")
-            )
-        transcript.append(message)
-    return await _with_saved_tails(engine, transcript)
-
-
-async def _with_saved_tails(
-    engine: ContextEngine, transcript: list[TranscriptMessage]
-) -> list[TranscriptMessage]:
-    """Each offloaded output's tail appended to its notice (all read in one thread hop)."""
-    wanted: list[tuple[int, int, str, str]] = []  # message, part, shown path, file
-    for mi, message in enumerate(transcript):
-        for pi, part in enumerate(message.parts):
-            parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
-            if parsed is None or not parsed[1].file_path:
-                continue
-            saved = Path(parsed[1].file_path)
-            saved = saved if saved.is_absolute() else engine.workspace / saved
-            wanted.append((mi, pi, parsed[1].file_path, str(saved)))
-    tails = await engine.store.read_tails([file for *_, file in wanted], _TAIL_BYTES)
-    for (mi, pi, shown, _file), tail in zip(wanted, tails, strict=True):
-        message = transcript[mi]
-        part = message.parts[pi]
-        if not tail or not tail.strip() or tail in part.text:
-            continue
-        text = f"{part.text}\n[last lines of the saved output {shown}]\n{tail}"
-        parts = list(message.parts)
-        parts[pi] = replace(part, text=text)
-        transcript[mi] = replace(message, parts=tuple(parts))
-    return transcript

@@ -8,6 +8,7 @@ and an oversized latest request is cut, its full text saved under ``dialog/reque
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,11 @@ from copaw_context.core.truncation import parse_truncation_notice, truncate_text
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
 
+logger = logging.getLogger("copaw_context")
+
 __all__ = [
     "cut_latest_request",
+    "cut_pinned_texts",
     "fit_fresh_results",
     "fresh_floor_bytes",
     "request_cap_bytes",
@@ -30,6 +34,7 @@ __all__ = [
 
 _MIN_FRESH_BYTES = 600
 _MIN_REQUEST_BYTES = 2048
+_PINNED_CUT_BYTES = 1024
 
 
 def fresh_floor_bytes(window: int) -> int:
@@ -83,7 +88,26 @@ async def truncate_instead(
     stats = await engine.prune_all(host, pruning.pruning_old_msg_max_bytes)
     await cut_latest_request(engine, host, report.reserve, report.window)
     after = await engine.report(host, limits)
+    if after.total > after.window and await cut_pinned_texts(engine, host, report.window):
+        after = await engine.report(host, limits)
+    message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
+    if after.total > after.window:
+        message += (
+            f"; still {after.total} tokens for a {after.window}-token window: what is left "
+            "cannot be cut (the request being answered, its tool calls' arguments, pinned "
+            "messages, the system prompt and tool schemas)"
+        )
+        logger.warning("copaw-context: %s", message)
     if stats.truncated == 0 and after.total >= report.total:
+        if after.total > after.window:
+            event = ContextEvent(
+                kind="truncation",
+                tokens_before=report.total,
+                tokens_after=after.total,
+                message=message,
+                **base,
+            )
+            await engine.emit(event, host)
         return None
     event = ContextEvent(
         kind="truncation",
@@ -91,7 +115,7 @@ async def truncate_instead(
         tokens_after=after.total,
         messages_kept=after.message_count,
         duration_seconds=engine.now() - started,
-        message=f"nothing safe to compact; {stats.truncated} tool result(s) cut",
+        message=message,
         **base,
     )
     await engine.emit(event, host)
@@ -125,6 +149,33 @@ async def cut_latest_request(
         if cut is not None:
             host.set_text(index, position, cut)
             ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+
+
+async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int) -> int:
+    """The context cannot fit the window otherwise: cut the texts of pinned messages to
+    1,024 bytes (less in a tiny window) like an oversized request (full text saved under
+    ``dialog/requests/`` first), oldest first, until it fits. Pinned messages are never
+    compacted, but they cannot hold the model's input over its window either. Returns how
+    many texts were cut."""
+    ledger, meter = await engine.sync(host)
+    max_bytes = max(256, min(_PINNED_CUT_BYTES, window // 4))
+    cut_count = 0
+    for index, entry in enumerate(ledger.messages):
+        if not entry.pinned:
+            continue
+        view = host.view(index)
+        for position, part in enumerate(view.parts):
+            if part.kind != "text" or len(part.text.encode("utf-8", "replace")) <= max_bytes:
+                continue
+            cut = await _cut_request_text(engine, host, part.text, max_bytes)
+            if cut is None:
+                continue
+            host.set_text(index, position, cut)
+            ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+            cut_count += 1
+        if cut_count and (await engine.report(host)).total <= window:
+            break
+    return cut_count
 
 
 async def _cut_request_text(

@@ -24,6 +24,7 @@ from copaw_context.core._safe_open import is_path_allowed
 from copaw_context.core.archiving import relative, shielded, write_records
 from copaw_context.core.compaction import archive_records
 from copaw_context.core.host import HostSession, MessageView
+from copaw_context.core.pairing import pair_by_occurrence
 from copaw_context.core.read_tool import extra_read_roots
 from copaw_context.core.summary import split_summary_message
 
@@ -206,27 +207,32 @@ def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | No
 
 
 def _check_pairs(views: Sequence[MessageView]) -> None:
-    """Every tool call answered by a later result, every result answering an earlier call."""
-    open_calls: dict[str, int] = {}
+    """Unique message ids; every tool call answered by a later result, every result answering
+    an earlier call (paired by occurrence, the engine's one rule)."""
     seen_ids: set[str] = set()
     for index, view in enumerate(views):
         if view.msg_id in seen_ids:
             raise HistoryFileError(f"message {index} repeats the id {view.msg_id!r}")
         seen_ids.add(view.msg_id)
-        for part in view.parts:
-            if part.kind == "tool_call" and part.call_id:
-                open_calls[part.call_id] = index
-            elif (
-                part.kind == "tool_result"
-                and part.call_id
-                and open_calls.pop(part.call_id, None) is None
-            ):
-                raise HistoryFileError(
-                    f"message {index} holds a result for the call {part.call_id!r}, "
-                    "which no earlier message makes"
-                )
-    if open_calls:
-        call, index = next(iter(open_calls.items()))
+    pairing = pair_by_occurrence(
+        [
+            (
+                [p.call_id for p in view.parts if p.kind == "tool_call" and p.call_id],
+                [p.call_id for p in view.parts if p.kind == "tool_result" and p.call_id],
+            )
+            for view in views
+        ]
+    )
+    for call, index, earlier in pairing.duplicates:
+        raise HistoryFileError(
+            f"message {index} makes the tool call {call!r} again while the one of message "
+            f"{earlier} has no result yet"
+        )
+    for call, index in pairing.orphans:
+        raise HistoryFileError(
+            f"message {index} holds a result for the call {call!r}, which no earlier message makes"
+        )
+    for call, index in pairing.unanswered:
         raise HistoryFileError(f"the tool call {call!r} of message {index} has no result")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ __all__ = ["EngineHook"]
 logger = logging.getLogger("copaw_context")
 
 
-class EngineHook:
+class EngineHook(ABC):
     """The host-neutral half of a ``MemoryCompactionHook`` (a mixin over the engine)."""
 
     engine: ContextEngine
@@ -37,12 +38,13 @@ class EngineHook:
         workspace = Path(workspace_dir).expanduser().resolve()
         self.engine = ContextEngine(config or RunningConfig(), workspace, on_event=on_event)
 
+    @abstractmethod
     async def session(self, agent: Any) -> HostSession:
         """The engine's view of ``agent`` (the adapter's own)."""
-        raise NotImplementedError
 
-    async def end_of_call(self, session: HostSession) -> None:
-        """Hand what the engine changed back to a host that keeps its own copy (no-op)."""
+    async def end_of_call(self, session: HostSession) -> None:  # noqa: B027 (optional)
+        """Hand what the engine changed back to a host that keeps its own copy (by default,
+        nothing: the session edits the host's state directly)."""
 
     @property
     def config(self) -> RunningConfig:

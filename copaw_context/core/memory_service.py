@@ -28,6 +28,7 @@ __all__ = ["MemoryService"]
 
 logger = logging.getLogger("copaw_context")
 
+_MIN_PROMPT_BYTES = 1000  # the notice of a cut MEMORY.md and a few lines of it
 _PROMPT_TITLE = {
     "en": "# Long-term memory (MEMORY.md)\n"
     "What you know from earlier sessions; keep it up to date with memory_edit.\n\n",
@@ -49,7 +50,7 @@ class MemoryService:
         )
         self._summariser: MemorySummariser | None = None
         self._scheduler: MemoryScheduler | None = None
-        self._prompt: tuple[tuple[str, int, int], str] | None = None
+        self._prompt: tuple[tuple[str, int, int, int], str] | None = None
         self._indexing: asyncio.Task[object] | None = None
 
     @property
@@ -94,22 +95,25 @@ class MemoryService:
         except RuntimeError:
             logger.debug("copaw-context: no running loop; memory consolidation not scheduled")
 
-    async def prompt_block(self) -> str:
-        """MEMORY.md for the system prompt, bounded (``""`` when there is nothing)."""
+    async def prompt_block(self, window_tokens: int | None = None) -> str:
+        """MEMORY.md for the system prompt, bounded (``""`` when there is nothing): by
+        ``memory_prompt_max_bytes``, and for a small window by about a tenth of it, so that
+        the fixed parts of the prompt leave room for the conversation."""
         if not self.enabled:
             return ""
         path = self.tools.files.memory_path()
+        limit = self.config.memory.memory_prompt_max_bytes
+        if window_tokens is not None:
+            limit = min(limit, max(_MIN_PROMPT_BYTES, window_tokens * 2 // 5))
         try:
             info = path.stat()
-            key = (str(path), info.st_mtime_ns, info.st_size)
+            key = (str(path), info.st_mtime_ns, info.st_size, limit)
         except OSError:
             return ""  # no MEMORY.md yet
         if self._prompt is not None and self._prompt[0] == key:
             return self._prompt[1]  # unchanged since the last step: no read
         try:
-            text = await self.tools.files.render_for_prompt(
-                self.config.memory.memory_prompt_max_bytes
-            )
+            text = await self.tools.files.render_for_prompt(limit)
         except Exception:
             logger.exception("copaw-context: could not read MEMORY.md for the system prompt")
             return ""

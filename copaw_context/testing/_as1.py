@@ -22,7 +22,7 @@ from agentscope.model import ChatModelBase, ChatResponse
 # tests/agentscope1/test_pins.py.
 from agentscope.model._model_usage import ChatUsage
 
-from copaw_context.testing._script import Script, split_text
+from copaw_context.testing._script import Script, ScriptedSteps, split_text
 
 __all__ = [
     "ModelBlock",
@@ -167,7 +167,7 @@ def scaled_usage(tokens_per_4_bytes: float, output_tokens: int = 10) -> UsageFun
     return usage
 
 
-class ScriptedChatModel(ChatModelBase):
+class ScriptedChatModel(ChatModelBase, ScriptedSteps):
     """A 1.x `ChatModelBase` that replays scripted steps instead of calling an API."""
 
     def __init__(
@@ -188,19 +188,6 @@ class ScriptedChatModel(ChatModelBase):
         self._usage = usage or _default_usage
         self._script: Script[ModelBlock, ModelCall] = Script(self.name, _check_blocks)
         self.add_steps(*steps)
-
-    def add_steps(self, *steps: Step) -> None:
-        """Append steps to the script."""
-        self._script.add(steps)
-
-    @property
-    def remaining(self) -> int:
-        """How many steps have not been used yet."""
-        return self._script.remaining
-
-    def assert_complete(self) -> None:
-        """Raise `UnconsumedStepsError` unless every step was used."""
-        self._script.assert_complete()
 
     async def __call__(
         self,

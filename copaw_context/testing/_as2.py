@@ -26,7 +26,7 @@ from agentscope.message import (
 from agentscope.model import ChatModelBase, ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
-from copaw_context.testing._script import Script, split_text
+from copaw_context.testing._script import Script, ScriptedSteps, split_text
 
 __all__ = [
     "ModelBlock",
@@ -178,7 +178,7 @@ def scaled_usage(tokens_per_4_bytes: float, output_tokens: int = 10) -> UsageFun
     return usage
 
 
-class ScriptedChatModel(ChatModelBase):
+class ScriptedChatModel(ChatModelBase, ScriptedSteps):
     """A `ChatModelBase` that replays scripted steps instead of calling an API."""
 
     def __init__(
@@ -206,19 +206,6 @@ class ScriptedChatModel(ChatModelBase):
         self._usage = usage or _default_usage
         self._script: Script[ModelBlock, ModelCall] = Script(self.name, _check_blocks)
         self.add_steps(*steps)
-
-    def add_steps(self, *steps: Step) -> None:
-        """Append steps to the script."""
-        self._script.add(steps)
-
-    @property
-    def remaining(self) -> int:
-        """How many steps have not been used yet."""
-        return self._script.remaining
-
-    def assert_complete(self) -> None:
-        """Raise `UnconsumedStepsError` unless every step was used."""
-        self._script.assert_complete()
 
     async def _call_api(
         self,

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeAlias, TypeVar
 
 __all__ = [
     "Script",
+    "ScriptedSteps",
     "ScriptExhaustedError",
     "UnconsumedStepsError",
     "describe_step",
@@ -124,3 +125,22 @@ class Script(Generic[B, C]):
 
 async def _awaited(result: Awaitable[Any]) -> Any:
     return await result
+
+
+class ScriptedSteps:
+    """What both majors' ``ScriptedChatModel`` offer over their :class:`Script`."""
+
+    _script: Script[Any, Any]
+
+    def add_steps(self, *steps: Any) -> None:
+        """Append steps to the script."""
+        self._script.add(steps)
+
+    @property
+    def remaining(self) -> int:
+        """How many steps have not been used yet."""
+        return self._script.remaining
+
+    def assert_complete(self) -> None:
+        """Raise `UnconsumedStepsError` unless every step was used."""
+        self._script.assert_complete()

@@ -80,3 +80,18 @@ async def test_memory_off_offers_no_memory_tools_and_writes_no_log(tmp_path: Pat
     assert "memory" not in kinds and "summary" in kinds
     assert [f.__name__ for f in hook.tool_functions()] == ["read_file"]
     assert not (tmp_path / "memory").exists()
+
+
+async def test_memory_md_takes_at_most_a_tenth_of_a_small_window(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text(
+        "## Preferences\n- Answers in French.\n" + "- filler line\n" * 50_000, encoding="utf-8"
+    )
+    config = settings(window=4000, memory={"summarise_on_compact": False})
+    agent, hook, model = await build_agent(
+        tmp_path, [text_step("d'accord")], config=config, context_size=4000
+    )
+    await agent(Msg("user", "hello", "user"))
+    system = _system(model.calls[0])
+    assert "Answers in French." in system and "<<<TRUNCATED>>>" in system
+    assert len(system.encode("utf-8")) < 2000, "about 4000 x 0.4 bytes, not 16000"
+    await hook.close()

@@ -83,3 +83,21 @@ def test_agentscopes_logger_is_the_one_the_thinking_probe_quietens() -> None:
     from agentscope._logging import logger
 
     assert logger.name == "as", f"{VERSION}: AgentScope logs to {logger.name!r} now"
+
+
+async def test_the_reply_after_max_iters_goes_through_summarizing(tmp_path: Path) -> None:
+    agent, _, model = await build_agent(
+        tmp_path, [tool_calls_step(("read_file", {"file_path": "x.txt"})), text_step("gave up")]
+    )
+    agent.max_iters = 1
+    called: list[str] = []
+    wrapped = agent._summarizing
+
+    async def spy() -> Msg:
+        called.append("summarizing")
+        return await wrapped()  # type: ignore[no-any-return]
+
+    agent._summarizing = spy
+    reply = await agent(Msg("user", "go", "user"))
+    assert called == ["summarizing"], f"{VERSION}: the reply after max_iters changed"
+    assert reply.get_text_content() == "gave up" and len(model.calls) == 2, VERSION

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from agentscope.message import Msg
 from agentscope.session import JSONSession
 
@@ -81,3 +82,25 @@ async def test_a_damaged_saved_entry_is_replaced_not_raised(tmp_path: Path) -> N
     entry = agent.state_dict()[STATE_ATTRIBUTE]
     assert entry["engine"] == {} and isinstance(entry["session_id"], str)
     assert (await agent(Msg("user", "hi", "user"))).get_text_content() == "ok"
+
+
+async def test_loading_a_session_before_attaching_is_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from agentscope.agent import ReActAgent
+
+    from copaw_context.agentscope1 import MemoryCompactionHook
+
+    agent, _, _ = await build_agent(tmp_path, [text_step("first")])
+    await agent(Msg("user", "hello", "user"))
+    store = JSONSession(save_dir=str(tmp_path / "sessions"))
+    await store.save_session_state("s1", agent=agent)
+
+    model = ScriptedChatModel([text_step("again")])
+    late = ReActAgent(name="assistant", sys_prompt="s", model=model, formatter=model.formatter)
+    late.set_console_output_enabled(False)
+    await store.load_session_state("s1", agent=late)
+    with caplog.at_level("WARNING", logger="copaw_context"):
+        await MemoryCompactionHook(settings(), tmp_path).attach(late)
+    assert "attach the hook before loading the session" in caplog.text
+    assert "2 messages" in caplog.text

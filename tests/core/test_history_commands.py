@@ -209,3 +209,23 @@ async def test_history_files_load_from_an_extra_read_root(tmp_path: Path) -> Non
         FakeHost([user("x")]), "load_history", str(shared / "mine.json")
     )
     assert reply.startswith("**History loaded.**")
+
+
+async def test_reused_call_ids_pair_by_occurrence_as_in_the_engine(tmp_path: Path) -> None:
+    """Servers that reuse ids (``call_0`` every turn) give loadable dumps; a call made again
+    while the first is unanswered does not."""
+    engine = ContextEngine(_config(), tmp_path)
+    turn = [call("call_0", "build"), result("call_0", "ok")]
+    again = [user("again"), FakeMessage("assistant", turn), FakeMessage("assistant", turn)]
+    source = FakeHost([user("build"), FakeMessage("assistant", turn), *again[:2]])
+    assert (await engine.run_command(source, "dump_history", "reused.json")).startswith(
+        "**History dumped.**"
+    )
+    host = FakeHost([user("x")])
+    reply = await engine.run_command(host, "load_history", "reused.json")
+    assert reply.startswith("**History loaded.**")
+    twice = FakeMessage("assistant", [call("c1", "build"), call("c1", "build")])
+    bad = FakeHost([user("go"), twice, FakeMessage("assistant", [result("c1", "ok")])])
+    await engine.run_command(bad, "dump_history", "twice.json")
+    reply = await engine.run_command(FakeHost([user("y")]), "load_history", "twice.json")
+    assert reply.startswith("**Not loaded.**") and "again" in reply, reply

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import filelock
 
+from .._offload_write import fsync_directory
+
 __all__ = [
     "acquire_async",
     "append_bytes",
@@ -57,20 +59,6 @@ async def acquire_async(lock: filelock.FileLock, wait_seconds: float, poll: floa
             if time.monotonic() >= deadline:
                 raise
         await asyncio.sleep(poll)
-
-
-def fsync_directory(directory: Path) -> None:
-    """Persist a rename in ``directory``; best effort (not supported everywhere)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

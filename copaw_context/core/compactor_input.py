@@ -1,0 +1,85 @@
+"""What the compactor and the memory summariser read: the compacted messages as neutral
+transcript messages, with the end of each offloaded tool output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from copaw_context.core.host import HostSession, MessageView
+from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from copaw_context.core.truncation import parse_truncation_notice
+
+if TYPE_CHECKING:
+    from copaw_context.core.engine import ContextEngine
+
+__all__ = ["compacted_transcript", "transcript_of"]
+
+_TAIL_BYTES = 3000
+
+
+def transcript_of(view: MessageView, parts: Sequence[int] | None = None) -> TranscriptMessage:
+    """One message (or only ``parts`` of it) as the compactor and summariser see it."""
+    chosen = view.parts if parts is None else [view.parts[i] for i in parts]
+    out: list[TranscriptPart] = []
+    for part in chosen:
+        if part.kind in ("text", "thinking", "hint"):
+            out.append(TranscriptPart(part.kind, part.text))
+        elif part.kind == "tool_call":
+            out.append(
+                TranscriptPart("tool_call", part.tool_input or "", part.tool_name, part.call_id)
+            )
+        elif part.kind == "tool_result":
+            texts = "\n".join(p for p in part.output if isinstance(p, str))
+            out.append(
+                TranscriptPart("tool_result", texts, part.tool_name, part.call_id, part.is_error)
+            )
+        elif part.kind == "data":
+            out.append(TranscriptPart("data", part.text))
+    return TranscriptMessage(view.role, view.name, tuple(out), view.timestamp)
+
+
+async def compacted_transcript(
+    engine: ContextEngine, host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
+) -> list[TranscriptMessage]:
+    """What the compactor reads: the compacted messages, with the END of each offloaded
+    tool output added (the excerpt in the context is its head; build logs and test runs
+    print their errors last, and those exact lines belong in the summary)."""
+    include_thinking = engine.config.light_context_config.context_compact_config
+    transcript: list[TranscriptMessage] = []
+    for index, parts in groups:
+        message = transcript_of(host.view(index), parts)
+        if not include_thinking.compact_with_thinking_block:
+            message = replace(
+                message, parts=tuple(p for p in message.parts if p.kind != "thinking")
+            )
+        transcript.append(message)
+    return await _with_saved_tails(engine, transcript)
+
+
+async def _with_saved_tails(
+    engine: ContextEngine, transcript: list[TranscriptMessage]
+) -> list[TranscriptMessage]:
+    """Each offloaded output's tail appended to its notice (all read in one thread hop)."""
+    wanted: list[tuple[int, int, str, str]] = []  # message, part, shown path, file
+    for mi, message in enumerate(transcript):
+        for pi, part in enumerate(message.parts):
+            parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
+            if parsed is None or not parsed[1].file_path:
+                continue
+            saved = Path(parsed[1].file_path)
+            saved = saved if saved.is_absolute() else engine.workspace / saved
+            wanted.append((mi, pi, parsed[1].file_path, str(saved)))
+    tails = await engine.store.read_tails([file for *_, file in wanted], _TAIL_BYTES)
+    for (mi, pi, shown, _file), tail in zip(wanted, tails, strict=True):
+        message = transcript[mi]
+        part = message.parts[pi]
+        if not tail or not tail.strip() or tail in part.text:
+            continue
+        text = f"{part.text}\n[last lines of the saved output {shown}]\n{tail}"
+        parts = list(message.parts)
+        parts[pi] = replace(part, text=text)
+        transcript[mi] = replace(message, parts=tuple(parts))
+    return transcript
