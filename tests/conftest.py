@@ -2,8 +2,9 @@
 
 ``scripts/test.sh`` runs pytest twice: in ``.venv`` (AgentScope 2.x) every test but
 ``agentscope1/``; in ``.venv-as1`` (AgentScope 1.x) ``invariants/`` (the end-to-end
-invariants, against whichever host is installed), ``core/`` (host-neutral) and
-``agentscope1/``.
+invariants, against whichever host is installed), ``core/`` (host-neutral),
+``agentscope1/`` and the real-agent tests of ``reliability/`` (those taking the ``driver``
+fixture; see ``reliability/conftest.py``).
 """
 
 from __future__ import annotations
@@ -12,4 +13,4 @@ from copaw_context import installed_agentscope_major
 
 # The top-level tests drive AgentScope 2.x agents.
 _TWO = installed_agentscope_major() >= 2
-collect_ignore_glob = ["agentscope1/*"] if _TWO else ["test_*.py", "reliability/*"]
+collect_ignore_glob = ["agentscope1/*"] if _TWO else ["test_*.py"]

@@ -28,6 +28,7 @@ from copaw_context.testing import (
     text_step,
     tool_calls_step,
 )
+from tests.summaries import six_section_summary as six_section_summary  # re-exported
 
 
 def allow(func: Callable[..., Any], name: str | None = None) -> FunctionTool:
@@ -80,40 +81,6 @@ def workspace_file(workspace: Path, name: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def six_section_summary(done_lines: int) -> str:
-    """A valid six-section summary of about ``done_lines`` x 58 characters."""
-    done = [
-        f"- [x] Finished step {i:05d}: updated src/module_{i % 97:02d}/parser.py"
-        for i in range(done_lines)
-    ]
-    return "\n".join(
-        [
-            "## Goal",
-            "- Ship the parser fix for ticket PARSE-17",
-            "",
-            "## Constraints & Preferences",
-            "- Never modify vendor/ files",
-            "",
-            "## Progress",
-            "### Done",
-            *done,
-            "### In Progress",
-            "- [ ] Writing the regression test",
-            "### Blocked",
-            "- (none)",
-            "",
-            "## Key Decisions",
-            "- Keep the public API unchanged",
-            "",
-            "## Next Steps",
-            "1. Run the full test suite",
-            "",
-            "## Critical Context",
-            "- /repo/src/parser.c:412 is where tok is undeclared",
-        ]
-    )
 
 
 async def follow_notices(

@@ -16,7 +16,6 @@ from typing import Any
 
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.events import ContextEvent
-from tests.helpers import six_section_summary
 from tests.reliability.drivers import HostDriver, ToolCall
 from tests.reliability.engine_session import filler
 from tests.reliability.invariants import (
@@ -25,6 +24,7 @@ from tests.reliability.invariants import (
     check_membership,
     check_model_input,
 )
+from tests.summaries import six_section_summary
 
 __all__ = ["Action", "AgentSession", "Turn", "agent_config", "produce"]
 

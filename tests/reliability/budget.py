@@ -3,7 +3,8 @@
 Normal mode fits the README test command on a 2-core machine; ``COPAW_SOAK=1`` multiplies
 the sessions, faults and steps for a benchmark machine (every test still runs and asserts
 in both modes). ``COPAW_FIGURES=path.jsonl`` appends what each test tried and lost, one JSON
-object per line, to ``path``: docs/reliability.md quotes those figures.
+object per line (with the AgentScope major it ran under), to ``path``: docs/reliability.md
+quotes those figures.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 import os
 import threading
 from typing import Any
+
+from copaw_context import installed_agentscope_major
 
 __all__ = ["SOAK", "record", "scaled"]
 
@@ -31,6 +34,7 @@ def record(test: str, **figures: Any) -> None:
     path = os.environ.get("COPAW_FIGURES")
     if not path:
         return
-    line = json.dumps({"test": test, "soak": SOAK, **figures}, sort_keys=True, default=str)
+    entry = {"test": test, "soak": SOAK, "agentscope": installed_agentscope_major(), **figures}
+    line = json.dumps(entry, sort_keys=True, default=str)
     with _lock, open(path, "a", encoding="utf-8") as handle:
         handle.write(line + "\n")

@@ -7,9 +7,8 @@ host's own formatters, the engine's session state, and the agent's saved state (
 from it). The suite's agent tests take the ``driver`` fixture (``conftest.py``), which runs
 them once per driver of :func:`available_drivers`.
 
-Adding AgentScope 1.x: implement ``HostDriver`` in ``as1_driver.py`` (its
-``ScriptedChatModel`` records ``ModelCall`` s the same way) and return it from
-:func:`available_drivers` when the installed major is 1.
+``as2_driver.py`` drives AgentScope 2.x ``Agent`` s, ``as1_driver.py`` AgentScope 1.x
+``ReActAgent`` s; each test environment runs the agent tests against its own major.
 """
 
 from __future__ import annotations
@@ -111,4 +110,6 @@ def available_drivers() -> list[HostDriver]:
         from tests.reliability.as2_driver import As2Driver
 
         return [As2Driver()]
-    return []  # AgentScope 1.x: add As1Driver() here (see the module docstring)
+    from tests.reliability.as1_driver import As1Driver
+
+    return [As1Driver()]

@@ -20,9 +20,9 @@ from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.host import PartView
 from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text
-from tests.helpers import six_section_summary
 from tests.reliability.invariants import StepFigures, check_step
 from tests.reliability.render import render_input
+from tests.summaries import six_section_summary
 
 __all__ = ["EngineSession", "Op", "OpKind", "TOOL_SCHEMAS", "engine_config"]
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import six_section_summary
 from tests.reliability.agent_session import Action, AgentSession, Turn
 from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver
 from tests.reliability.engine_session import filler
+from tests.summaries import six_section_summary
 
 WINDOW = 12000
 MARKER = "MARKER-PREVIOUS-SUMMARY-7731"

@@ -82,7 +82,8 @@ def test_random_agent_sessions_keep_every_invariant(
     TOTALS["max_input_ratio"] = max(TOTALS["max_input_ratio"], session.figures.max_input_ratio)
 
 
-def test_zz_agent_session_figures() -> None:
-    """Reports what the property test above tried (runs after it in file order)."""
+def test_zz_agent_session_figures(driver: HostDriver) -> None:
+    """Reports what the property test above tried with ``driver`` (runs after it in file
+    order)."""
     assert TOTALS["sessions"] >= 1, "the property test did not run first"
     record("invariants_agents", **TOTALS, lost=0, invalid_inputs=0, over_window=0)
