@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from copaw_context.core.archiving import archive_and_apply
 from copaw_context.core.compactor_input import compacted_transcript
 from copaw_context.core.cutting import (
+    NOTICE_BYTES,
     cut_latest_request,
     fit_fresh_results,
+    fit_fresh_to_window,
     request_cap_bytes,
     truncate_instead,
 )
@@ -50,7 +52,6 @@ logger = logging.getLogger("copaw_context")
 
 Trigger = Literal["auto", "command", "overflow"]
 _MIN_SUMMARY_CHARS = 400
-_NOTICE_BYTES = 400  # about the size of a truncation notice
 
 
 def summary_budget_chars(window: int, factor: float = 1.0) -> int:
@@ -148,6 +149,8 @@ class _Run:
             await cut_latest_request(engine, host, self.report.reserve, self.report.window)
         self.state.add_stats(compactions=1)
         after = await engine.report(host, limits)
+        if after.total > after.window:  # the summary took more than its room
+            after = await fit_fresh_to_window(engine, host, after, limits)
         crowded = after.total > self.report.threshold - self.margin
         self.state.guard_total = after.total if crowded else None
         event = ContextEvent(
@@ -337,8 +340,8 @@ def _forced_tokens(ledger: Ledger, request_cap: int) -> int:
     if latest is None:
         return pinned
     request = latest.tokens
-    if latest.nbytes > request_cap + _NOTICE_BYTES and not latest.pinned:
-        request = min(request, -(-latest.tokens * (request_cap + _NOTICE_BYTES) // latest.nbytes))
+    if latest.nbytes > request_cap + NOTICE_BYTES and not latest.pinned:
+        request = min(request, -(-latest.tokens * (request_cap + NOTICE_BYTES) // latest.nbytes))
     return pinned + request
 
 

@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("copaw_context")
 
 __all__ = [
+    "NOTICE_BYTES",
     "cut_latest_request",
     "cut_pinned_texts",
     "fit_fresh_results",
+    "fit_fresh_to_window",
     "fresh_floor_bytes",
     "request_cap_bytes",
     "truncate_instead",
@@ -35,6 +37,7 @@ __all__ = [
 _MIN_FRESH_BYTES = 600
 _MIN_REQUEST_BYTES = 2048
 _PINNED_CUT_BYTES = 1024
+NOTICE_BYTES = 400  # about the size of a truncation notice
 
 
 def fresh_floor_bytes(window: int) -> int:
@@ -67,9 +70,31 @@ async def fit_fresh_results(
         scale = max(0.0, budget) / total
         for index, part in fresh:
             entry = ledger.messages[index].parts[part]
-            target = max(floor, int(entry.nbytes * scale * 0.9))
+            # The cut keeps ``target`` bytes of text plus a notice: for a small result the
+            # notice is a good part of what it weighs.
+            target = max(floor, int(entry.nbytes * scale * 0.9) - NOTICE_BYTES)
             if target < entry.nbytes:
                 await engine.bound_stored(host, index, part, target, record_limit=False)
+
+
+async def fit_fresh_to_window(
+    engine: ContextEngine, host: HostSession, report: TokenReport, limits: Limits | None
+) -> TokenReport:
+    """Over the window with everything else as it is (the summary placed, nothing left to
+    compact): cut the results the model has not seen yet to what the window leaves them."""
+    ledger = engine.ledger(host)
+    fresh = sum(
+        ledger.messages[i].parts[p].tokens
+        for i, p in ledger.results()
+        if ledger.messages[i].parts[p].unseen
+    )
+    if not fresh:
+        return report
+    factor = report.factor
+    others = report.total - fresh * factor
+    budget = int((report.window - others) / factor * 0.98)  # a little slack for the notices
+    await fit_fresh_results(engine, host, budget, report.window)
+    return await engine.report(host, limits)
 
 
 async def truncate_instead(
@@ -88,6 +113,8 @@ async def truncate_instead(
     stats = await engine.prune_all(host, pruning.pruning_old_msg_max_bytes)
     await cut_latest_request(engine, host, report.reserve, report.window)
     after = await engine.report(host, limits)
+    if after.total > after.window:
+        after = await fit_fresh_to_window(engine, host, after, limits)
     if after.total > after.window and await cut_pinned_texts(engine, host, report.window):
         after = await engine.report(host, limits)
     message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"

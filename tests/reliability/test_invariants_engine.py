@@ -83,6 +83,20 @@ async def run_session(workspace: Path, spec: dict[str, object]) -> EngineSession
         "ops": [Op("user", size=4000), Op("tools", size=1500, count=4)],
     }
 )
+@example(  # found by the soak: a CJK summary and five small fresh results in 2,000 tokens
+    {
+        "window": 2000,
+        "compactor": "extractive",
+        "reuse_ids": False,
+        "recent_n": 1,
+        "ops": [
+            Op("user", size=4000, cjk=True),
+            Op("text", size=3000),
+            Op("user", size=5),
+            Op("tools", size=1500, count=5),
+        ],
+    }
+)
 def test_random_engine_sessions_keep_every_invariant(spec: dict[str, object]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         session = asyncio.run(run_session(Path(directory), spec))
