@@ -2,7 +2,30 @@
 
 from __future__ import annotations
 
-__all__ = ["six_section_summary"]
+__all__ = ["PREVIOUS_SUMMARY", "six_section_summary"]
+
+PREVIOUS_SUMMARY = """## Goal
+- Ship the parser fix for ticket PARSE-17
+
+## Constraints & Preferences
+- Never modify vendor/ files
+
+## Progress
+### Done
+- [x] Reproduced the crash in src/parser.c
+### In Progress
+- [ ] Writing the regression test
+### Blocked
+- None
+
+## Key Decisions
+- Keep the public API unchanged
+
+## Next Steps
+1. Run the full test suite
+
+## Critical Context
+- /repo/src/parser.c:412 is where tok is undeclared"""
 
 
 def six_section_summary(done_lines: int) -> str:

@@ -23,29 +23,7 @@ from copaw_context.testing import (
     tool_calls_step,
 )
 from tests.helpers import allow, make_agent
-
-PREVIOUS_SUMMARY = """## Goal
-- Ship the parser fix for ticket PARSE-17
-
-## Constraints & Preferences
-- Never modify vendor/ files
-
-## Progress
-### Done
-- [x] Reproduced the crash in src/parser.c
-### In Progress
-- [ ] Writing the regression test
-### Blocked
-- None
-
-## Key Decisions
-- Keep the public API unchanged
-
-## Next Steps
-1. Run the full test suite
-
-## Critical Context
-- /repo/src/parser.c:412 is where tok is undeclared"""
+from tests.summaries import PREVIOUS_SUMMARY
 
 
 def config(window: int, **light: Any) -> RunningConfig:

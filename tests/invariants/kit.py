@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from copaw_context.core.archive import read_archive
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.events import EventCallback
+from tests.summaries import PREVIOUS_SUMMARY
 
 __all__ = [
     "PREVIOUS_SUMMARY",
@@ -23,29 +24,6 @@ __all__ = [
     "config",
     "formatted_text",
 ]
-
-PREVIOUS_SUMMARY = """## Goal
-- Ship the parser fix for ticket PARSE-17
-
-## Constraints & Preferences
-- Never modify vendor/ files
-
-## Progress
-### Done
-- [x] Reproduced the crash in src/parser.c
-### In Progress
-- [ ] Writing the regression test
-### Blocked
-- None
-
-## Key Decisions
-- Keep the public API unchanged
-
-## Next Steps
-1. Run the full test suite
-
-## Critical Context
-- /repo/src/parser.c:412 is where tok is undeclared"""
 
 
 def config(window: int, **light: Any) -> RunningConfig:
