@@ -133,7 +133,7 @@ class AgentSession:
         context = self.driver.context_keys(self.agent)
         self.created.update(context)
         archived = archived_keys(self.workspace / "dialog", await self.pending())
-        check_membership(context, archived, self.created)
+        check_membership(context, archived, self.created, self.figures)
         self.figures.steps += 1
 
     async def step(self, call: Any) -> list[Any]:

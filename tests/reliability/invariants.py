@@ -40,11 +40,16 @@ def o200k() -> Any:
 
 @dataclass
 class StepFigures:
-    """What a session tried: steps checked, model inputs validated, the largest input."""
+    """What a session tried (steps checked, model inputs validated, the largest input) and
+    what broke, counted as the checks find it (each check still fails at once)."""
 
     steps: int = 0
     model_calls: int = 0
     max_input_ratio: float = 0.0
+    invalid_inputs: int = 0
+    over_window: int = 0
+    lost: int = 0
+    duplicated: int = 0
     problems: list[str] = field(default_factory=list)
 
 
@@ -75,12 +80,21 @@ def archived_keys(dialog: Path, pending: Iterable[dict[str, Any]]) -> Counter[st
     return keys
 
 
-def check_membership(context: Iterable[str], archived: Counter[str], created: set[str]) -> None:
-    """Every created key in exactly one of the context and the archive."""
+def check_membership(
+    context: Iterable[str],
+    archived: Counter[str],
+    created: set[str],
+    figures: StepFigures | None = None,
+) -> None:
+    """Every created key in exactly one of the context and the archive (counted into
+    ``figures`` when given)."""
     in_context = Counter(context)
     twice = [k for k, n in (in_context + archived).items() if n > 1]
-    assert not twice, f"in the context and the archive, or twice: {twice[:5]}"
     lost = created - set(in_context) - set(archived)
+    if figures is not None:
+        figures.duplicated += len(twice)
+        figures.lost += len(lost)
+    assert not twice, f"in the context and the archive, or twice: {twice[:5]}"
     assert not lost, f"in neither the context nor the archive: {sorted(lost)[:5]}"
 
 
@@ -96,9 +110,11 @@ def check_model_input(
     figures.model_calls += 1
     problems = provider_problems(formatted, unique_ids=unique_ids)
     broken = {name: found for name, found in problems.items() if found}
-    assert not broken, f"invalid model input: {broken}"
+    figures.invalid_inputs += bool(broken)
     tokens = input_tokens(formatted["openai"], tool_schemas, o200k())
     figures.max_input_ratio = max(figures.max_input_ratio, tokens / window)
+    figures.over_window += tokens > window
+    assert not broken, f"invalid model input: {broken}"
     assert tokens <= window, f"model input of {tokens} tokens, window {window}"
 
 
@@ -107,7 +123,7 @@ async def check_step(session: CheckedSession, *, model_call: bool) -> None:
     session.figures.steps += 1
     pending = session.host.state.get("pending_archive") or []
     archived = archived_keys(session.workspace / "dialog", pending)
-    check_membership(session.context_keys(), archived, session.created)
+    check_membership(session.context_keys(), archived, session.created, session.figures)
     if session.latest_user is not None:
         ids = {m.msg_id for m in session.host.messages}
         assert session.latest_user in ids, "the latest user request left the context"

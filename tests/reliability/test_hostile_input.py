@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -96,10 +97,15 @@ def _text(content: Any) -> str:
     return str(content or "")
 
 
+class Hung(AssertionError):
+    """A hang guard fired: the reply did not come within its timeout."""
+
+
 async def tool_round(
     driver: HostDriver, workspace: Path, calls: list[tuple[str, dict[str, Any]]], tools: list[Any]
 ) -> tuple[list[str], StepFigures]:
-    """One reply in which the model makes ``calls`` at once; the tool results it then sees."""
+    """One reply in which the model makes ``calls`` at once; the tool results it then sees
+    (``Hung`` when the reply does not come)."""
     seen: list[list[dict[str, Any]]] = []
     figures = StepFigures()
 
@@ -113,7 +119,10 @@ async def tool_round(
     hook = driver.hook(_config(), workspace)
     model = driver.model(steps, context_size=WINDOW)
     agent = await driver.agent(hook, model, tools)
-    reply = await asyncio.wait_for(driver.ask(agent, "go"), 300)  # a hang guard
+    try:
+        reply = await asyncio.wait_for(driver.ask(agent, "go"), 300)  # a hang guard
+    except TimeoutError as timeout:
+        raise Hung(f"no reply in 300 s to {len(calls)} call(s)") from timeout
     assert reply == "checked"
     results = [_text(m.get("content")) for m in seen[-1] if m.get("role") == "tool"]
     assert len(results) == len(calls), f"{len(results)} results for {len(calls)} calls"
@@ -133,8 +142,9 @@ def test_read_file_attacks_get_an_error_or_a_bounded_excerpt(driver: HostDriver)
         calls = [("read_file", arguments) for arguments in attacks]
         results, _ = asyncio.run(tool_round(driver, workspace, calls, []))
     refused = 15
+    escaped = [a for a, t in zip(attacks, results, strict=True) if SECRET in t or "root:x:0:0" in t]
+    assert not escaped, f"{len(escaped)} attack(s) escaped: {escaped[:3]}"
     for arguments, text in zip(attacks, results, strict=True):
-        assert SECRET not in text and "root:x:0:0" not in text, f"{arguments} escaped"
         assert len(text.encode()) < 60_000, f"{arguments} gave {len(text)} characters"
     for arguments, text in zip(attacks[:refused], results[:refused], strict=True):
         assert "line 1 of the notes" not in text or arguments["file_path"] == ".", arguments
@@ -142,7 +152,8 @@ def test_read_file_attacks_get_an_error_or_a_bounded_excerpt(driver: HostDriver)
     for arguments, text in zip(attacks[refused:], results[refused:], strict=True):
         lines = [line for line in text.splitlines() if line.startswith("line ")]
         assert "error" in text.lower() or lines, f"{arguments}: {text[:200]!r}"
-    record("hostile_read_file", attacks=len(attacks), escapes=0, hangs=0)
+    # A hang raises Hung above; reaching here means every attack was answered.
+    record("hostile_read_file", attacks=len(attacks), answered=len(results), escapes=len(escaped))
 
 
 @pytest.mark.parametrize("swapped", ["file", "directory", "fifo"])
@@ -161,22 +172,31 @@ def test_reads_racing_a_swap_never_escape_or_hang(swapped: str) -> None:
         }[swapped]
         flip = _flipper(target, other)
         answers: list[str] = []
+        hung = 0
 
         async def race() -> None:
+            nonlocal hung
             with _flipping(flip):
                 for _ in range(reads // 4):
                     batch = [read_text_file(path, workspace=workspace) for _ in range(4)]
-                    for result in await asyncio.wait_for(asyncio.gather(*batch), 30):
-                        answers.append(result.text)
+                    try:
+                        results = await asyncio.wait_for(asyncio.gather(*batch), 30)
+                    except TimeoutError:
+                        hung += 1
+                        break
+                    answers.extend(result.text for result in results)
                     if swapped == "fifo":
                         _release_fifo_readers(workspace / "flip.txt")
 
         asyncio.run(race())
     leaks = [a for a in answers if SECRET in a]
+    assert not hung, f"a batch of reads hung after {len(answers)} reads"
     assert not leaks, f"{len(leaks)} of {len(answers)} reads escaped"
     assert all(a == "inside\n" or a.startswith("Error: ") for a in answers), answers[:3]
     assert "inside\n" in answers, "no read got through: nothing was tested"
-    record(f"hostile_read_race[{swapped}]", reads=len(answers), escapes=0, hangs=0)
+    record(
+        f"hostile_read_race[{swapped}]", reads=len(answers), escapes=len(leaks), hung_batches=hung
+    )
 
 
 def hostile(kind: str) -> str:
@@ -209,6 +229,9 @@ def test_hostile_tool_outputs_reach_the_model_bounded(driver: HostDriver) -> Non
         results, figures = asyncio.run(tool_round(driver, workspace, calls, [hostile]))
         saved = sorted((workspace / "tool_result").glob("*.txt"))
         sizes = sorted(path.stat().st_size for path in saved)
+        # Parallel calls may finish in any order: match each output to any result.
+        lost = [k for k in KINDS if not any(_kept(k, text, workspace) for text in results)]
+    assert not lost, f"neither in a result nor in a saved copy: {lost}"
     for kind, text in zip(KINDS, results, strict=True):
         assert len(text.encode("utf-8", "replace")) < 60_000, f"{kind}: {len(text)} characters"
     assert sizes and sizes[-1] >= 100 * 1024 * 1024, "the 100 MB output was not saved whole"
@@ -218,8 +241,24 @@ def test_hostile_tool_outputs_reach_the_model_bounded(driver: HostDriver) -> Non
         outputs=len(KINDS),
         largest_bytes=sizes[-1],
         max_input_ratio=round(figures.max_input_ratio, 3),
-        lost=0,
+        over_window=figures.over_window,
+        lost=len(lost),
     )
+
+
+def _kept(kind: str, text: str, workspace: Path) -> bool:
+    """The output reached the model whole, or a notice names a saved copy of all of it."""
+    output = hostile(kind)
+    if output in text:
+        return True
+    lines = output.count("\n") + (not output.endswith("\n"))
+    for name in re.findall(r"tool_result/[0-9a-f-]+\.txt", text):
+        path = workspace / name
+        if path.is_file() and path.stat().st_size >= len(output.encode("utf-8", "replace")) // 2:
+            with path.open("rb") as handle:
+                if sum(1 for _ in handle) >= lines:
+                    return True
+    return False
 
 
 MALFORMED = {
@@ -239,11 +278,18 @@ MALFORMED = {
 
 
 def test_malformed_agent_json_gets_a_clear_error() -> None:
+    crashes: list[str] = []
     with tempfile.TemporaryDirectory() as name:
         for kind, data in MALFORMED.items():
             path = Path(name) / f"{kind}.json"
             path.write_bytes(data)
-            with pytest.raises(ConfigError) as info:
+            try:
                 load_running_config(path)
-            assert str(info.value).strip(), kind
-    record("hostile_agent_json", files=len(MALFORMED), crashes=0)
+            except ConfigError as error:
+                assert str(error).strip(), kind
+            except Exception as error:  # anything but a ConfigError is a crash
+                crashes.append(f"{kind}: {type(error).__name__}: {error}")
+            else:
+                crashes.append(f"{kind}: accepted")
+    assert not crashes, crashes
+    record("hostile_agent_json", files=len(MALFORMED), crashes=len(crashes))

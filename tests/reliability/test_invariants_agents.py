@@ -46,7 +46,16 @@ sessions = st.fixed_dictionaries(
     }
 )
 
-TOTALS = {"sessions": 0, "turns": 0, "model_calls": 0, "max_input_ratio": 0.0}
+TOTALS = {
+    "sessions": 0,
+    "turns": 0,
+    "model_calls": 0,
+    "max_input_ratio": 0.0,
+    "lost": 0,
+    "duplicated": 0,
+    "invalid_inputs": 0,
+    "over_window": 0,
+}
 
 
 async def run_session(driver: HostDriver, workspace: Path, spec: dict[str, object]) -> AgentSession:
@@ -79,6 +88,8 @@ def test_random_agent_sessions_keep_every_invariant(
     TOTALS["sessions"] += 1
     TOTALS["turns"] += session.figures.steps
     TOTALS["model_calls"] += session.figures.model_calls
+    for counted in ("lost", "duplicated", "invalid_inputs", "over_window"):
+        TOTALS[counted] += getattr(session.figures, counted)
     TOTALS["max_input_ratio"] = max(TOTALS["max_input_ratio"], session.figures.max_input_ratio)
 
 
@@ -86,4 +97,6 @@ def test_zz_agent_session_figures(driver: HostDriver) -> None:
     """Reports what the property test above tried with ``driver`` (runs after it in file
     order)."""
     assert TOTALS["sessions"] >= 1, "the property test did not run first"
-    record("invariants_agents", **TOTALS, lost=0, invalid_inputs=0, over_window=0)
+    broken = {k: TOTALS[k] for k in ("lost", "duplicated", "invalid_inputs", "over_window")}
+    assert not any(broken.values()), f"the property test met broken invariants: {broken}"
+    record("invariants_agents", **TOTALS)

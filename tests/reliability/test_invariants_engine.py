@@ -51,7 +51,16 @@ sessions = st.fixed_dictionaries(
     }
 )
 
-TOTALS = {"sessions": 0, "steps": 0, "model_calls": 0, "max_input_ratio": 0.0}
+TOTALS = {
+    "sessions": 0,
+    "steps": 0,
+    "model_calls": 0,
+    "max_input_ratio": 0.0,
+    "lost": 0,
+    "duplicated": 0,
+    "invalid_inputs": 0,
+    "over_window": 0,
+}
 
 
 async def run_session(workspace: Path, spec: dict[str, object]) -> EngineSession:
@@ -106,10 +115,14 @@ def test_random_engine_sessions_keep_every_invariant(spec: dict[str, object]) ->
     TOTALS["sessions"] += 1
     TOTALS["steps"] += figures.steps
     TOTALS["model_calls"] += figures.model_calls
+    for counted in ("lost", "duplicated", "invalid_inputs", "over_window"):
+        TOTALS[counted] += getattr(figures, counted)
     TOTALS["max_input_ratio"] = max(TOTALS["max_input_ratio"], figures.max_input_ratio)
 
 
 def test_zz_engine_session_figures() -> None:
     """Reports what the property test above tried (runs after it in file order)."""
     assert TOTALS["sessions"] >= 1, "the property test did not run first"
-    record("invariants_engine", **TOTALS, lost=0, invalid_inputs=0, over_window=0)
+    broken = {k: TOTALS[k] for k in ("lost", "duplicated", "invalid_inputs", "over_window")}
+    assert not any(broken.values()), f"the property test met broken invariants: {broken}"
+    record("invariants_engine", **TOTALS)
