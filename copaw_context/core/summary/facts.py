@@ -66,8 +66,15 @@ _PATH_IN_TEXT_RE = re.compile(
 )
 _OFFLOAD_RE = re.compile(
     r'file_path=(?:("(?:[^"\\\n]|\\.)*")|([^\s"]+))|(?i:saved (?:to|in|at)(?: the file)?)\s+`?'
-    r"((?:/|\./|~/|[A-Za-z]:\\)[^\s`'\"]+[\w-])"
+    # A path cut short ("…" in a snippet) is no path: it must end before a separator.
+    r"((?:/|\./|~/|[A-Za-z]:\\)[^\s`'\"]+[\w-])(?=[\s`'\".,;:)]|$)"
 )
+_PLACEHOLDER_RE = re.compile(r"[A-Z_]+")  # PATH, FILE: a hint's placeholder, not a path
+# The package's own search results (memory_search): snippets of the archive and the logs,
+# already kept there; mining them would copy old errors and cut paths into the summary.
+_OWN_SEARCH_RE = re.compile(r"\d+ result\(s\) for .*, best first:|No memory matches ")
+_OWN_SEARCH_TOOLS = frozenset({"memory_search"})
+_TITLE_RE = re.compile(r"(?is)<title[^>]*>\s*(.*?)\s*</title>")
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,31 @@ def user_texts(messages: Sequence[TranscriptMessage]) -> list[tuple[str, str]]:
     return out
 
 
+def _is_data(line: str) -> bool:
+    """A line of JSON or markup rather than prose (a log record, a page's first tag)."""
+    return line[:1] in "{[<" or line.count('":') >= 3 or '"},{"' in line
+
+
+def outcome_detail(text: str) -> str:
+    """What a successful tool output was, in a few words: its first line of prose, a page's
+    title, or the shape of data (raw JSON and markup are not an outcome)."""
+    line = first_line(text)
+    if not _is_data(line):
+        return line
+    lines = text.count("\n") + 1
+    title = _TITLE_RE.search(text[:20_000])
+    if title and title.group(1):
+        return f"[page: {cut(' '.join(title.group(1).split()), 120)}; {lines} lines]"
+    kind = "markup" if line.startswith("<") else "JSON"
+    return f"[{kind}, {lines} lines]"
+
+
+def _is_own_search(part: TranscriptPart) -> bool:
+    if part.tool_name in _OWN_SEARCH_TOOLS:
+        return True
+    return bool(_OWN_SEARCH_RE.match(part.text.lstrip()))
+
+
 def first_line(text: str) -> str:
     """The first line with a word character (not a truncation marker), cut to 200."""
     for line in text.split("\n"):
@@ -173,8 +205,12 @@ def _offload_paths(output: str) -> list[str]:
                 found.append(str(json.loads(quoted)))
             except ValueError:
                 found.append(quoted.strip('"'))
+        elif bare:
+            bare = bare.rstrip(".,;:)")
+            if _PATH_LIKE_RE.search(bare) and not _PLACEHOLDER_RE.fullmatch(bare):
+                found.append(bare)
         else:
-            found.append(bare or saved)
+            found.append(saved)
     return unique(found)
 
 
@@ -208,6 +244,11 @@ class _Collector:
             self.call_targets[part.tool_call_id] = found[0]
 
     def tool_result(self, part: TranscriptPart) -> None:
+        if _is_own_search(part) and not part.is_error:
+            label = part.tool_name or "memory_search"
+            header = first_line(part.text).removesuffix(", best first:")
+            self.outcomes.append(f"{label}: ok — {header}")
+            return
         found = scan_errors(part.text)
         lines = [item.text for item in found]
         failed = part.is_error or shows_failure(lines)
@@ -218,7 +259,7 @@ class _Collector:
         name = part.tool_name or "tool"
         target = self.call_targets.get(part.tool_call_id or "")
         label = f"{name}({target})" if target else name
-        detail = cut(most_telling(found), 200) if failed else first_line(part.text)
+        detail = cut(most_telling(found), 200) if failed else outcome_detail(part.text)
         self.outcomes.append(f"{label}: {'error' if failed else 'ok'} — {detail}")
 
 
