@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from copaw_context.core.archiving import archive_and_apply
+from copaw_context.core.breaker import CompactorBreaker
 from copaw_context.core.compactor_input import compacted_transcript
 from copaw_context.core.cutting import (
     NOTICE_BYTES,
@@ -129,6 +130,15 @@ class _Run:
         self.margin = int(light.recompact_growth_ratio * report.window)
         guard = self.state.guard_total
         self.use_llm = trigger != "auto" or guard is None or report.total >= guard + self.margin
+        self.breaker = CompactorBreaker(
+            self.state,
+            limit=light.compactor_failure_limit,
+            max_pause=light.compactor_pause_max_compactions,
+        )
+        self.paused = light.compactor == "llm" and not self.breaker.allows(trigger)
+        if self.paused:
+            self.breaker.skipped()
+        self.use_llm = self.use_llm and not self.paused
 
     async def apply(
         self,
@@ -142,6 +152,7 @@ class _Run:
         engine, host = self.engine, self.host
         transcript = await compacted_transcript(engine, host, to_compact)
         result = await self._summarise(transcript, note)
+        await self._track(result)
         summary = await _fit_to_room(engine, host, self.report, plan, result.summary)
         records = archive_records(host, to_compact)
         guide = await archive_and_apply(engine, host, records, to_keep, summary)
@@ -161,7 +172,7 @@ class _Run:
             messages_kept=len(to_keep),
             duration_seconds=engine.now() - self.started,
             method=result.method,
-            fallback_reason=result.fallback_reason if self.use_llm else "storm guard: extractive",
+            fallback_reason=self._fallback_reason(result),
             archive_files=tuple(p for p, _ in guide),
             summary_dropped_lines=result.dropped_lines,
             summary_budget_chars=result.budget_chars,
@@ -179,6 +190,31 @@ class _Run:
             )
         )
         return event
+
+    def _fallback_reason(self, result: CompactorResult) -> str | None:
+        if self.paused:
+            return "compactor paused after repeated failures: extractive"
+        return result.fallback_reason if self.use_llm else "storm guard: extractive"
+
+    async def _track(self, result: CompactorResult) -> None:
+        """Feed the breaker with the compactor's outcome; say when it pauses the compactor."""
+        light = self.engine.config.light_context_config
+        if not self.use_llm or light.compactor != "llm" or self.host.compactor_model() is None:
+            return
+        if result.method == "llm":
+            self.breaker.succeeded()
+            return
+        pause = self.breaker.failed()
+        if pause:
+            event = ContextEvent(
+                kind="compactor_paused",
+                tokens_before=self.report.total,
+                fallback_reason=result.fallback_reason,
+                message=f"the compactor failed {self.breaker.failures} compactions in a row; "
+                f"the next {pause} compactions are extractive (/compact still tries it)",
+                **self.base,
+            )
+            await self.engine.emit(event, self.host)
 
     async def _summarise(self, transcript: list[TranscriptMessage], note: str) -> CompactorResult:
         light = self.engine.config.light_context_config
