@@ -116,3 +116,29 @@ async def test_the_pause_never_exceeds_its_maximum(tmp_path: Path) -> None:
     # Pauses of 2, then 3 (capped), 3, ...: calls at compactions 1, 4, 8, 12.
     assert len(model.requests) == 4 and len(pauses) == 4
     assert "next 2 compactions" in pauses[0] and all("next 3 compactions" in p for p in pauses[1:])
+
+
+def test_every_event_kind_is_emitted_and_every_error_type_raised_somewhere() -> None:
+    """No dead public names (issue 17 item 22): every event kind is built by the package,
+    and every public error type (or, for a base class, a subclass of it) is raised."""
+    import re
+    from typing import get_args
+
+    import copaw_context
+    from copaw_context.core.events import EventKind
+
+    root = Path(copaw_context.__file__).parent
+    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py")))
+    built = set(re.findall(r'kind="([a-z_]+)"', source))
+    assert set(get_args(EventKind)) <= built, set(get_args(EventKind)) - built
+    raised = set(re.findall(r"raise (\w+)\(", source))
+    errors = [
+        getattr(copaw_context, name)
+        for name in copaw_context.__all__
+        if isinstance(getattr(copaw_context, name), type)
+        and issubclass(getattr(copaw_context, name), copaw_context.CopawContextError)
+    ]
+    assert errors
+    for error in errors:
+        names = {error.__name__} | {sub.__name__ for sub in error.__subclasses__()}
+        assert names & raised, f"{error.__name__} is never raised"
