@@ -18,7 +18,7 @@ from copaw_context.core.config import (
     ToolResultPruningConfig,
     load_running_config,
 )
-from copaw_context.core.errors import ArchiveError, CompactionError, ConfigError, CopawContextError
+from copaw_context.core.errors import ArchiveError, ConfigError, CopawContextError
 from copaw_context.core.events import CompactionRecord, ContextEvent
 
 if TYPE_CHECKING:
@@ -30,7 +30,6 @@ __version__ = "0.2.0"
 
 __all__ = [
     "ArchiveError",
-    "CompactionError",
     "CompactionRecord",
     "ConfigError",
     "ContextCompactConfig",

@@ -110,7 +110,7 @@ async def run_command(engine: ContextEngine, host: HostSession, name: str, argum
             "pinned or a pending tool call; the summary is unchanged."
         )
     if event.kind == "compaction_failed":
-        return f"**Compact Failed!** {event.message}. The previous summary is kept."
+        return f"**Nothing compacted.** The {event.message}. The previous summary is kept."
     return format_compact_reply(
         compacted=event.messages_compacted,
         tokens_before=before.total,

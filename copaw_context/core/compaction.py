@@ -13,6 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from copaw_context.core.archiving import archive_and_apply
+from copaw_context.core.breaker import CompactorBreaker
+from copaw_context.core.compaction_events import (
+    event_base,
+    fitted_event,
+    not_freeing_event,
+    started_event,
+    warn_fixed_parts,
+)
 from copaw_context.core.compactor_input import compacted_transcript
 from copaw_context.core.cutting import (
     NOTICE_BYTES,
@@ -92,20 +100,20 @@ async def compact(
     """
     started = engine.now()
     report = await engine.report(host, limits)
-    base = _event_base(host, report, trigger)
+    base = event_base(host, report, trigger)
     if trigger == "auto" and report.total <= report.threshold:
         return None
-    await _warn_fixed_parts(engine, engine.state(host), report, base)
+    await warn_fixed_parts(engine, engine.state(host), report, base)
     plan, refs = await _plan(engine, host, report, trigger)
     if not plan.compact:
         fitted = await engine.report(host, limits)  # fresh results may have been cut to fit
         if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
-            return await _fitted_event(engine, host, report, fitted, base, started)
+            return await fitted_event(engine, host, report, fitted, base, started)
         return await truncate_instead(engine, host, report, base, trigger, started, limits)
     ledger = engine.ledger(host)
     to_compact = _whole(_groups(refs, plan.compact), ledger)
     to_keep = _whole(_groups(refs, plan.keep), ledger)
-    await _started_event(engine, host, report, base, len(to_compact), len(to_keep))
+    await started_event(engine, host, report, base, len(to_compact), len(to_keep))
     run = _Run(engine, host, report, trigger, started, base)
     return await run.apply(plan, to_compact, to_keep, note=note, limits=limits)
 
@@ -129,6 +137,15 @@ class _Run:
         self.margin = int(light.recompact_growth_ratio * report.window)
         guard = self.state.guard_total
         self.use_llm = trigger != "auto" or guard is None or report.total >= guard + self.margin
+        self.breaker = CompactorBreaker(
+            self.state,
+            limit=light.compactor_failure_limit,
+            max_pause=light.compactor_pause_max_compactions,
+        )
+        self.paused = light.compactor == "llm" and not self.breaker.allows(trigger)
+        if self.paused:
+            self.breaker.skipped()
+        self.use_llm = self.use_llm and not self.paused
 
     async def apply(
         self,
@@ -142,7 +159,20 @@ class _Run:
         engine, host = self.engine, self.host
         transcript = await compacted_transcript(engine, host, to_compact)
         result = await self._summarise(transcript, note)
+        await self._track(result)
         summary = await _fit_to_room(engine, host, self.report, plan, result.summary)
+        if self.trigger == "command":
+            replaced, added = await _exchange(engine, host, self.report, to_compact, summary)
+            if added >= replaced:
+                return await not_freeing_event(
+                    engine,
+                    host,
+                    self.report,
+                    self.base,
+                    self.started,
+                    replaced=replaced,
+                    added=added,
+                )
         records = archive_records(host, to_compact)
         guide = await archive_and_apply(engine, host, records, to_keep, summary)
         if plan.request_over_reserve:
@@ -161,7 +191,7 @@ class _Run:
             messages_kept=len(to_keep),
             duration_seconds=engine.now() - self.started,
             method=result.method,
-            fallback_reason=result.fallback_reason if self.use_llm else "storm guard: extractive",
+            fallback_reason=self._fallback_reason(result),
             archive_files=tuple(p for p, _ in guide),
             summary_dropped_lines=result.dropped_lines,
             summary_budget_chars=result.budget_chars,
@@ -179,6 +209,31 @@ class _Run:
             )
         )
         return event
+
+    def _fallback_reason(self, result: CompactorResult) -> str | None:
+        if self.paused:
+            return "compactor paused after repeated failures: extractive"
+        return result.fallback_reason if self.use_llm else "storm guard: extractive"
+
+    async def _track(self, result: CompactorResult) -> None:
+        """Feed the breaker with the compactor's outcome; say when it pauses the compactor."""
+        light = self.engine.config.light_context_config
+        if not self.use_llm or light.compactor != "llm" or self.host.compactor_model() is None:
+            return
+        if result.method == "llm":
+            self.breaker.succeeded()
+            return
+        pause = self.breaker.failed()
+        if pause:
+            event = ContextEvent(
+                kind="compactor_paused",
+                tokens_before=self.report.total,
+                fallback_reason=result.fallback_reason,
+                message=f"the compactor failed {self.breaker.failures} compactions in a row; "
+                f"the next {pause} compactions are extractive (/compact still tries it)",
+                **self.base,
+            )
+            await self.engine.emit(event, self.host)
 
     async def _summarise(self, transcript: list[TranscriptMessage], note: str) -> CompactorResult:
         light = self.engine.config.light_context_config
@@ -198,75 +253,6 @@ class _Run:
             model=self.host.compactor_model(),
             extra_instruction=note,
         )
-
-
-async def _started_event(
-    engine: ContextEngine,
-    host: HostSession,
-    report: TokenReport,
-    base: dict[str, Any],
-    compacted: int,
-    kept: int,
-) -> None:
-    """Say what is about to be compacted (``show_status``: QwenPaw's "started" line)."""
-    event = ContextEvent(
-        kind="compaction_started",
-        tokens_before=report.total,
-        messages_compacted=compacted,
-        messages_kept=kept,
-        **base,
-    )
-    await engine.emit(event, host)
-
-
-async def _fitted_event(
-    engine: ContextEngine,
-    host: HostSession,
-    before: TokenReport,
-    after: TokenReport,
-    base: dict[str, Any],
-    started: float,
-) -> ContextEvent:
-    event = ContextEvent(
-        kind="truncation",
-        tokens_before=before.total,
-        tokens_after=after.total,
-        messages_kept=after.message_count,
-        duration_seconds=engine.now() - started,
-        message="nothing safe to compact; results the model has not seen yet cut to fit",
-        **base,
-    )
-    await engine.emit(event, host)
-    return event
-
-
-def _event_base(host: HostSession, report: TokenReport, trigger: str) -> dict[str, Any]:
-    return {
-        "agent_name": host.agent_name,
-        "session_id": host.session_id,
-        "threshold_tokens": report.threshold,
-        "window_tokens": report.window,
-        "trigger": trigger,
-    }
-
-
-async def _warn_fixed_parts(
-    engine: ContextEngine, state: SessionState, report: TokenReport, base: dict[str, Any]
-) -> None:
-    if report.fixed * report.factor < report.threshold or not state.warn_once("fixed_parts"):
-        return
-    await engine.emit(
-        ContextEvent(
-            kind="warning",
-            tokens_before=report.total,
-            message=(
-                f"system prompt ({report.system}), summary ({report.summary}) and tool schemas "
-                f"({report.tools}) alone reach the compaction threshold ({report.threshold}); "
-                "compacting everything safe and truncating tool results"
-            ),
-            **base,
-        )
-    )
 
 
 async def _plan(
@@ -327,6 +313,27 @@ async def _fit_to_room(
             fit_summary, summary, max_chars=target, language=light.language
         )
     return summary
+
+
+async def _exchange(
+    engine: ContextEngine,
+    host: HostSession,
+    report: TokenReport,
+    to_compact: Sequence[tuple[int, Sequence[int] | None]],
+    summary: str,
+) -> tuple[int, int]:
+    """Tokens that compacting would replace (the messages and the old summary message) and
+    those it would add (the new summary with its guide), in our counter's units."""
+    counter = (await engine.meter(host)).counter
+    ledger = engine.ledger(host)
+    replaced = report.summary
+    for index, parts in to_compact:
+        message = ledger.messages[index]
+        replaced += message.tokens if parts is None else sum(message.parts[p].tokens for p in parts)
+    light = engine.config.light_context_config
+    guide = [("dialog/2026-12-31.jsonl", 99999)]
+    rendered = render_summary_message(summary, guide, language=light.language, recall_tool="x" * 13)
+    return replaced, counter.count(rendered)
 
 
 def _forced_tokens(ledger: Ledger, request_cap: int) -> int:

@@ -200,6 +200,21 @@ class LightContextConfig(Section):
     compactor_retries: Int = Field(
         1, ge=0, le=3, description="Extra attempts after a failed compactor call."
     )
+    compactor_failure_limit: Int = Field(
+        3,
+        ge=1,
+        le=100,
+        description="After this many automatic compactions in a row whose compactor call "
+        "failed, the compactor is paused (extractive summaries) for a few compactions; "
+        "/compact still tries the model.",
+    )
+    compactor_pause_max_compactions: Int = Field(
+        32,
+        ge=1,
+        le=1000,
+        description="The longest pause of a failing compactor, in compactions: the pause "
+        "starts at 2 and doubles after each failed retry, up to this; a success ends it.",
+    )
     recompact_growth_ratio: Float = Field(
         0.05,
         ge=0,

@@ -2,15 +2,14 @@
 
 CopawContextError
  ├── ConfigError (also a ValueError): a bad agent.json / config value
- ├── ArchiveError: the dialog archive could not be written
- └── CompactionError: the compactor produced no usable summary
+ └── ArchiveError: the dialog archive could not be written
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ArchiveError", "CompactionError", "ConfigError", "CopawContextError"]
+__all__ = ["ArchiveError", "ConfigError", "CopawContextError"]
 
 
 class CopawContextError(Exception):
@@ -34,11 +33,3 @@ class ConfigError(CopawContextError, ValueError):
 
 class ArchiveError(CopawContextError):
     """The dialog archive could not be written; nothing was removed from the context."""
-
-
-class CompactionError(CopawContextError):
-    """The compactor failed to produce a valid summary."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)

@@ -19,6 +19,7 @@ EventKind = Literal[
     "compaction",  # messages were summarised, archived and removed
     "truncation",  # nothing could be compacted; tool results / the request were cut instead
     "compaction_failed",  # nothing was removed (e.g. the archive could not be written)
+    "compactor_paused",  # the compactor failed repeatedly; extractive summaries for a while
     "overflow_recovery",  # the provider rejected the input as too long; compacted and retried
     "archive_deferred",  # the archive could not be written; messages kept in the session state
     "archive_flushed",  # deferred messages were written to the archive
@@ -75,7 +76,8 @@ class CompactionRecord:
 
 async def emit_event(event: ContextEvent, callback: EventCallback | None) -> None:
     """Log ``event`` and hand it to ``callback``; a failing callback is logged, not raised."""
-    level = logging.WARNING if event.kind in ("warning", "compaction_failed") else logging.INFO
+    warn = event.kind in ("warning", "compaction_failed", "compactor_paused")
+    level = logging.WARNING if warn else logging.INFO
     logger.log(level, "copaw-context %s: %s", event.kind, event.as_dict())
     if callback is None:
         return

@@ -63,6 +63,8 @@ def status_line(event: ContextEvent) -> str | None:
             f"✂️ Context compaction: {event.message}. 📝 {event.tokens_before} -> "
             f"{event.tokens_after} / {event.window_tokens} tokens"
         )
+    if event.kind == "compactor_paused":
+        return f"⏸️ Context compactor paused: {event.message}."
     if event.kind == "overflow_recovery":
         return f"⚠️ The model rejected the input as too long: {event.message}"
     return None

@@ -105,5 +105,7 @@ def test_every_shown_kind_has_a_line_and_others_have_none() -> None:
         ContextEvent(kind="truncation", message="nothing safe", tokens_before=9, **base)
     )
     assert cut is not None and cut.startswith("✂️ Context compaction: nothing safe.")
+    paused = status_line(ContextEvent(kind="compactor_paused", message="the next 2", **base))
+    assert paused == "⏸️ Context compactor paused: the next 2."
     overflow = status_line(ContextEvent(kind="overflow_recovery", message="retrying", **base))
     assert overflow is not None and "too long" in overflow

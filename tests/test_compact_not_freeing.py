@@ -1,0 +1,46 @@
+"""Issue 17 item 7: a ``/compact`` that would not free tokens says so and changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from copaw_context.core.engine import ContextEngine
+from copaw_context.core.events import ContextEvent
+from tests.fake_host import FakeHost, FakeMessage, FakeModel, text, user
+from tests.helpers import six_section_summary
+from tests.test_engine import config
+
+
+async def test_compact_of_a_two_message_chat_changes_nothing_and_says_why(
+    tmp_path: Path,
+) -> None:
+    events: list[ContextEvent] = []
+    engine = ContextEngine(config(8000, compactor="extractive"), tmp_path, on_event=events.append)
+    messages = [user("Hi, can you help me?"), FakeMessage("assistant", [text("Sure, with what?")])]
+    host = FakeHost(messages, window=8000)
+    before = (await engine.report(host)).total
+    reply = await engine.run_command(host, "compact", "")
+    assert "would not free" in reply and "Compact Complete" not in reply
+    assert "the context is unchanged and nothing was archived" in reply
+    assert host.messages == messages and host.summary == ""
+    assert (await engine.report(host)).total == before
+    assert not (tmp_path / "dialog").exists() or not list((tmp_path / "dialog").glob("*.jsonl"))
+    (failed,) = [e for e in events if e.kind == "compaction_failed"]
+    assert failed.tokens_after == failed.tokens_before == before
+    assert not [e for e in events if e.kind == "compaction"]
+    assert engine.state(host).stats["compactions"] == 0
+
+
+async def test_compact_that_frees_tokens_still_compacts(tmp_path: Path) -> None:
+    engine = ContextEngine(config(8000, compactor="llm"), tmp_path)
+    summary = six_section_summary(2)
+    messages: list[FakeMessage] = []
+    for n in range(6):
+        messages.append(user(f"question {n}: " + "details " * 150))
+        messages.append(FakeMessage("assistant", [text(f"answer {n}: " + "because " * 150)]))
+    messages.append(user("What next?"))
+    host = FakeHost(messages, window=8000, compactor=FakeModel(lambda request: summary))
+    before = (await engine.report(host)).total
+    reply = await engine.run_command(host, "compact", "")
+    assert reply.startswith("**Compact Complete!**")
+    assert (await engine.report(host)).total < before
