@@ -27,7 +27,11 @@ _OVERFLOW_TEXT = re.compile(
             r"range of input length should be",  # DashScope
             r"decoder prompt \(length \d+\) is longer than",  # vLLM V1
             r"exceeds the maximum allowed length",  # SGLang
-            r"context the overflows|loaded with context length of only",  # LM Studio
+            r"when context (?:the )?overflows",  # LM Studio
+            r"loaded with (?:a )?context length of only",  # LM Studio
+            r"tokens to keep from the initial prompt is greater than the context length",
+            r"input length \d+ exceeds context length",  # LM Studio (older)
+            r"input exceeds (?:the )?context length",  # Ollama
             r"`inputs` tokens \+ `max_new_tokens` must be",  # TGI
             r"`inputs` must have less than \d+ tokens",  # TGI
             r"input (?:length (?:should|exceeds?|is too)|is too long|tokens? exceeds?)",
@@ -58,6 +62,8 @@ _SENT = [
         r"input length \(" + _N + r" tokens",  # SGLang
         r"request \(" + _N + r" tokens\) exceeds",  # llama.cpp
         r"keep the first " + _N + r" tokens",  # LM Studio
+        r"n_keep: " + _N,  # LM Studio, llama.cpp
+        r"input length " + _N + r" exceeds",  # LM Studio (older)
         r"given: " + _N + r" `inputs` tokens",  # TGI
         r"context limit: " + _N + r" ?\+",  # Anthropic input + max_tokens
         r"(?:request|prompt) has " + _N + r" input tokens",  # vLLM
@@ -74,6 +80,8 @@ _LIMIT = [
         r"maximum allowed length \(" + _N,  # SGLang
         r"context size \(" + _N,  # llama.cpp
         r"context length of only " + _N,  # LM Studio
+        r"n_ctx: " + _N,  # LM Studio, llama.cpp
+        r"exceeds context length " + _N,  # LM Studio (older)
         r"must be <= ?" + _N,  # TGI
         r"must have less than " + _N,  # TGI
         r"range of input length should be \[\d+, ?" + _N,  # DashScope

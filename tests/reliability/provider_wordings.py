@@ -223,6 +223,34 @@ WORDINGS = [
         4096,
     ),
     Wording(
+        "lm studio a",
+        lambda: HttpError(
+            "Trying to keep the first 6547 tokens when context overflows. However, the model "
+            "is loaded with a context length of only 4096 tokens, which is not enough. Try to "
+            "load the model with a larger context length, or provide a shorter input.",
+            status_code=400,
+        ),
+        6547,
+        4096,
+    ),
+    Wording(
+        "lm studio n_keep",
+        lambda: HttpError(
+            '{"error":"The number of tokens to keep from the initial prompt is greater than '
+            "the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a "
+            'larger context length, or provide a shorter input."}',
+            status_code=400,
+        ),
+        13055,
+        4096,
+    ),
+    Wording(
+        "lm studio old",
+        lambda: HttpError("Error: Input length 6491 exceeds context length 1500", status_code=400),
+        6491,
+        1500,
+    ),
+    Wording(
         "tgi",
         lambda: HttpError(
             "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
