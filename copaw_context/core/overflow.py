@@ -13,14 +13,27 @@ from typing import Any
 
 __all__ = ["is_context_overflow", "overflow_figures", "started_stream"]
 
-# Lower-cased fragments of the messages providers and OpenAI-compatible servers send.
+# Lower-cased fragments of the messages providers and OpenAI-compatible servers send
+# (tests/reliability/test_provider_wordings.py holds each provider's real text).
 _OVERFLOW_TEXT = re.compile(
     "|".join(
         [
-            r"context_length_exceeded",  # OpenAI error code
-            r"maximum context length",  # OpenAI, vLLM, many compatible servers
+            r"context_length_exceeded",  # OpenAI / Azure error code
+            r"exceed_context_size_error",  # llama.cpp server error type
+            r"maximum context length",  # OpenAI, Azure, vLLM, many compatible servers
             r"prompt is too long",  # Anthropic
+            r"exceeds? context limit",  # Anthropic: input length and `max_tokens` exceed ...
+            r"input token count \(\d+\) exceeds",  # Gemini
             r"range of input length should be",  # DashScope
+            r"decoder prompt \(length \d+\) is longer than",  # vLLM V1
+            r"exceeds the maximum allowed length",  # SGLang
+            r"when context (?:the )?overflows",  # LM Studio
+            r"loaded with (?:a )?context length of only",  # LM Studio
+            r"tokens to keep from the initial prompt is greater than the context length",
+            r"input length \d+ exceeds context length",  # LM Studio (older)
+            r"input exceeds (?:the )?context length",  # Ollama
+            r"`inputs` tokens \+ `max_new_tokens` must be",  # TGI
+            r"`inputs` must have less than \d+ tokens",  # TGI
             r"input (?:length (?:should|exceeds?|is too)|is too long|tokens? exceeds?)",
             r"exceeds? the (?:model'?s? )?(?:maximum )?context (?:window|length|size)",
             r"context window (?:is )?exceeded",
@@ -34,19 +47,51 @@ _OVERFLOW_TEXT = re.compile(
 )
 # Limits on rate or quota mention tokens too, but compacting does not help them.
 _NOT_OVERFLOW = re.compile(
-    r"rate limit|per minute|per day|tokens per|\btpm\b|quota|too many requests"
+    r"rate.?limit|per minute|per-minute|per day|tokens per|\btpm\b|quota|too many requests|"
+    r"throttl|resource_exhausted|overloaded"
 )
-# "resulted in 130512 tokens", "prompt is too long: 207605 tokens > 200000 maximum",
-# "requested 9000 tokens", "maximum context length is 8192 tokens", "[1, 30720]".
-_SENT = re.compile(
-    r"(?:resulted in|too long:|you requested|requested|prompt has|input has|got) ?(\d[\d,]*) tokens"
-)
-_LIMIT = re.compile(
-    r"(?:maximum context length is|> ?|maximum(?: is)?|limit(?: is)?|context size(?: is)?|"
-    r"range of input length should be \[1, ?)\s*(\d[\d,]*)"
-)
+_N = r"(\d[\d,]*)"
+# The INPUT figure, most specific first: OpenAI's max_tokens wording "you requested 9000
+# tokens (1000 in the messages, 8000 in the completion)" is 1,000 input tokens, not 9,000.
+_SENT = [
+    re.compile(p)
+    for p in (
+        _N + r" in the messages",  # OpenAI, vLLM
+        r"input token count \(" + _N,  # Gemini
+        r"decoder prompt \(length " + _N,  # vLLM V1
+        r"input length \(" + _N + r" tokens",  # SGLang
+        r"request \(" + _N + r" tokens\) exceeds",  # llama.cpp
+        r"keep the first " + _N + r" tokens",  # LM Studio
+        r"n_keep: " + _N,  # LM Studio, llama.cpp
+        r"input length " + _N + r" exceeds",  # LM Studio (older)
+        r"given: " + _N + r" `inputs` tokens",  # TGI
+        r"context limit: " + _N + r" ?\+",  # Anthropic input + max_tokens
+        r"(?:request|prompt) has " + _N + r" input tokens",  # vLLM
+        r"(?:resulted in|too long:|prompt has|input has|got) ?" + _N + r" tokens",
+        r"(?:you requested|requested) ?" + _N + r" tokens",  # a total: the last resort
+    )
+]
+_LIMIT = [
+    re.compile(p)
+    for p in (
+        r"maximum context length is " + _N,  # OpenAI, vLLM
+        r"tokens allowed \(" + _N,  # Gemini
+        r"maximum model length of " + _N,  # vLLM V1
+        r"maximum allowed length \(" + _N,  # SGLang
+        r"context size \(" + _N,  # llama.cpp
+        r"context length of only " + _N,  # LM Studio
+        r"n_ctx: " + _N,  # LM Studio, llama.cpp
+        r"exceeds context length " + _N,  # LM Studio (older)
+        r"must be <= ?" + _N,  # TGI
+        r"must have less than " + _N,  # TGI
+        r"range of input length should be \[\d+, ?" + _N,  # DashScope
+        r"> ?" + _N,  # Anthropic
+        r"(?:maximum(?: is)?|limit(?: is)?|context size(?: is)?|context length is)\s*" + _N,
+    )
+]
 _STATUS_ATTRIBUTES = ("status_code", "status", "http_status")
 _CODE_ATTRIBUTES = ("code", "type")
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 
 
 def _errors(exc: BaseException) -> list[BaseException]:
@@ -66,12 +111,14 @@ def is_context_overflow(exc: BaseException) -> bool:
     of OpenAI, Anthropic, DashScope, Gemini and OpenAI-compatible local servers.
     """
     for error in _errors(exc):
-        for name in _STATUS_ATTRIBUTES:
-            if getattr(error, name, None) == 413:
-                return True
+        statuses = [getattr(error, name, None) for name in _STATUS_ATTRIBUTES]
+        if 429 in statuses:
+            continue  # a rate limit or quota, whatever its text says
+        if 413 in statuses:
+            return True
         for name in _CODE_ATTRIBUTES:
             value = getattr(error, name, None)
-            if isinstance(value, str) and value.lower() == "context_length_exceeded":
+            if isinstance(value, str) and value.lower() in _OVERFLOW_CODES:
                 return True
         text = _text_of(error).lower()
         if _OVERFLOW_TEXT.search(text) and not _NOT_OVERFLOW.search(text):
@@ -86,18 +133,27 @@ def _text_of(error: BaseException) -> str:
 
 
 def overflow_figures(exc: BaseException) -> tuple[int | None, int | None]:
-    """(tokens the provider counted, its limit) as an overflow error states them, if it does."""
+    """(input tokens the provider counted, its limit) as an overflow error states them.
+
+    The input figure, not a total with the completion's share ("N in the messages" of
+    OpenAI's ``max_tokens`` wording; "N + M > limit" of Anthropic's): either may be None.
+    """
     sent: int | None = None
     limit: int | None = None
     for error in _errors(exc):
         text = _text_of(error).lower()
-        if sent is None and (match := _SENT.search(text)):
-            sent = int(match.group(1).replace(",", ""))
-        if limit is None and (match := _LIMIT.search(text)):
-            limit = int(match.group(1).replace(",", ""))
-    if sent is not None and limit is not None and sent <= limit:
-        sent = None  # e.g. the completion's share was counted in: not the prompt's size
+        if sent is None:
+            sent = _first_figure(_SENT, text)
+        if limit is None:
+            limit = _first_figure(_LIMIT, text)
     return sent, limit
+
+
+def _first_figure(patterns: list[re.Pattern[str]], text: str) -> int | None:
+    for pattern in patterns:
+        if match := pattern.search(text):
+            return int(match.group(1).replace(",", ""))
+    return None
 
 
 async def started_stream(response: Any) -> Any:

@@ -1,7 +1,7 @@
 """Reactive overflow recovery: the provider rejected the input as too long.
 
-The engine learns how far off its count was (the provider's own figure when the error gives
-one, else at least the window), compacts down to half the reserve, and the call is made once
+The engine learns how far off its count was (only as far as the error's figures say; a
+modest step when it gives none), compacts down to half the reserve, and the call is made once
 more with a rebuilt input. A second failure raises the first error. An event says what
 happened either way.
 """
@@ -20,12 +20,20 @@ from copaw_context.core.overflow import is_context_overflow, overflow_figures
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
 
-__all__ = ["guarded_call", "learn_from_overflow", "overflow_event", "recover_overflow"]
+__all__ = [
+    "guarded_call",
+    "learn_from_overflow",
+    "overflow_event",
+    "recover_overflow",
+    "relax_overflow_factor",
+]
 
 logger = logging.getLogger("copaw_context")
 
 _T = TypeVar("_T")
 _MAX_OVERFLOW_FACTOR = 8.0
+_GUESS_STEP = 1.25  # no figures in the error
+_RELAX = 0.75  # the share of a guess a successful call keeps
 
 
 async def guarded_call(
@@ -36,7 +44,7 @@ async def guarded_call(
 ) -> _T:
     """``send()``; on an "input too long" error recover and ``resend()`` once."""
     try:
-        return await send()
+        response = await send()
     except Exception as exc:
         if not (engine.is_light and is_context_overflow(exc)):
             raise
@@ -52,6 +60,8 @@ async def guarded_call(
         except Exception as again:
             await overflow_event(engine, host, "retry failed", again)
             raise exc from again
+    relax_overflow_factor(engine, host)
+    return response
 
 
 async def recover_overflow(
@@ -68,22 +78,39 @@ async def recover_overflow(
 
 
 def learn_from_overflow(engine: ContextEngine, host: HostSession, error: BaseException) -> None:
-    """Raise the overflow factor so that the input just rejected counts as over the window.
+    """Set the overflow factor only as far as the evidence in ``error`` supports.
 
-    The provider's own figure ("resulted in N tokens", "N tokens > M maximum") is used when
-    the error gives one; otherwise the input must have been over the window at least.
+    The provider's input figure ("resulted in N tokens", "N in the messages") against our
+    count of the input it rejected is its own count, as good as reported usage: it becomes
+    the factor's floor (a limit below the window we assumed scales by window / limit). With
+    no figures the step is a modest guess (x1.25): the input may have been rejected for the
+    completion's share, not for a miscount. Successful calls take guesses back
+    (:func:`relax_overflow_factor`); ``/clear`` and ``/new`` reset both.
     """
     state = engine.state(host)
     sent = state.last_prompt_tokens
     if sent <= 0:
         return
     reported, limit = overflow_figures(error)
-    window = limit or host.window().tokens
-    needed = reported / sent if reported else window / sent * 1.05
-    current = max(state.overflow_factor, state.calibration.factor)
-    learned = min(_MAX_OVERFLOW_FACTOR, max(needed, current * 1.05))
-    if learned > state.overflow_factor:
-        state.overflow_factor = learned
+    if reported is None and limit is None:
+        state.overflow_factor = min(_MAX_OVERFLOW_FACTOR, state.overflow_factor * _GUESS_STEP)
+        return
+    evidence = reported / sent if reported else 1.0
+    window = host.window().tokens
+    if limit and limit < window:
+        evidence = max(evidence, window / limit)
+    evidence = min(_MAX_OVERFLOW_FACTOR, evidence)
+    state.overflow_evidence = evidence
+    state.overflow_factor = evidence
+
+
+def relax_overflow_factor(engine: ContextEngine, host: HostSession) -> None:
+    """A call went through: a quarter of what guesses added above the evidence goes away."""
+    state = engine.state(host)
+    floor = state.overflow_evidence
+    excess = state.overflow_factor - floor
+    if excess > 0:
+        state.overflow_factor = floor + excess * _RELAX if excess * _RELAX >= 0.01 else floor
 
 
 async def overflow_event(

@@ -101,7 +101,23 @@ class SessionState:
 
     @overflow_factor.setter
     def overflow_factor(self, value: float) -> None:
-        self.data["overflow_factor"] = round(float(value), 4)
+        if value <= 1.0:
+            self.data.pop("overflow_factor", None)
+        else:
+            self.data["overflow_factor"] = round(float(value), 4)
+
+    @property
+    def overflow_evidence(self) -> float:
+        """The provider's own count against ours, from the last overflow error with figures."""
+        value = self.data.get("overflow_evidence", 1.0)
+        return float(value) if isinstance(value, int | float) and value >= 1.0 else 1.0
+
+    @overflow_evidence.setter
+    def overflow_evidence(self, value: float) -> None:
+        if value <= 1.0:
+            self.data.pop("overflow_evidence", None)
+        else:
+            self.data["overflow_evidence"] = round(float(value), 4)
 
     def warn_once(self, topic: str) -> bool:
         """True the first time ``topic`` is raised for this agent."""
@@ -114,6 +130,9 @@ class SessionState:
         return True
 
     def forget_conversation(self) -> None:
-        """What ``/clear`` and ``/new`` drop: the summary and the storm guard."""
+        """What ``/clear`` and ``/new`` drop: the summary, the storm guard and what overflows
+        taught (another conversation, perhaps another provider)."""
         self.summary = None
         self.guard_total = None
+        self.overflow_factor = 1.0
+        self.overflow_evidence = 1.0

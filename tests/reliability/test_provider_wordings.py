@@ -1,0 +1,66 @@
+"""The provider wording table: every provider's "input too long" error is recognised, its
+input figure and limit read, and it reaches overflow recovery through a real agent of either
+major (the reply is not killed); rate-limit and quota errors are not taken for overflows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from copaw_context.core.events import ContextEvent
+from copaw_context.core.overflow import is_context_overflow, overflow_figures
+from tests.reliability.agent_session import agent_config
+from tests.reliability.budget import record
+from tests.reliability.drivers import HostDriver
+from tests.reliability.provider_wordings import RATE_LIMITS, WORDINGS
+
+WINDOW = 16_000
+
+
+def test_every_provider_wording_is_recognised_with_its_figures() -> None:
+    missed = [w.provider for w in WORDINGS if not is_context_overflow(w.make())]
+    wrong = [
+        (w.provider, overflow_figures(w.make()), (w.sent, w.limit))
+        for w in WORDINGS
+        if overflow_figures(w.make()) != (w.sent, w.limit)
+    ]
+    taken = [name for name, make in RATE_LIMITS if is_context_overflow(make())]
+    record(
+        "provider_wordings",
+        wordings=len(WORDINGS),
+        providers=len({w.provider.split()[0] for w in WORDINGS}),
+        recognised=len(WORDINGS) - len(missed),
+        figures_read=len(WORDINGS) - len(wrong),
+        rate_limits=len(RATE_LIMITS),
+        rate_limits_taken=len(taken),
+    )
+    assert not missed, f"not recognised: {missed}"
+    assert not wrong, f"figures misread (provider, read, stated): {wrong}"
+    assert not taken, f"rate limits taken for overflows: {taken}"
+
+
+async def _answers_after(driver: HostDriver, workspace: Path, error: Exception) -> tuple[str, int]:
+    events: list[ContextEvent] = []
+    hook = driver.hook(agent_config(WINDOW, "extractive"), workspace, on_event=events.append)
+    model = driver.model([error, driver.text_step("answered")], context_size=WINDOW)
+    agent = await driver.agent(hook, model)
+    reply = await driver.ask(agent, "what is the status of the build?")
+    recoveries = sum(1 for e in events if e.kind == "overflow_recovery")
+    return reply, recoveries
+
+
+def test_every_wording_is_recovered_by_a_real_agent(driver: HostDriver) -> None:
+    replies: dict[str, Any] = {}
+    recovered = 0
+    for wording in WORDINGS:
+        with tempfile.TemporaryDirectory() as name:
+            reply, recoveries = asyncio.run(_answers_after(driver, Path(name), wording.make()))
+        replies[wording.provider] = reply
+        recovered += reply == "answered" and recoveries == 1
+    record("provider_wordings_agent", wordings=len(WORDINGS), recovered=recovered)
+    killed = {p: r for p, r in replies.items() if r != "answered"}
+    assert not killed, f"replies killed or wrong: {killed}"
+    assert recovered == len(WORDINGS)
