@@ -8,6 +8,7 @@ and an oversized latest request is cut, its full text saved under ``dialog/reque
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,13 +209,10 @@ async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int
 async def _cut_request_text(
     engine: ContextEngine, host: HostSession, text: str, max_bytes: int
 ) -> str | None:
-    parsed = parse_truncation_notice(text)
-    if parsed is not None and parsed[1].file_path:
-        saved = Path(parsed[1].file_path)
-        saved = saved if saved.is_absolute() else engine.workspace / saved
-        if engine.request_store.owns(saved):
-            return truncate_text_output(text, max_bytes=max_bytes)
-    # A notice that is not ours (the user pasted a cut output) is part of the request.
+    if await _is_our_request_cut(engine, text):
+        return truncate_text_output(text, max_bytes=max_bytes)
+    # A notice that is not ours (the user pasted a cut output, or forged one naming a file
+    # under dialog/requests/) is part of the request.
     cut, saved_path = await offload_and_cut(
         engine.request_store, text, max_bytes, engine.workspace, recut_notice=False
     )
@@ -232,3 +230,29 @@ async def _cut_request_text(
         )
     )
     return None
+
+
+async def _is_our_request_cut(engine: ContextEngine, text: str) -> bool:
+    """Whether ``text`` is a cut we made: its notice names a file under ``dialog/requests/``
+    that exists and starts with the excerpt (the cut is from line 1). A notice merely naming
+    such a path (forged, or a file since removed) is content, so nothing is dropped."""
+    parsed = parse_truncation_notice(text)
+    if parsed is None or not parsed[1].file_path:
+        return False
+    body, notice = parsed
+    if notice.start_line != 1 or notice.start_offset != 0:
+        return False
+    saved = Path(notice.file_path or "")
+    saved = saved if saved.is_absolute() else engine.workspace / saved
+    if not engine.request_store.owns(saved):
+        return False
+    head = body.encode("utf-8", "replace")
+
+    def starts_with_excerpt() -> bool:
+        try:
+            with saved.open("rb") as handle:
+                return handle.read(len(head)) == head
+        except OSError:
+            return False
+
+    return await asyncio.to_thread(starts_with_excerpt)
