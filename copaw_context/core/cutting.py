@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from copaw_context.core.events import ContextEvent
+from copaw_context.core.fresh_share import combine_fresh_results, shared_cap
 from copaw_context.core.host import HostSession
 from copaw_context.core.pruning import offload_and_cut
 from copaw_context.core.report import Limits, TokenReport
@@ -38,6 +39,7 @@ __all__ = [
 _MIN_FRESH_BYTES = 600
 _MIN_REQUEST_BYTES = 2048
 _PINNED_CUT_BYTES = 1024
+_MIN_SHARE_BYTES = 64  # below this a share is combined into one file
 NOTICE_BYTES = 400  # about the size of a truncation notice
 
 
@@ -59,21 +61,24 @@ async def fit_fresh_results(
     engine: ContextEngine, host: HostSession, budget: int, window: int
 ) -> None:
     """Cut the results the model has not seen yet until together they fit ``budget`` tokens
-    (in our counter's units), each in proportion to its size (at least
-    :func:`fresh_floor_bytes`)."""
-    ledger, meter = await engine.sync(host)
-    floor = fresh_floor_bytes(window)
+    (in our counter's units): the room (in bytes, at the results' own bytes per token) is
+    shared among them (:func:`shared_cap`: small ones whole, each cut counting its notice);
+    when a share cannot hold even a notice and a few bytes, they are combined into one
+    saved file (:func:`combine_fresh_results`). Every full text stays saved."""
+    ledger, _meter = await engine.sync(host)
     for _attempt in range(3):
         fresh = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
-        total = sum(ledger.messages[i].parts[p].tokens for i, p in fresh)
+        entries = [ledger.messages[i].parts[p] for i, p in fresh]
+        total = sum(entry.tokens for entry in entries)
         if not fresh or total <= budget:
             return
-        scale = max(0.0, budget) / total
-        for index, part in fresh:
-            entry = ledger.messages[index].parts[part]
-            # The cut keeps ``target`` bytes of text plus a notice: for a small result the
-            # notice is a good part of what it weighs.
-            target = max(floor, int(entry.nbytes * scale * 0.9) - NOTICE_BYTES)
+        ratio = sum(entry.nbytes for entry in entries) / max(1, total)
+        room = int(max(0, budget) * ratio * 0.9)
+        target = shared_cap([entry.nbytes for entry in entries], room) - NOTICE_BYTES
+        if target < _MIN_SHARE_BYTES and await combine_fresh_results(engine, host, fresh):
+            continue
+        target = max(_MIN_SHARE_BYTES, target)
+        for (index, part), entry in zip(fresh, entries, strict=True):
             if target < entry.nbytes:
                 await engine.bound_stored(host, index, part, target, record_limit=False)
 
