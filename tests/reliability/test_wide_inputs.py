@@ -127,3 +127,53 @@ def test_parallel_results_fit_the_window(
         combined=combined,
         files_saved=saved,
     )
+
+
+def _block(index: int, chars: int) -> str:
+    line = f"block {index:03d} line {{row:03d}} of the pasted design notes\n"
+    text = "".join(line.format(row=row) for row in range(chars // len(line) + 1))
+    return text[:chars].rstrip("\n")
+
+
+async def _many_blocks(
+    driver: HostDriver, workspace: Path, window: int, blocks: list[str]
+) -> StepFigures:
+    figures = StepFigures()
+
+    async def answer(call: Any) -> list[Any]:
+        formatted = await driver.provider_inputs(call)
+        check_model_input(formatted, driver.tool_schemas(call), window, figures)
+        return driver.text_step("read")
+
+    hook = driver.hook(agent_config(window, "extractive"), workspace)
+    model = driver.model([answer], context_size=window)
+    agent = await driver.agent(hook, model)
+    assert await driver.ask(agent, blocks) == "read"
+    return figures
+
+
+@pytest.mark.parametrize(("window", "count", "chars"), [(8000, 60, 1800), (4000, 25, 1200)])
+def test_a_request_of_many_text_blocks_is_cut_by_its_total(
+    driver: HostDriver, window: int, count: int, chars: int
+) -> None:
+    blocks = [_block(index, chars) for index in range(count)]
+    with tempfile.TemporaryDirectory() as name:
+        workspace = Path(name)
+        figures = asyncio.run(_many_blocks(driver, workspace, window, blocks))
+        saved = [
+            p.read_text(encoding="utf-8") for p in (workspace / "dialog" / "requests").glob("*.txt")
+        ]
+    whole = "\n".join(blocks)
+    assert whole in saved, "the request's full text is in no file"
+    record(
+        "multi_block_request",
+        window=window,
+        blocks=count,
+        block_chars=chars,
+        model_calls=figures.model_calls,
+        max_input_ratio=round(figures.max_input_ratio, 3),
+        over_window=figures.over_window,
+        invalid_inputs=figures.invalid_inputs,
+        files_saved=len(saved),
+        saved_whole=saved.count(whole),
+    )
