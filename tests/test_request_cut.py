@@ -109,3 +109,53 @@ async def test_a_pasted_foreign_notice_is_part_of_the_request(tmp_path: Path) ->
     assert len(saved) == 1 and saved[0].read_text(encoding="utf-8") == request
     cut = parse_truncation_notice(request_text(model, -1))
     assert cut is not None and Path(cut[1].file_path or "").name == saved[0].name
+
+
+@pytest.mark.parametrize("exists", [False, True])
+async def test_a_forged_notice_naming_a_request_file_is_part_of_the_request(
+    tmp_path: Path, exists: bool
+) -> None:
+    """A user request ending with a notice that names a ``dialog/requests/`` file the package
+    never wrote (missing, or holding other text) is content: it is saved before it is cut."""
+    forged_path = tmp_path / "dialog" / "requests" / ("ab" * 16 + ".txt")
+    if exists:
+        forged_path.parent.mkdir(parents=True)
+        forged_path.write_text("some other request\n", encoding="utf-8")
+    request = truncate_text_output(
+        lines_text(3000, seed="forged"), max_bytes=14_000, file_path=str(forged_path)
+    )
+    assert parse_truncation_notice(request) is not None
+    hook = MemoryCompactionHook(config(), tmp_path)
+    model = ScriptedChatModel(steps(16), context_size=8000)
+    agent = await make_agent(hook, model, [allow(fetch)], system_prompt="Rule. " * 2200)
+    await agent.reply(UserMsg("user", request))
+    saved = [
+        p
+        for p in (tmp_path / "dialog" / "requests").glob("*.txt")
+        if p.read_text(encoding="utf-8") == request
+    ]
+    assert len(saved) == 1, "the request's full text is in no file"
+    cut = parse_truncation_notice(request_text(model, -1))
+    assert cut is not None and Path(cut[1].file_path or "").name == saved[0].name
+
+
+async def test_a_request_of_many_text_blocks_is_cut_by_its_total(tmp_path: Path) -> None:
+    """Blocks each under the cap are cut by their total: saved once, joined, before the cut;
+    the first block keeps the excerpt and the notice, the others a short marker."""
+    from agentscope.message import TextBlock
+
+    from copaw_context.core.cutting import MOVED_TEXT
+
+    blocks = [lines_text(30, seed=f"block {n}") for n in range(40)]
+    hook = MemoryCompactionHook(config(), tmp_path)
+    model = ScriptedChatModel(steps(16), context_size=8000)
+    agent = await make_agent(hook, model, [allow(fetch)], system_prompt="Rule. " * 2200)
+    await agent.reply(UserMsg("user", [TextBlock(text=block) for block in blocks]))
+    saved = list((tmp_path / "dialog" / "requests").glob("*.txt"))
+    assert len(saved) == 1, f"{len(saved)} copies of one request"
+    assert saved[0].read_text(encoding="utf-8") == "\n".join(blocks)
+    users = [m for m in model.calls[-1].messages if m.role == "user"]
+    texts = [b.text for b in users[-1].get_content_blocks("text")]
+    cut = parse_truncation_notice(texts[0])
+    assert cut is not None and Path(cut[1].file_path or "").name == saved[0].name
+    assert texts[1:] == [MOVED_TEXT] * (len(blocks) - 1)

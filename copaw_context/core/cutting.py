@@ -8,13 +8,15 @@ and an oversized latest request is cut, its full text saved under ``dialog/reque
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from copaw_context.core.events import ContextEvent
+from copaw_context.core.fresh_share import combine_fresh_results, shared_cap
 from copaw_context.core.host import HostSession
-from copaw_context.core.pruning import offload_and_cut
+from copaw_context.core.pruning import offload_parts
 from copaw_context.core.report import Limits, TokenReport
 from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
 
@@ -37,6 +39,8 @@ __all__ = [
 _MIN_FRESH_BYTES = 600
 _MIN_REQUEST_BYTES = 2048
 _PINNED_CUT_BYTES = 1024
+_MIN_FIRST_BYTES = 128  # the first block's excerpt, whatever the markers take
+_MIN_SHARE_BYTES = 64  # below this a share is combined into one file
 NOTICE_BYTES = 400  # about the size of a truncation notice
 
 
@@ -58,21 +62,24 @@ async def fit_fresh_results(
     engine: ContextEngine, host: HostSession, budget: int, window: int
 ) -> None:
     """Cut the results the model has not seen yet until together they fit ``budget`` tokens
-    (in our counter's units), each in proportion to its size (at least
-    :func:`fresh_floor_bytes`)."""
-    ledger, meter = await engine.sync(host)
-    floor = fresh_floor_bytes(window)
+    (in our counter's units): the room (in bytes, at the results' own bytes per token) is
+    shared among them (:func:`shared_cap`: small ones whole, each cut counting its notice);
+    when a share cannot hold even a notice and a few bytes, they are combined into one
+    saved file (:func:`combine_fresh_results`). Every full text stays saved."""
+    ledger, _meter = await engine.sync(host)
     for _attempt in range(3):
         fresh = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
-        total = sum(ledger.messages[i].parts[p].tokens for i, p in fresh)
+        entries = [ledger.messages[i].parts[p] for i, p in fresh]
+        total = sum(entry.tokens for entry in entries)
         if not fresh or total <= budget:
             return
-        scale = max(0.0, budget) / total
-        for index, part in fresh:
-            entry = ledger.messages[index].parts[part]
-            # The cut keeps ``target`` bytes of text plus a notice: for a small result the
-            # notice is a good part of what it weighs.
-            target = max(floor, int(entry.nbytes * scale * 0.9) - NOTICE_BYTES)
+        ratio = sum(entry.nbytes for entry in entries) / max(1, total)
+        room = int(max(0, budget) * ratio * 0.9)
+        target = shared_cap([entry.nbytes for entry in entries], room) - NOTICE_BYTES
+        if target < _MIN_SHARE_BYTES and await combine_fresh_results(engine, host, fresh):
+            continue
+        target = max(_MIN_SHARE_BYTES, target)
+        for (index, part), entry in zip(fresh, entries, strict=True):
             if target < entry.nbytes:
                 await engine.bound_stored(host, index, part, target, record_limit=False)
 
@@ -158,24 +165,17 @@ async def cut_latest_request(
     Its full text is saved first under ``dialog/requests/``, which TTL cleanup never
     touches: the archived copy of the request will be the cut one. A request we already cut
     is only re-cut (its full text was saved then); when saving fails, the request stays
-    whole and an event says so.
+    whole and an event says so. A request of several text blocks is cut by their total
+    (:func:`_cut_message_texts`).
     """
-    ledger, meter = await engine.sync(host)
+    ledger, _meter = await engine.sync(host)
     index = next(
         (i for i in range(len(ledger.messages) - 1, -1, -1) if ledger.messages[i].role == "user"),
         None,
     )
     if index is None:
         return
-    max_bytes = request_cap_bytes(reserve, window)
-    view = host.view(index)
-    for position, part in enumerate(view.parts):
-        if part.kind != "text" or len(part.text.encode("utf-8", "replace")) <= max_bytes:
-            continue
-        cut = await _cut_request_text(engine, host, part.text, max_bytes)
-        if cut is not None:
-            host.set_text(index, position, cut)
-            ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+    await _cut_message_texts(engine, host, index, request_cap_bytes(reserve, window))
 
 
 async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int) -> int:
@@ -183,43 +183,65 @@ async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int
     1,024 bytes (less in a tiny window) like an oversized request (full text saved under
     ``dialog/requests/`` first), oldest first, until it fits. Pinned messages are never
     compacted, but they cannot hold the model's input over its window either. Returns how
-    many texts were cut."""
-    ledger, meter = await engine.sync(host)
+    many texts were cut (a message's text blocks are cut by their total, as one)."""
+    ledger, _meter = await engine.sync(host)
     max_bytes = max(256, min(_PINNED_CUT_BYTES, window // 4))
     cut_count = 0
     for index, entry in enumerate(ledger.messages):
         if not entry.pinned:
             continue
-        view = host.view(index)
-        for position, part in enumerate(view.parts):
-            if part.kind != "text" or len(part.text.encode("utf-8", "replace")) <= max_bytes:
-                continue
-            cut = await _cut_request_text(engine, host, part.text, max_bytes)
-            if cut is None:
-                continue
-            host.set_text(index, position, cut)
-            ledger.update_part(index, position, host.view(index, position).parts[0], meter)
-            cut_count += 1
+        cut_count += await _cut_message_texts(engine, host, index, max_bytes)
         if cut_count and (await engine.report(host)).total <= window:
             break
     return cut_count
 
 
+MOVED_TEXT = "[text moved: see the file named in this message's first text]"
+"""What a later text block of a cut message becomes (its text is in the first block's file)."""
+
+
+async def _cut_message_texts(
+    engine: ContextEngine, host: HostSession, index: int, max_bytes: int
+) -> int:
+    """Cut the text blocks of message ``index`` by their total to ``max_bytes``: their joined
+    text is saved whole under ``dialog/requests/`` first; the first block keeps the excerpt
+    and the notice, the others become :data:`MOVED_TEXT`. Returns 1 when it cut, else 0."""
+    ledger, meter = await engine.sync(host)
+    view = host.view(index)
+    positions = [i for i, part in enumerate(view.parts) if part.kind == "text"]
+    texts = [view.parts[i].text for i in positions]
+    sizes = [len(text.encode("utf-8", "replace")) for text in texts]
+    if not texts or sum(sizes) + len(sizes) - 1 <= max_bytes:
+        return 0
+    rest = positions[1:]
+    markers = len(MOVED_TEXT.encode()) * len(rest)
+    first_bytes = max(_MIN_FIRST_BYTES, max_bytes - markers)
+    already = all(text == MOVED_TEXT for text in texts[1:])
+    if already and await _is_our_request_cut(engine, texts[0]):
+        if sizes[0] <= first_bytes:
+            return 0
+        cut: str | None = truncate_text_output(texts[0], max_bytes=first_bytes)
+    else:
+        cut = await _cut_request_text(engine, host, texts, first_bytes)
+    if cut is None:
+        return 0
+    for position, text in zip(positions, [cut, *([MOVED_TEXT] * len(rest))], strict=True):
+        host.set_text(index, position, text)
+        ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+    return 1
+
+
 async def _cut_request_text(
-    engine: ContextEngine, host: HostSession, text: str, max_bytes: int
+    engine: ContextEngine, host: HostSession, texts: list[str], max_bytes: int
 ) -> str | None:
-    parsed = parse_truncation_notice(text)
-    if parsed is not None and parsed[1].file_path:
-        saved = Path(parsed[1].file_path)
-        saved = saved if saved.is_absolute() else engine.workspace / saved
-        if engine.request_store.owns(saved):
-            return truncate_text_output(text, max_bytes=max_bytes)
-    # A notice that is not ours (the user pasted a cut output) is part of the request.
-    cut, saved_path = await offload_and_cut(
-        engine.request_store, text, max_bytes, engine.workspace, recut_notice=False
-    )
+    if len(texts) == 1 and await _is_our_request_cut(engine, texts[0]):
+        return truncate_text_output(texts[0], max_bytes=max_bytes)
+    # A notice that is not ours (the user pasted a cut output, or forged one naming a file
+    # under dialog/requests/) is part of the request.
+    cut, saved_path = await offload_parts(engine.request_store, texts, max_bytes, engine.workspace)
     if saved_path is not None:
         return cut
+    text = "\n".join(texts)
     await engine.emit(
         ContextEvent(
             kind="warning",
@@ -232,3 +254,29 @@ async def _cut_request_text(
         )
     )
     return None
+
+
+async def _is_our_request_cut(engine: ContextEngine, text: str) -> bool:
+    """Whether ``text`` is a cut we made: its notice names a file under ``dialog/requests/``
+    that exists and starts with the excerpt (the cut is from line 1). A notice merely naming
+    such a path (forged, or a file since removed) is content, so nothing is dropped."""
+    parsed = parse_truncation_notice(text)
+    if parsed is None or not parsed[1].file_path:
+        return False
+    body, notice = parsed
+    if notice.start_line != 1 or notice.start_offset != 0:
+        return False
+    saved = Path(notice.file_path or "")
+    saved = saved if saved.is_absolute() else engine.workspace / saved
+    if not engine.request_store.owns(saved):
+        return False
+    head = body.encode("utf-8", "replace")
+
+    def starts_with_excerpt() -> bool:
+        try:
+            with saved.open("rb") as handle:
+                return handle.read(len(head)) == head
+        except OSError:
+            return False
+
+    return await asyncio.to_thread(starts_with_excerpt)

@@ -161,8 +161,11 @@ class As1Driver:
         await hook.attach(agent)
         return agent
 
-    async def ask(self, agent: ReActAgent, text: str, *, pinned: bool = False) -> str:
-        request = Msg("user", text, "user")
+    async def ask(
+        self, agent: ReActAgent, text: str | Sequence[str], *, pinned: bool = False
+    ) -> str:
+        blocks = [{"type": "text", "text": t} for t in text] if not isinstance(text, str) else []
+        request = Msg("user", text if isinstance(text, str) else blocks, "user")
         if pinned:
             pin_message(request)
         reply = await agent(request)

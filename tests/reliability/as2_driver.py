@@ -64,8 +64,9 @@ class As2Driver:
             injection_config=InjectionConfig(inject_runtime_state=False),
         )
 
-    async def ask(self, agent: Agent, text: str, *, pinned: bool = False) -> str:
-        request = UserMsg("user", text)
+    async def ask(self, agent: Agent, text: str | Sequence[str], *, pinned: bool = False) -> str:
+        content = text if isinstance(text, str) else [TextBlock(text=t) for t in text]
+        request = UserMsg("user", content)
         if pinned:
             pin_message(request)
         reply = await agent.reply(request)

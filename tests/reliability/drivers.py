@@ -59,8 +59,9 @@ class HostDriver(Protocol):
         """A real agent with the hook, its tools (``read_file`` ...) and ``tools``."""
         ...
 
-    async def ask(self, agent: Any, text: str, *, pinned: bool = False) -> str:
-        """One user turn; the reply's text (``pinned``: the request is pinned)."""
+    async def ask(self, agent: Any, text: str | Sequence[str], *, pinned: bool = False) -> str:
+        """One user turn; the reply's text (``pinned``: the request is pinned; a sequence:
+        one text block each)."""
         ...
 
     def text_step(self, text: str, thinking: str = "") -> list[Any]:

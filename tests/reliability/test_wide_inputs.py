@@ -1,0 +1,179 @@
+"""Wide inputs: many parallel tool results at once, and a request of many text blocks.
+
+* A real agent's model makes N tool calls at once (30 in an 8K window, 200 in 16K, 60 in
+  4K), each result a few KB: every model input fits the window (counted from scratch with
+  o200k_base), every call keeps its result, and every full text is recoverable from the file
+  its notice names (also when the results share one combined file).
+* A request of many text blocks (60 blocks of 1.8 KB in 8K, 25 of 1.2 KB in 4K): cut by the
+  message's total, its full text saved first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copaw_context.core.truncation import parse_truncation_notice
+from tests.reliability.agent_session import agent_config
+from tests.reliability.budget import record
+from tests.reliability.drivers import HostDriver
+from tests.reliability.invariants import StepFigures, check_model_input
+
+
+def _payload(index: int, chars: int) -> str:
+    line = f"result {index:04d} row {{row:04d}} of the inventory export\n"
+    text = "".join(line.format(row=row) for row in range(chars // len(line) + 1))
+    return text[:chars]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+_COMBINED_FILE = re.compile(r"their full texts are in (\S+) \(read it with read_file\)")
+_START = re.compile(r"In the file named above: start_line=(\d+)\]$")
+
+
+def _recover(workspace: Path, results: list[str], index: int, expected: str) -> bool:
+    """Whether the full text of result ``index`` is where what the model saw says it is: the
+    result itself (not cut), the file its notice names, or the combined file named by the
+    first result from its start line on."""
+    shown = results[index]
+    parsed = parse_truncation_notice(shown)
+    if parsed is not None:
+        assert parsed[1].file_path, f"a cut result names no file: {shown[-300:]!r}"
+        return _read(workspace, parsed[1].file_path) == expected
+    start = _START.search(shown)
+    if start is None:
+        return shown == expected
+    named = _COMBINED_FILE.search(results[0])
+    assert named, f"the first result names no combined file: {results[0][:300]!r}"
+    lines = _read(workspace, named.group(1)).split("\n")
+    first = int(start.group(1)) - 1
+    return "\n".join(lines[first : first + expected.count("\n") + 1]) == expected
+
+
+def _read(workspace: Path, name: str) -> str:
+    path = Path(name)
+    return (path if path.is_absolute() else workspace / path).read_text(encoding="utf-8")
+
+
+async def _parallel(
+    driver: HostDriver, workspace: Path, window: int, count: int, chars: int
+) -> tuple[StepFigures, list[str]]:
+    figures = StepFigures()
+    seen: list[list[dict[str, Any]]] = []
+
+    def fetch(index: int) -> str:
+        """Fetch one record.
+
+        Args:
+            index (`int`): Record number.
+        """
+        return _payload(index, chars)
+
+    async def answer(call: Any) -> list[Any]:
+        formatted = await driver.provider_inputs(call)
+        check_model_input(formatted, driver.tool_schemas(call), window, figures)
+        seen.append(formatted["openai"])
+        return driver.text_step("done")
+
+    async def first(call: Any) -> list[Any]:
+        formatted = await driver.provider_inputs(call)
+        check_model_input(formatted, driver.tool_schemas(call), window, figures)
+        return driver.tool_step([("fetch", {"index": n}, None) for n in range(count)])
+
+    hook = driver.hook(agent_config(window, "extractive"), workspace)
+    model = driver.model([first, answer], context_size=window)
+    agent = await driver.agent(hook, model, [fetch])
+    assert await driver.ask(agent, "Fetch every record.") == "done"
+    results = [_text(m.get("content")) for m in seen[-1] if m.get("role") == "tool"]
+    return figures, results
+
+
+@pytest.mark.parametrize(
+    ("window", "count", "chars"), [(8000, 30, 3000), (16000, 200, 1800), (4000, 60, 900)]
+)
+def test_parallel_results_fit_the_window(
+    driver: HostDriver, window: int, count: int, chars: int
+) -> None:
+    with tempfile.TemporaryDirectory() as name:
+        workspace = Path(name)
+        figures, results = asyncio.run(_parallel(driver, workspace, window, count, chars))
+        assert len(results) == count, f"{len(results)} results for {count} calls"
+        recovered = sum(
+            _recover(workspace, results, index, _payload(index, chars)) for index in range(count)
+        )
+        combined = sum(bool(_START.search(shown)) for shown in results)
+        assert recovered == count, f"{count - recovered} full texts are in no file"
+        saved = len(list((workspace / "tool_result").glob("*.txt")))
+    record(
+        "parallel_results",
+        window=window,
+        results=count,
+        result_chars=chars,
+        model_calls=figures.model_calls,
+        max_input_ratio=round(figures.max_input_ratio, 3),
+        over_window=figures.over_window,
+        invalid_inputs=figures.invalid_inputs,
+        recovered=recovered,
+        combined=combined,
+        files_saved=saved,
+    )
+
+
+def _block(index: int, chars: int) -> str:
+    line = f"block {index:03d} line {{row:03d}} of the pasted design notes\n"
+    text = "".join(line.format(row=row) for row in range(chars // len(line) + 1))
+    return text[:chars].rstrip("\n")
+
+
+async def _many_blocks(
+    driver: HostDriver, workspace: Path, window: int, blocks: list[str]
+) -> StepFigures:
+    figures = StepFigures()
+
+    async def answer(call: Any) -> list[Any]:
+        formatted = await driver.provider_inputs(call)
+        check_model_input(formatted, driver.tool_schemas(call), window, figures)
+        return driver.text_step("read")
+
+    hook = driver.hook(agent_config(window, "extractive"), workspace)
+    model = driver.model([answer], context_size=window)
+    agent = await driver.agent(hook, model)
+    assert await driver.ask(agent, blocks) == "read"
+    return figures
+
+
+@pytest.mark.parametrize(("window", "count", "chars"), [(8000, 60, 1800), (4000, 25, 1200)])
+def test_a_request_of_many_text_blocks_is_cut_by_its_total(
+    driver: HostDriver, window: int, count: int, chars: int
+) -> None:
+    blocks = [_block(index, chars) for index in range(count)]
+    with tempfile.TemporaryDirectory() as name:
+        workspace = Path(name)
+        figures = asyncio.run(_many_blocks(driver, workspace, window, blocks))
+        saved = [
+            p.read_text(encoding="utf-8") for p in (workspace / "dialog" / "requests").glob("*.txt")
+        ]
+    whole = "\n".join(blocks)
+    assert whole in saved, "the request's full text is in no file"
+    record(
+        "multi_block_request",
+        window=window,
+        blocks=count,
+        block_chars=chars,
+        model_calls=figures.model_calls,
+        max_input_ratio=round(figures.max_input_ratio, 3),
+        over_window=figures.over_window,
+        invalid_inputs=figures.invalid_inputs,
+        files_saved=len(saved),
+        saved_whole=saved.count(whole),
+    )
