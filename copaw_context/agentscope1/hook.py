@@ -34,7 +34,7 @@ from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import EventCallback
-from copaw_context.core.hook_base import EngineHook
+from copaw_context.core.hook_base import Attached, EngineHook
 from copaw_context.core.host import HostSession, Window
 from copaw_context.core.workspace import agent_json_workspace
 
@@ -104,11 +104,12 @@ class MemoryCompactionHook(EngineHook):
             on_event=on_event,
         )
 
-    async def attach(self, agent: Any) -> MemoryCompactionHook:
-        """Attach to a 1.x ``ReActAgent`` (see :func:`copaw_context.agentscope1.attach`)."""
+    def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
+        """Attach to a 1.x ``ReActAgent``, called plainly or awaited (see
+        :func:`copaw_context.agentscope1.attach`)."""
         from copaw_context.agentscope1.attach import attach
 
-        return await attach(agent, self)
+        return attach(agent, self)
 
     def tool_functions(self) -> list[Any]:
         """``read_file`` bound to the workspace and the memory tools (unless memory is off),

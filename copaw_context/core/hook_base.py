@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from copaw_context.core.commands import ChatCommand
 from copaw_context.core.config import RunningConfig
@@ -18,9 +19,34 @@ from copaw_context.core.read_tool import ReadFileTool
 from copaw_context.core.report import TokenReport
 from copaw_context.core.tokens import UsageCalibration
 
-__all__ = ["EngineHook"]
+__all__ = ["Attached", "EngineHook"]
 
 logger = logging.getLogger("copaw_context")
+
+H = TypeVar("H")
+
+
+class Attached(Generic[H]):
+    """What ``hook.attach(agent)`` returns: the attaching is already done when it returns;
+    awaiting this (``await hook.attach(agent)``, as before) finishes any asynchronous rest
+    now instead of on the hook's first call, and gives the hook."""
+
+    __slots__ = ("_finish", "hook")
+
+    def __init__(self, hook: H, finish: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.hook = hook
+        self._finish = finish
+
+    def __await__(self) -> Generator[Any, None, H]:
+        return self._done().__await__()
+
+    async def _done(self) -> H:
+        if self._finish is not None:
+            await self._finish()
+        return self.hook
+
+    def __repr__(self) -> str:
+        return f"Attached({self.hook!r})"
 
 
 class EngineHook(ABC):

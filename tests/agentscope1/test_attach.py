@@ -137,3 +137,34 @@ async def test_commands_never_reach_the_model_or_the_memory(tmp_path: Path) -> N
     assert answer.get_text_content() == "a path is a question"
     unknown = await agent(Msg("user", "/nosuchcommand", "user"))
     assert unknown.get_text_content() == "not ours" and len(model.calls) == 2
+
+
+async def test_a_plain_attach_without_await_keeps_the_input_in_the_window(
+    tmp_path: Path,
+) -> None:
+    """``hook.attach(agent)`` called plainly attaches at once: the history is compacted to
+    fit the window and the tools reach the model (issue 17 item 18)."""
+    import json
+    import warnings
+
+    from copaw_context.core.tokens import make_token_counter
+
+    window = 6000
+    model = ScriptedChatModel([text_step("ok")], context_size=window)
+    agent = ReActAgent(name="assistant", sys_prompt="sys", model=model, formatter=model.formatter)
+    agent.set_console_output_enabled(False)
+    for t in range(30):
+        await agent.memory.add(Msg("user", f"Request {t}: check m{t}. " + "x" * 1500, "user"))
+        await agent.memory.add(Msg("assistant", f"Checked m{t}: " + "y" * 1500, "assistant"))
+    hook = MemoryCompactionHook(settings(window, compactor="extractive"), tmp_path)
+    counter = make_token_counter("o200k_base")
+    history = [m.to_dict() for m in await agent.memory.get_memory()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine was never awaited"
+        hook.attach(agent)
+    await agent(Msg("user", "What next?", "user"))
+    sent = counter.count(json.dumps(model.calls[0].formatted))
+    assert counter.count(json.dumps(history)) > 2 * window
+    assert sent <= window, f"{sent} tokens sent into a {window}-token window"
+    assert "read_file" in model.calls[0].tool_names
+    assert (await hook.agent_stats(agent))["compactions"] == 1
