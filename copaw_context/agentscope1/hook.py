@@ -71,11 +71,23 @@ class MemoryCompactionHook(EngineHook):
         compactor_formatter: Any | None = None,
         on_event: EventCallback | None = None,
     ) -> None:
-        if (compactor_model is None) != (compactor_formatter is None):
+        if compactor_formatter is not None and compactor_model is None:
             raise ValueError(
-                "MemoryCompactionHook: pass compactor_model and compactor_formatter together "
-                "(a 1.x model is called with messages its own provider's formatter made), or "
-                "neither to summarise with the agent's model and formatter"
+                "MemoryCompactionHook: compactor_formatter without compactor_model; pass the "
+                "model it formats for as compactor_model (or neither, to summarise with the "
+                "agent's model and formatter)"
+            )
+        if compactor_model is not None and not callable(compactor_model):
+            raise TypeError(
+                f"MemoryCompactionHook: compactor_model must be an AgentScope 1.x chat model "
+                f"(called with formatted messages); got {type(compactor_model).__name__}"
+            )
+        if compactor_formatter is not None and not callable(
+            getattr(compactor_formatter, "format", None)
+        ):
+            raise TypeError(
+                f"MemoryCompactionHook: compactor_formatter must be an AgentScope 1.x formatter "
+                f"(with format()); got {type(compactor_formatter).__name__}"
             )
         self.start_engine(config, workspace_dir, on_event)
         self.compactor_model = compactor_model
@@ -138,7 +150,11 @@ class MemoryCompactionHook(EngineHook):
             thinking = self._thinking[id(formatter)] = await thinking_policy(formatter)
         window = self.window(agent)
         if self.compactor_model is not None:
-            compactor = AgentScope1Summariser(self.compactor_model, self.compactor_formatter)
+            # Without its own formatter the compactor uses the agent's (same provider,
+            # another model is the common case).
+            compactor = AgentScope1Summariser(
+                self.compactor_model, self.compactor_formatter or formatter
+            )
         else:
             compactor = AgentScope1Summariser(inner_model(agent), formatter, window=window.tokens)
         with_summary = await agent.memory.get_memory(prepend_summary=True)

@@ -108,12 +108,33 @@ async def test_bad_agents_are_refused_with_a_clear_error(tmp_path: Path) -> None
         await MemoryCompactionHook(settings(), tmp_path).attach(agent)
 
 
-def test_compactor_model_and_formatter_come_together(tmp_path: Path) -> None:
+def test_only_a_compactor_setup_that_cannot_work_is_refused(tmp_path: Path) -> None:
     model = ScriptedChatModel([])
-    with pytest.raises(ValueError, match="compactor_model and compactor_formatter together"):
-        MemoryCompactionHook(settings(), tmp_path, compactor_model=model)
-    with pytest.raises(ValueError, match="together"):
+    with pytest.raises(ValueError, match="compactor_formatter without compactor_model"):
         MemoryCompactionHook(settings(), tmp_path, compactor_formatter=model.formatter)
+    with pytest.raises(TypeError, match="compactor_model must be an AgentScope 1.x chat model"):
+        MemoryCompactionHook(settings(), tmp_path, compactor_model="qwen-turbo")
+    with pytest.raises(TypeError, match="compactor_formatter must be an AgentScope 1.x"):
+        MemoryCompactionHook(settings(), tmp_path, compactor_model=model, compactor_formatter=1)
+
+
+async def test_a_compactor_model_alone_uses_the_agents_formatter(tmp_path: Path) -> None:
+    """Same provider, another model: no formatter needed (issue 17 item 19)."""
+    from tests.summaries import PREVIOUS_SUMMARY
+
+    compactor = ScriptedChatModel([text_step(PREVIOUS_SUMMARY)])
+    model = ScriptedChatModel([])
+    agent = ReActAgent(name="assistant", sys_prompt="sys", model=model, formatter=model.formatter)
+    agent.set_console_output_enabled(False)
+    for t in range(6):
+        await agent.memory.add(Msg("user", f"Request {t}: check m{t}. " + "x" * 800, "user"))
+        await agent.memory.add(Msg("assistant", f"Checked m{t}: " + "y" * 800, "assistant"))
+    hook = MemoryCompactionHook(settings(compactor="llm"), tmp_path, compactor_model=compactor)
+    hook.attach(agent)
+    reply = await agent(Msg("user", "/compact", "user"))
+    assert (reply.get_text_content() or "").startswith("**Compact Complete!**")
+    assert len(compactor.calls) == 1 and not model.calls
+    assert compactor.calls[0].formatted[0]["role"] == "system"
 
 
 async def test_from_agent_json_uses_the_folder_of_the_file(tmp_path: Path) -> None:
