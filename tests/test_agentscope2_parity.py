@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from agentscope.agent import Agent, InjectionConfig
 from agentscope.event import CustomEvent
 from agentscope.message import UserMsg
@@ -136,3 +137,31 @@ async def test_a_plain_attach_without_await_keeps_the_input_in_the_window(
     assert sent <= window, f"{sent} tokens sent into a {window}-token window"
     assert "read_file" in model.calls[0].tool_names
     assert (await hook.agent_stats(agent))["compactions"] == 1
+
+
+async def test_the_cli_chat_closes_the_hook_at_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/exit`` closes the hook, so memory summaries still running are written (item 20)."""
+    import io
+
+    from copaw_context.cli import chat
+
+    closed: list[int] = []
+
+    class Spied(MemoryCompactionHook):
+        async def close(self) -> None:
+            closed.append(self.pending)
+            await super().close()
+
+    monkeypatch.setattr(chat, "MemoryCompactionHook", Spied)
+    config = parse_running_config({"running": {"memory": {"enabled": False}}})
+    model = ScriptedChatModel([text_step("hello")])
+    stdin, stdout = io.StringIO("hi\n/exit\n"), io.StringIO()
+    assert (
+        await chat.run_chat(
+            config, str(tmp_path), model_name="x", stdin=stdin, stdout=stdout, model=model
+        )
+        == 0
+    )
+    assert closed == [0] and "assistant> hello" in stdout.getvalue()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from copaw_context.core.commands import ChatCommand
 from copaw_context.core.config import RunningConfig
@@ -63,6 +64,7 @@ class EngineHook(ABC):
         """Build the engine for ``config`` (defaults when None) in ``workspace_dir``."""
         workspace = Path(workspace_dir).expanduser().resolve()
         self.engine = ContextEngine(config or RunningConfig(), workspace, on_event=on_event)
+        self._closed = False
 
     @abstractmethod
     async def session(self, agent: Any) -> HostSession:
@@ -99,8 +101,45 @@ class EngineHook(ABC):
         return ReadFileTool.from_config(self.config, self.workspace)
 
     async def close(self) -> None:
-        """Stop background work: the memory consolidation schedule and pending summaries."""
+        """Stop background work: the memory consolidation schedule, and wait for the memory
+        summaries still running (without this they are lost at exit)."""
+        self._closed = True
         await self.engine.close()
+
+    async def __aenter__(self) -> Self:
+        """``async with MemoryCompactionHook(...) as hook:`` closes the hook on the way out."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ran (``async with`` runs it on the way out)."""
+        return self._closed
+
+    @property
+    def pending(self) -> int:
+        """Memory summaries still running (:meth:`close` waits for them)."""
+        return self.engine.memory.pending
+
+    def __del__(self) -> None:
+        engine = getattr(self, "engine", None)
+        if engine is None or getattr(self, "_closed", True):
+            return
+        try:
+            pending = engine.memory.pending
+        except Exception:  # half-built or interpreter shutdown
+            return
+        if pending:
+            warnings.warn(
+                f"copaw-context: {type(self).__name__} collected with {pending} memory "
+                "summaries still running and never closed; they may be lost. Use `async with "
+                "hook:` or `await hook.close()` before exiting",
+                ResourceWarning,
+                stacklevel=2,
+                source=self,
+            )
 
     async def command_reply(self, agent: Any, command: ChatCommand) -> str:
         """The reply to a chat command (a failure is reported, never raised)."""
