@@ -59,7 +59,7 @@ class MemoryCompactionHook(EngineHook):
 
         hook = MemoryCompactionHook.from_agent_json("~/.qwenpaw/workspaces/a1/agent.json")
         agent = ReActAgent(name="a", sys_prompt="...", model=model, formatter=formatter)
-        await hook.attach(agent)
+        hook.attach(agent)  # attached at once; awaiting it works too
     """
 
     def __init__(
