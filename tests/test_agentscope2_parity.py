@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from agentscope.agent import Agent, InjectionConfig
 from agentscope.event import CustomEvent
 from agentscope.message import UserMsg
@@ -94,3 +95,73 @@ async def test_the_cli_chat_shows_status_lines(tmp_path: Path) -> None:
     assert "[context] 🔄 Context compaction started..." in out
     assert "[context] ✅ Context compaction completed!" in out
     assert "assistant> done 5" in out and "**Context usage**" in out
+
+
+async def test_a_plain_attach_without_await_keeps_the_input_in_the_window(
+    tmp_path: Path,
+) -> None:
+    """``hook.attach(agent)`` called plainly (the design card's one line) attaches: the
+    history is compacted to fit and the tools reach the model (issue 17 item 18)."""
+    import json
+    import warnings
+
+    from copaw_context.core.tokens import make_token_counter
+
+    window = 6000
+    config = parse_running_config(
+        {
+            "running": {
+                "max_input_length": window,
+                "memory": {"enabled": False},
+                "light_context_config": {"compactor": "extractive", "token_counter": "o200k_base"},
+            }
+        }
+    )
+    model = ScriptedChatModel([text_step("ok")], context_size=window)
+    agent = Agent(
+        name="a",
+        system_prompt="sys",
+        model=model,
+        injection_config=InjectionConfig(inject_runtime_state=False),
+    )
+    agent.state.context = seeded_history(30)
+    hook = MemoryCompactionHook(config, tmp_path)
+    counter = make_token_counter("o200k_base")
+    history_tokens = counter.count(json.dumps([m.model_dump() for m in agent.state.context]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine was never awaited"
+        hook.attach(agent)
+    await agent.reply(UserMsg("user", "What next?"))
+    sent = counter.count(json.dumps(model.calls[0].formatted))
+    assert history_tokens > 2 * window
+    assert sent <= window, f"{sent} tokens sent into a {window}-token window"
+    assert "read_file" in model.calls[0].tool_names
+    assert (await hook.agent_stats(agent))["compactions"] == 1
+
+
+async def test_the_cli_chat_closes_the_hook_at_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/exit`` closes the hook, so memory summaries still running are written (item 20)."""
+    import io
+
+    from copaw_context.cli import chat
+
+    closed: list[int] = []
+
+    class Spied(MemoryCompactionHook):
+        async def close(self) -> None:
+            closed.append(self.pending)
+            await super().close()
+
+    monkeypatch.setattr(chat, "MemoryCompactionHook", Spied)
+    config = parse_running_config({"running": {"memory": {"enabled": False}}})
+    model = ScriptedChatModel([text_step("hello")])
+    stdin, stdout = io.StringIO("hi\n/exit\n"), io.StringIO()
+    assert (
+        await chat.run_chat(
+            config, str(tmp_path), model_name="x", stdin=stdin, stdout=stdout, model=model
+        )
+        == 0
+    )
+    assert closed == [0] and "assistant> hello" in stdout.getvalue()

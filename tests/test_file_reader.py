@@ -335,3 +335,45 @@ async def test_line_count_cache_follows_file_changes(tmp_path: Path) -> None:
     os.utime(path, (2_000_000, 2_000_000))
     second = await _read(path, tmp_path, start_line=5)
     assert second.ok and second.total_lines == 6 and second.text == "e\n"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "lines"),
+    [
+        ({"start_line": "2", "end_line": "3"}, "b\nc\n"),
+        ({"start_line": " 2 ", "end_line": 3.0}, "b\nc\n"),
+        ({"start_line": 2.0, "end_line": "3.0"}, "b\nc\n"),
+        ({"start_line": "2", "line_offset": "1"}, "\nc\nd\n"),
+        ({"start_line": "+3", "line_offset": 0.0}, "c\nd\n"),
+    ],
+)
+async def test_the_tool_accepts_whole_numbers_as_text_or_floats(
+    tmp_path: Path, kwargs: dict[str, object], lines: str
+) -> None:
+    """1.x passes the model's arguments through unconverted (issue 17 item 16)."""
+    from copaw_context.core.read_tool import ReadFileTool
+
+    path = _write(tmp_path, "a\nb\nc\nd\n", "a.txt")
+    result, entry = await ReadFileTool(tmp_path).read(str(path), **kwargs)  # type: ignore[arg-type]
+    assert result.ok, result.text
+    assert result.text.startswith(lines) and entry is not None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"start_line": "2.5"}, "start_line must be a whole number (such as 2), got '2.5'"),
+        ({"end_line": "abc"}, "end_line must be a whole number (such as 2), got 'abc'"),
+        ({"line_offset": 1.5}, "line_offset must be a whole number (such as 2), got 1.5"),
+        ({"start_line": "0"}, "start_line=0 is invalid"),
+        ({"start_line": True}, "start_line must be a whole number"),
+    ],
+)
+async def test_the_tool_refuses_other_numbers_clearly(
+    tmp_path: Path, kwargs: dict[str, object], fragment: str
+) -> None:
+    from copaw_context.core.read_tool import ReadFileTool
+
+    path = _write(tmp_path, "a\nb\n", "a.txt")
+    result, entry = await ReadFileTool(tmp_path).read(str(path), **kwargs)  # type: ignore[arg-type]
+    assert not result.ok and entry is None and fragment in result.text

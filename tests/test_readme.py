@@ -33,8 +33,8 @@ async def test_the_attach_example_runs_its_tools(
     )
     namespace: dict[str, object] = {"model": model}
     body = textwrap.indent(attach_example(), "    ")
-    exec(f"async def example():\n{body}\n    return reply, agent\n", namespace)
-    reply, agent = await namespace["example"]()  # type: ignore[operator]
+    exec(f"async def example():\n{body}\n    return reply, agent, hook\n", namespace)
+    reply, agent, hook = await namespace["example"]()  # type: ignore[operator]
     assert reply.get_text_content() == "The linker failed."  # type: ignore[attr-defined]
     results = [
         b
@@ -44,3 +44,4 @@ async def test_the_attach_example_runs_its_tools(
     ]
     assert len(results) == 1 and "linker failed" in str(results[0].output)
     model.assert_complete()
+    assert hook.closed  # type: ignore[attr-defined]

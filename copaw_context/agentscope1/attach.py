@@ -27,6 +27,7 @@ from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
+from copaw_context.core.hook_base import Attached
 
 if TYPE_CHECKING:
     from copaw_context.agentscope1.hook import MemoryCompactionHook
@@ -135,11 +136,13 @@ def _register_tools(agent: Any, hook: MemoryCompactionHook) -> None:
         )
 
 
-async def attach(agent: Any, hook: MemoryCompactionHook) -> MemoryCompactionHook:
-    """Attach ``hook`` to a 1.x ``ReActAgent`` (idempotent: twice changes nothing)."""
+def attach(agent: Any, hook: MemoryCompactionHook) -> Attached[MemoryCompactionHook]:
+    """Attach ``hook`` to a 1.x ``ReActAgent``, done when this returns: call it plainly or
+    await it (``await attach(agent, hook)`` gives the hook). Idempotent: twice changes
+    nothing; an agent it cannot work with fails here."""
     _check_agent(agent, hook)
     if attached_hook(agent) is hook:
-        return hook
+        return Attached(hook)
     if agent.memory.content and not hasattr(agent, STATE_ATTRIBUTE):
         logger.warning(
             "copaw-context: %s already holds %d messages; if they come from a session saved "
@@ -166,4 +169,4 @@ async def attach(agent: Any, hook: MemoryCompactionHook) -> MemoryCompactionHook
     agent.model = ContextModelProxy(agent.model, handle)
     _register_tools(agent, hook)
     setattr(agent, _OWNER, hook)
-    return hook
+    return Attached(hook)

@@ -34,7 +34,7 @@ from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import EventCallback
-from copaw_context.core.hook_base import EngineHook
+from copaw_context.core.hook_base import Attached, EngineHook
 from copaw_context.core.host import HostSession, Window
 from copaw_context.core.workspace import agent_json_workspace
 
@@ -59,7 +59,7 @@ class MemoryCompactionHook(EngineHook):
 
         hook = MemoryCompactionHook.from_agent_json("~/.qwenpaw/workspaces/a1/agent.json")
         agent = ReActAgent(name="a", sys_prompt="...", model=model, formatter=formatter)
-        await hook.attach(agent)
+        hook.attach(agent)  # attached at once; awaiting it works too
     """
 
     def __init__(
@@ -71,11 +71,23 @@ class MemoryCompactionHook(EngineHook):
         compactor_formatter: Any | None = None,
         on_event: EventCallback | None = None,
     ) -> None:
-        if (compactor_model is None) != (compactor_formatter is None):
+        if compactor_formatter is not None and compactor_model is None:
             raise ValueError(
-                "MemoryCompactionHook: pass compactor_model and compactor_formatter together "
-                "(a 1.x model is called with messages its own provider's formatter made), or "
-                "neither to summarise with the agent's model and formatter"
+                "MemoryCompactionHook: compactor_formatter without compactor_model; pass the "
+                "model it formats for as compactor_model (or neither, to summarise with the "
+                "agent's model and formatter)"
+            )
+        if compactor_model is not None and not callable(compactor_model):
+            raise TypeError(
+                f"MemoryCompactionHook: compactor_model must be an AgentScope 1.x chat model "
+                f"(called with formatted messages); got {type(compactor_model).__name__}"
+            )
+        if compactor_formatter is not None and not callable(
+            getattr(compactor_formatter, "format", None)
+        ):
+            raise TypeError(
+                f"MemoryCompactionHook: compactor_formatter must be an AgentScope 1.x formatter "
+                f"(with format()); got {type(compactor_formatter).__name__}"
             )
         self.start_engine(config, workspace_dir, on_event)
         self.compactor_model = compactor_model
@@ -104,11 +116,12 @@ class MemoryCompactionHook(EngineHook):
             on_event=on_event,
         )
 
-    async def attach(self, agent: Any) -> MemoryCompactionHook:
-        """Attach to a 1.x ``ReActAgent`` (see :func:`copaw_context.agentscope1.attach`)."""
+    def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
+        """Attach to a 1.x ``ReActAgent``, called plainly or awaited (see
+        :func:`copaw_context.agentscope1.attach`)."""
         from copaw_context.agentscope1.attach import attach
 
-        return await attach(agent, self)
+        return attach(agent, self)
 
     def tool_functions(self) -> list[Any]:
         """``read_file`` bound to the workspace and the memory tools (unless memory is off),
@@ -137,7 +150,11 @@ class MemoryCompactionHook(EngineHook):
             thinking = self._thinking[id(formatter)] = await thinking_policy(formatter)
         window = self.window(agent)
         if self.compactor_model is not None:
-            compactor = AgentScope1Summariser(self.compactor_model, self.compactor_formatter)
+            # Without its own formatter the compactor uses the agent's (same provider,
+            # another model is the common case).
+            compactor = AgentScope1Summariser(
+                self.compactor_model, self.compactor_formatter or formatter
+            )
         else:
             compactor = AgentScope1Summariser(inner_model(agent), formatter, window=window.tokens)
         with_summary = await agent.memory.get_memory(prepend_summary=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from copaw_context.agentscope2.middleware import MemoryCompactionHook
+from copaw_context.core.hook_base import Attached
 
 __all__ = ["attach"]
 
@@ -22,11 +23,17 @@ _HOOK_LISTS = {
 }
 
 
-async def attach(agent: Any, hook: MemoryCompactionHook) -> MemoryCompactionHook:
-    """Add ``hook`` to ``agent``'s middlewares and its ``read_file`` tool to the toolkit.
+def attach(agent: Any, hook: MemoryCompactionHook) -> Attached[MemoryCompactionHook]:
+    """Add ``hook`` to ``agent``'s middlewares now, and its tools (``read_file``, memory) to
+    the toolkit before the agent's next reply (at once when the result is awaited).
 
-    Idempotent: attaching the same hook twice changes nothing.
+    Works called plainly or awaited (``await attach(agent, hook)`` gives the hook); a host
+    without the middleware lists fails here. Idempotent: twice changes nothing.
     """
+    if getattr(agent, "toolkit", None) is None:
+        raise TypeError(
+            f"attach() needs an AgentScope 2.x Agent; {type(agent).__name__} has no toolkit"
+        )
     for hook_name, attribute in _HOOK_LISTS.items():
         if not hook.is_implemented(hook_name):
             continue
@@ -38,7 +45,9 @@ async def attach(agent: Any, hook: MemoryCompactionHook) -> MemoryCompactionHook
             )
         if hook not in chain:
             chain.append(hook)
-    for tool in await hook.list_tools():
-        if await agent.toolkit.get_tool(tool.name) is None:
-            await agent.toolkit.add_tool(tool)
-    return hook
+    hook.tools_pending(agent)
+
+    async def finish() -> None:
+        await hook.add_tools(agent)
+
+    return Attached(hook, finish)

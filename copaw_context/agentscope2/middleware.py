@@ -34,7 +34,7 @@ from copaw_context.core.commands import parse_command
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.engine import InputMeasure
 from copaw_context.core.events import EventCallback
-from copaw_context.core.hook_base import EngineHook
+from copaw_context.core.hook_base import Attached, EngineHook
 from copaw_context.core.host import Window
 from copaw_context.core.overflow import started_stream
 from copaw_context.core.workspace import agent_json_workspace
@@ -72,6 +72,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         self._tools: list[ToolBase] | None = None
         self._thinking: dict[int, Any] = {}
         self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+        self._pending_tools: weakref.WeakSet[Any] = weakref.WeakSet()
 
     @classmethod
     def from_agent_json(
@@ -87,11 +88,25 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         workspace = agent_json_workspace(path, workspace_dir)
         return cls(load_running_config(path), workspace, compactor_model, on_event=on_event)
 
-    async def attach(self, agent: Any) -> MemoryCompactionHook:
-        """Attach to an ``Agent`` that is already built (see :func:`attach`)."""
+    def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
+        """Attach to an ``Agent`` that is already built, called plainly or awaited (see
+        :func:`copaw_context.agentscope2.attach`)."""
         from copaw_context.agentscope2.attach import attach
 
-        return await attach(agent, self)
+        return attach(agent, self)
+
+    def tools_pending(self, agent: Any) -> None:
+        """Add the tools to ``agent``'s toolkit on the hook's next call (see :meth:`attach`)."""
+        self._pending_tools.add(agent)
+
+    async def add_tools(self, agent: Any) -> None:
+        """Add :meth:`list_tools` to ``agent``'s toolkit if they are pending (idempotent)."""
+        if agent not in self._pending_tools:
+            return
+        self._pending_tools.discard(agent)
+        for tool in await self.list_tools():
+            if await agent.toolkit.get_tool(tool.name) is None:
+                await agent.toolkit.add_tool(tool)
 
     async def list_tools(self) -> list[ToolBase]:
         """``read_file`` bound to the workspace, and the long-term memory tools
@@ -216,7 +231,12 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         input_kwargs: dict[str, Any],
         next_handler: Callable[..., AsyncGenerator[Any, None]],
     ) -> AsyncGenerator[Any, None]:
-        """Answer ``/compact``, ``/context``, ``/clear`` and ``/new`` without the model."""
+        """Answer ``/compact``, ``/context``, ``/clear`` and ``/new`` without the model (and
+        add the tools of a plain :meth:`attach` first)."""
+        try:
+            await self.add_tools(agent)
+        except Exception:
+            logger.exception("copaw-context: could not add read_file and the memory tools")
         command = parse_command(command_text(input_kwargs.get("inputs")))
         if command is None:
             async for item in next_handler(**input_kwargs):

@@ -46,28 +46,35 @@ async def run_chat(
     """
     if not isinstance(config, RunningConfig):
         config = await aload_running_config(config)
-    hook = MemoryCompactionHook(_with_status(config), workspace)
-    if model is None:
-        model = real_chat_model(provider, model_name, base_url, api_key_env)
-    agent = Agent(
-        name="assistant",
-        system_prompt="You are a helpful assistant. Use read_file to read files in the workspace.",
-        model=model,
-        toolkit=Toolkit(tools=await hook.list_tools()),
-        middlewares=[hook],
-    )
-    print(_BANNER, file=stdout)
+    async with MemoryCompactionHook(_with_status(config), workspace) as hook:
+        if model is None:
+            model = real_chat_model(provider, model_name, base_url, api_key_env)
+        agent = Agent(
+            name="assistant",
+            system_prompt=(
+                "You are a helpful assistant. Use read_file to read files in the workspace."
+            ),
+            model=model,
+            toolkit=Toolkit(tools=await hook.list_tools()),
+            middlewares=[hook],
+        )
+        print(_BANNER, file=stdout)
+        await _chat_loop(agent, stdin, stdout)
+    return 0  # the hook is closed: memory summaries still running are written
+
+
+async def _chat_loop(agent: Agent, stdin: TextIO, stdout: TextIO) -> None:
     loop = asyncio.get_running_loop()
     while True:
         print("you> ", end="", file=stdout, flush=True)
         line = await loop.run_in_executor(None, stdin.readline)
         if not line:
-            return 0
+            return
         text = line.strip()
         if not text:
             continue
         if text in ("/exit", "/quit"):
-            return 0
+            return
         async for item in agent.reply_stream(UserMsg("user", text), yield_final_msg=True):
             if isinstance(item, CustomEvent) and item.name == STATUS_EVENT:
                 print(f"[context] {item.value.get('text', '')}", file=stdout, flush=True)

@@ -164,7 +164,10 @@ def _check_arguments(request: _Request) -> None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _ReadFailure(f"{name} must be a whole number, got {value!r}.")
+            raise _ReadFailure(
+                f"{name} must be a whole number (such as 2), got {value!r}. Pass a line "
+                "number, or omit it."
+            )
         if value < minimum:
             raise _ReadFailure(f"{name}={value} is invalid; use {minimum} or more ({meaning}).")
     start = request.start_line or 1

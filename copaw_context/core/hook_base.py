@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Self, TypeVar
 
 from copaw_context.core.commands import ChatCommand
 from copaw_context.core.config import RunningConfig
@@ -18,9 +20,34 @@ from copaw_context.core.read_tool import ReadFileTool
 from copaw_context.core.report import TokenReport
 from copaw_context.core.tokens import UsageCalibration
 
-__all__ = ["EngineHook"]
+__all__ = ["Attached", "EngineHook"]
 
 logger = logging.getLogger("copaw_context")
+
+H = TypeVar("H")
+
+
+class Attached(Generic[H]):
+    """What ``hook.attach(agent)`` returns: the attaching is already done when it returns;
+    awaiting this (``await hook.attach(agent)``, as before) finishes any asynchronous rest
+    now instead of on the hook's first call, and gives the hook."""
+
+    __slots__ = ("_finish", "hook")
+
+    def __init__(self, hook: H, finish: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.hook = hook
+        self._finish = finish
+
+    def __await__(self) -> Generator[Any, None, H]:
+        return self._done().__await__()
+
+    async def _done(self) -> H:
+        if self._finish is not None:
+            await self._finish()
+        return self.hook
+
+    def __repr__(self) -> str:
+        return f"Attached({self.hook!r})"
 
 
 class EngineHook(ABC):
@@ -37,6 +64,7 @@ class EngineHook(ABC):
         """Build the engine for ``config`` (defaults when None) in ``workspace_dir``."""
         workspace = Path(workspace_dir).expanduser().resolve()
         self.engine = ContextEngine(config or RunningConfig(), workspace, on_event=on_event)
+        self._closed = False
 
     @abstractmethod
     async def session(self, agent: Any) -> HostSession:
@@ -73,8 +101,45 @@ class EngineHook(ABC):
         return ReadFileTool.from_config(self.config, self.workspace)
 
     async def close(self) -> None:
-        """Stop background work: the memory consolidation schedule and pending summaries."""
+        """Stop background work: the memory consolidation schedule, and wait for the memory
+        summaries still running (without this they are lost at exit)."""
+        self._closed = True
         await self.engine.close()
+
+    async def __aenter__(self) -> Self:
+        """``async with MemoryCompactionHook(...) as hook:`` closes the hook on the way out."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ran (``async with`` runs it on the way out)."""
+        return self._closed
+
+    @property
+    def pending(self) -> int:
+        """Memory summaries still running (:meth:`close` waits for them)."""
+        return self.engine.memory.pending
+
+    def __del__(self) -> None:
+        engine = getattr(self, "engine", None)
+        if engine is None or getattr(self, "_closed", True):
+            return
+        try:
+            pending = engine.memory.pending
+        except Exception:  # half-built or interpreter shutdown
+            return
+        if pending:
+            warnings.warn(
+                f"copaw-context: {type(self).__name__} collected with {pending} memory "
+                "summaries still running and never closed; they may be lost. Use `async with "
+                "hook:` or `await hook.close()` before exiting",
+                ResourceWarning,
+                stacklevel=2,
+                source=self,
+            )
 
     async def command_reply(self, agent: Any, command: ChatCommand) -> str:
         """The reply to a chat command (a failure is reported, never raised)."""

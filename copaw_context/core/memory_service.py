@@ -123,6 +123,11 @@ class MemoryService:
         self._prompt = (key, block)
         return block
 
+    @property
+    def pending(self) -> int:
+        """Memory summaries still running (lost if the process exits before :meth:`close`)."""
+        return self._summariser.pending if self._summariser is not None else 0
+
     async def close(self) -> None:
         """Stop the schedule and let the summariser finish its jobs."""
         if self._scheduler is not None:

@@ -3,6 +3,7 @@ text. Each adapter wraps :meth:`ReadFileTool.read` in its host's tool type."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,23 @@ from copaw_context.core.config import RunningConfig
 from copaw_context.core.file_reader import ReadResult, read_text_file
 from copaw_context.core.tool_docs import read_file_doc
 
-__all__ = ["ReadFileTool", "extra_read_roots"]
+__all__ = ["ReadFileTool", "extra_read_roots", "whole_number"]
+
+_WHOLE = re.compile(r"[+-]?\d+(?:\.0*)?")
+
+
+def whole_number(value: Any) -> Any:
+    """``value`` as an int when it is a whole number given as text or a float (``"2"``,
+    ``" 2 "``, ``2.0``, ``"2.0"``): hosts pass the model's arguments through as they come
+    (1.x does not convert strings), as the reference reader accepts. Anything else is
+    returned unchanged, for the reader's own error ("must be a whole number")."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(float(value.strip())) if "." in value else int(value.strip())
+    return value
 
 
 def extra_read_roots(config: RunningConfig, workspace: Path) -> tuple[Path, ...]:
@@ -70,9 +87,9 @@ class ReadFileTool:
         None when nothing was read)."""
         result = await read_text_file(
             file_path,
-            start_line,
-            end_line,
-            line_offset,
+            whole_number(start_line),
+            whole_number(end_line),
+            whole_number(line_offset),
             workspace=self.workspace,
             extra_roots=tuple(self.extra_roots),
             max_bytes=self.max_bytes,

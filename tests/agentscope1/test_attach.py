@@ -108,12 +108,33 @@ async def test_bad_agents_are_refused_with_a_clear_error(tmp_path: Path) -> None
         await MemoryCompactionHook(settings(), tmp_path).attach(agent)
 
 
-def test_compactor_model_and_formatter_come_together(tmp_path: Path) -> None:
+def test_only_a_compactor_setup_that_cannot_work_is_refused(tmp_path: Path) -> None:
     model = ScriptedChatModel([])
-    with pytest.raises(ValueError, match="compactor_model and compactor_formatter together"):
-        MemoryCompactionHook(settings(), tmp_path, compactor_model=model)
-    with pytest.raises(ValueError, match="together"):
+    with pytest.raises(ValueError, match="compactor_formatter without compactor_model"):
         MemoryCompactionHook(settings(), tmp_path, compactor_formatter=model.formatter)
+    with pytest.raises(TypeError, match="compactor_model must be an AgentScope 1.x chat model"):
+        MemoryCompactionHook(settings(), tmp_path, compactor_model="qwen-turbo")
+    with pytest.raises(TypeError, match="compactor_formatter must be an AgentScope 1.x"):
+        MemoryCompactionHook(settings(), tmp_path, compactor_model=model, compactor_formatter=1)
+
+
+async def test_a_compactor_model_alone_uses_the_agents_formatter(tmp_path: Path) -> None:
+    """Same provider, another model: no formatter needed (issue 17 item 19)."""
+    from tests.summaries import PREVIOUS_SUMMARY
+
+    compactor = ScriptedChatModel([text_step(PREVIOUS_SUMMARY)])
+    model = ScriptedChatModel([])
+    agent = ReActAgent(name="assistant", sys_prompt="sys", model=model, formatter=model.formatter)
+    agent.set_console_output_enabled(False)
+    for t in range(6):
+        await agent.memory.add(Msg("user", f"Request {t}: check m{t}. " + "x" * 800, "user"))
+        await agent.memory.add(Msg("assistant", f"Checked m{t}: " + "y" * 800, "assistant"))
+    hook = MemoryCompactionHook(settings(compactor="llm"), tmp_path, compactor_model=compactor)
+    hook.attach(agent)
+    reply = await agent(Msg("user", "/compact", "user"))
+    assert (reply.get_text_content() or "").startswith("**Compact Complete!**")
+    assert len(compactor.calls) == 1 and not model.calls
+    assert compactor.calls[0].formatted[0]["role"] == "system"
 
 
 async def test_from_agent_json_uses_the_folder_of_the_file(tmp_path: Path) -> None:
@@ -137,3 +158,34 @@ async def test_commands_never_reach_the_model_or_the_memory(tmp_path: Path) -> N
     assert answer.get_text_content() == "a path is a question"
     unknown = await agent(Msg("user", "/nosuchcommand", "user"))
     assert unknown.get_text_content() == "not ours" and len(model.calls) == 2
+
+
+async def test_a_plain_attach_without_await_keeps_the_input_in_the_window(
+    tmp_path: Path,
+) -> None:
+    """``hook.attach(agent)`` called plainly attaches at once: the history is compacted to
+    fit the window and the tools reach the model (issue 17 item 18)."""
+    import json
+    import warnings
+
+    from copaw_context.core.tokens import make_token_counter
+
+    window = 6000
+    model = ScriptedChatModel([text_step("ok")], context_size=window)
+    agent = ReActAgent(name="assistant", sys_prompt="sys", model=model, formatter=model.formatter)
+    agent.set_console_output_enabled(False)
+    for t in range(30):
+        await agent.memory.add(Msg("user", f"Request {t}: check m{t}. " + "x" * 1500, "user"))
+        await agent.memory.add(Msg("assistant", f"Checked m{t}: " + "y" * 1500, "assistant"))
+    hook = MemoryCompactionHook(settings(window, compactor="extractive"), tmp_path)
+    counter = make_token_counter("o200k_base")
+    history = [m.to_dict() for m in await agent.memory.get_memory()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine was never awaited"
+        hook.attach(agent)
+    await agent(Msg("user", "What next?", "user"))
+    sent = counter.count(json.dumps(model.calls[0].formatted))
+    assert counter.count(json.dumps(history)) > 2 * window
+    assert sent <= window, f"{sent} tokens sent into a {window}-token window"
+    assert "read_file" in model.calls[0].tool_names
+    assert (await hook.agent_stats(agent))["compactions"] == 1

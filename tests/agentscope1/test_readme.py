@@ -48,3 +48,4 @@ async def test_the_1x_attach_example_runs_its_tools(
     assert len(results) == 1 and "linker failed" in str(results[0]["output"])
     assert "read_file" in model.calls[0].tool_names
     model.assert_complete()
+    assert hook.closed  # type: ignore[attr-defined]

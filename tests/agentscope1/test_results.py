@@ -93,3 +93,23 @@ async def test_hint_messages_keep_their_place_and_are_not_archived(tmp_path: Pat
     assert "answer in JSON" not in "".join(
         p.read_text(encoding="utf-8") for p in (tmp_path / "dialog").glob("*.jsonl")
     )
+
+
+async def test_read_file_takes_line_numbers_as_text_through_a_1x_agent(tmp_path: Path) -> None:
+    """1.x passes the model's arguments as they come: ``"2"`` is line 2, ``"2.5"`` a clear
+    error (issue 17 item 16)."""
+    (tmp_path / "notes.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)), "utf-8")
+    results: list[str] = []
+
+    def keep(call: ModelCall) -> list[Any]:
+        results.append(formatted_text(call.formatted[-1]))
+        return text_step("done") if len(results) == 2 else bad
+
+    path = str(tmp_path / "notes.txt")
+    good = tool_calls_step(("read_file", {"file_path": path, "start_line": "2", "end_line": "3"}))
+    bad = tool_calls_step(("read_file", {"file_path": path, "start_line": "2.5"}))
+    agent, _, _ = await build_agent(tmp_path, [good, keep, keep])
+    reply = await agent(Msg("user", "Read lines 2-3 of notes.txt.", "user"))
+    assert reply.get_text_content() == "done"
+    assert results[0].startswith("line 2\nline 3\n")
+    assert "start_line must be a whole number (such as 2), got '2.5'" in results[1]
