@@ -31,7 +31,7 @@ _EXACT_RE = re.compile(
     rf"(?:{'|'.join(word_pattern(k) for k in ('file', 'error', 'last_error'))})"
     r"(?: \([^()\n]*\))?(?:: |：)"
 )
-_EXACT_SHARE = 8  # of max_chars for each list's exact items before the oldest go
+_EXACT_SHARE = 4  # of max_chars for each list's exact items before the oldest go
 _MIN_PROTECTED_CHARS = 200  # a kept item (the task, the latest request) is cut to no less
 
 
@@ -94,7 +94,7 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
     items whose :func:`item_key` is in ``protected`` are never left out (they may be cut).
 
     Constraints keep the newest within a third of ``max_chars``, exact errors and paths the
-    newest within an eighth (per list). Then, longest list first
+    newest within a quarter (per list). Then, longest list first
     and oldest item first, go the items copied from the messages (requests, tool outcomes:
     the archive has them), then any other item but the decisions, exact errors and paths;
     then the protected items are cut (to no less than 200 characters); then go the exact
