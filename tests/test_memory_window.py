@@ -149,3 +149,19 @@ async def test_a_rejected_consolidation_request_falls_back_to_the_extractive_mer
     assert result.method == "extractive" and result.written
     assert "ContextWindowExceededError" in (result.fallback_reason or "")
     assert "NODE_OPTIONS=--max-old-space-size=1028" in memory
+
+
+async def test_every_compactor_request_fits_the_models_window_staged() -> None:
+    from copaw_context.core.summary.llm import SummaryCompactor
+    from copaw_context.core.tokens import TiktokenCounter
+    from tests.summaries import six_section_summary
+
+    model = ScriptedTextModel(context_size=WINDOW, default=six_section_summary(1))
+    compactor = SummaryCompactor(
+        mode="llm", counter=TiktokenCounter("o200k_base"), max_summary_chars=2000
+    )
+    messages = compaction(6).messages
+    result = await compactor.summarise(messages, previous_summary="", model=model)
+    sizes = [call.tokens for call in model.calls]
+    assert sizes and not any(call.rejected for call in model.calls), sizes
+    assert max(sizes) <= WINDOW and result.stages > 1, (sizes, result)
