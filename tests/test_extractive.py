@@ -569,18 +569,19 @@ def test_max_chars_trims_copied_items_first_keeps_original_task_and_latest_reque
     assert "- Tests run with `cd /repo && pytest -q`" in summary  # written by the model
 
 
-def test_max_chars_budgets_constraints_newest_first_but_keeps_the_request_whole() -> None:
+def test_max_chars_budgets_constraints_newest_first_and_cuts_the_request_before_them() -> None:
     constraints = " ".join(f"You must keep rule {i}." for i in range(60))
     messages = [_msg("user", _text(constraints))]
     summary = extractive_summary(messages, max_chars=2500)
     goal, kept = _section_items(summary, 0), _section_items(summary, 1)
-    assert goal == [f"- User request: {constraints}"]  # protected: the original task
+    assert len(goal) == 1 and goal[0].startswith("- User request: You must keep rule 0.")
     assert kept[-1] == "- You must keep rule 59." and "- You must keep rule 0." not in kept
     assert len(summary) <= 2500
     assert "Older items were left out to fit the summary size limit" in summary
     tiny = extractive_summary(messages, max_chars=1000)
-    assert _section_items(tiny, 0) == goal  # every rule is still there, in the request
-    assert len(tiny) <= len(goal[0]) + 600  # over budget only by the protected request
+    # The protected request is cut (it is in the archive), the newest constraints stay.
+    assert len(tiny) <= 1000 and "- You must keep rule 59." in tiny
+    assert _section_items(tiny, 0)[0].startswith("- User request: You must keep rule 0.")
 
 
 @pytest.mark.parametrize("bad", [999, 0, -5, True, 1.5e4])

@@ -109,17 +109,18 @@ async def test_silent_answer_writes_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "failure", [RuntimeError("provider down"), TimeoutError(), ValueError("bad")]
 )
-async def test_model_failure_is_reported_never_raised_and_writes_nothing(
+async def test_model_failure_is_reported_never_raised_and_falls_back_to_extractive(
     tmp_path: Path, failure: BaseException, caplog: pytest.LogCaptureFixture
 ) -> None:
     memory, events = summariser(tmp_path, ScriptedModel(failure))
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         memory.on_compaction(record("hi"))
         await memory.drain()
-    assert not todays_log(tmp_path).exists()
+    assert not todays_log(tmp_path).exists()  # "hi" holds no constraint or error to keep
     (event,) = events
-    assert event.kind == "memory_summary_failed" and "nothing was written" in event.message
-    assert "memory_summary_failed" in caplog.text
+    assert event.kind == "memory_summary_silent" and event.fallback_reason
+    assert "no constraints or errors to keep" in event.message
+    assert "writing the extractive entries" in caplog.text
 
 
 async def test_a_slow_model_times_out(tmp_path: Path) -> None:
@@ -127,7 +128,7 @@ async def test_a_slow_model_times_out(tmp_path: Path) -> None:
         tmp_path, ScriptedModel("- x", gate=asyncio.Event()), timeout_seconds=0.01
     )
     event = await memory.summarise(record("hi"))
-    assert event.kind == "memory_summary_failed" and "did not answer" in event.message
+    assert event.kind == "memory_summary_silent" and "did not answer" in event.message
     assert events == [event] and not todays_log(tmp_path).exists()
 
 

@@ -87,6 +87,15 @@ class MemoryConfig(Section):
         description="Name of the model the summariser and the consolidation use; null (the "
         "default) = the adapter's choice (usually the compactor model). Not read by the core.",
     )
+    model_max_input_length: Int | None = Field(
+        None,
+        ge=1000,
+        le=100_000_000,
+        description="The context window in tokens of the model the summariser and the "
+        "consolidation use; null (the default) = the agent's running.max_input_length when the "
+        "file sets it, else that model's own context_size. Each request takes at most 60% of "
+        "it (the rest is room for the answer); larger input is sent in parts.",
+    )
     consolidation_cron: CronExpression = Field(
         DEFAULT_CONSOLIDATION_CRON,
         description="When recent daily logs are folded into MEMORY.md (cron, local time; "

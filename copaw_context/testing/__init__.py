@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING
 
 from copaw_context import installed_agentscope_major
 from copaw_context.testing._script import ScriptExhaustedError, UnconsumedStepsError
+from copaw_context.testing.memory_model import (
+    ContextWindowExceededError,
+    ScriptedTextModel,
+    TextCall,
+)
 from copaw_context.testing.pairing import openai_pairing_problems
 
 if TYPE_CHECKING:
@@ -54,12 +59,15 @@ else:
     tool_calls_step = _IMPLEMENTATION.tool_calls_step
 
 __all__ = [
+    "ContextWindowExceededError",
     "ModelBlock",
     "ModelCall",
     "ScriptExhaustedError",
     "ScriptedChatModel",
+    "ScriptedTextModel",
     "Step",
     "StepResult",
+    "TextCall",
     "UnconsumedStepsError",
     "UsageFunction",
     "openai_pairing_problems",

@@ -6,7 +6,10 @@ folded from where the last run stopped, one that was rewritten is folded again w
 
 With a model, the model rewrites MEMORY.md with the new entries (keep what is still true, merge
 duplicates, newest wins, keep the sections); its answer is checked (not empty, every section
-kept, not much shorter) and replaced by the extractive merge when it fails. The extractive merge
+kept, not much shorter) and replaced by the extractive merge when it fails. Each request fits
+the model's window (:mod:`.window`): logs too large for one request are folded in stages, a
+few days at a time, each stage rewriting the previous stage's answer; a MEMORY.md too large
+to send is merged extractively. The extractive merge
 appends the new entries not already in MEMORY.md under a dated ``##`` section. MEMORY.md is
 copied to a dated backup before it is rewritten.
 
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from copaw_context.core.config import RunningConfig
+from copaw_context.core.tokens import TokenCounter, make_token_counter
 
 from ._io import acquire_async, atomic_write, file_lock, locked
 from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
@@ -41,6 +45,8 @@ from .markdown import (
     replace_section,
     section_titles,
 )
+from .summariser import memory_window
+from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
 
 __all__ = ["STATE_FILE", "ConsolidationResult", "MemoryConsolidator", "extractive_merge"]
 
@@ -114,8 +120,12 @@ class MemoryConsolidator:
         timeout_seconds: float = 300.0,
         max_model_bytes: int = 65536,
         on_event: MemoryEventCallback | None = None,
+        counter: TokenCounter | None = None,
+        max_input_tokens: int | None = None,
     ) -> None:
         self._files = files
+        self._counter = counter or make_token_counter()
+        self._max_input_tokens = max_input_tokens
         self._model = model
         self._language: Literal["en", "zh"] = language
         self._days = max(1, days)
@@ -139,6 +149,8 @@ class MemoryConsolidator:
             language=config.light_context_config.language,
             days=config.memory.consolidate_days,
             on_event=on_event,
+            counter=make_token_counter(config.light_context_config.token_counter),
+            max_input_tokens=memory_window(config),
         )
 
     @property
@@ -239,13 +251,59 @@ class MemoryConsolidator:
         """(the model's new MEMORY.md, None) or (None, why the extractive merge is used)."""
         if self._model is None:
             return None, None
-        logs = "\n\n".join(
-            f"### {day}\n" + "\n".join(f"- {entry}" for entry in entries[day])
-            for day in sorted(entries)
-        )
+        logs = _render_logs([(day, entry) for day in sorted(entries) for entry in entries[day]])
         size = max(len(memory_text.encode("utf-8")), len(logs.encode("utf-8")))
         if size > self._max_model_bytes:
             return None, f"input too large for the model ({size} > {self._max_model_bytes} bytes)"
+        stages, reason = await asyncio.to_thread(self._stages, memory_text, entries)
+        if stages is None:
+            return None, reason
+        text = memory_text
+        budget = request_budget(self._model, self._max_input_tokens)
+        for stage in stages:
+            if budget is not None and self._tokens(text, stage) > budget:
+                # the MEMORY.md of the previous stage grew: it and its answer no longer fit
+                return None, f"MEMORY.md grew too large for the model's window ({budget} tokens)"
+            proposal, reason = await self._ask_once(text, stage)
+            if proposal is None:
+                return None, reason
+            text = proposal
+        return text, None
+
+    def _stages(
+        self, memory_text: str, entries: dict[str, list[str]]
+    ) -> tuple[list[str] | None, str | None]:
+        """The logs of each request, so that every request fits the model's budget (the
+        entries in order, a stage's entries of one day under that day's heading); ``None``
+        and why when MEMORY.md leaves no room."""
+        budget = request_budget(self._model, self._max_input_tokens)
+        items = [(day, entry) for day in sorted(entries) for entry in entries[day]]
+        if budget is None:
+            return [_render_logs(items)], None
+        system = consolidation_system_prompt(self._language)
+        overhead = self._counter.count(system) + self._counter.count(
+            consolidation_request(memory_text, "", self._language)
+        )
+        # The answer is a whole MEMORY.md: the window holds it as well as the request.
+        room = budget - overhead - self._counter.count(memory_text) // 2 - 32
+        if room < MIN_ROOM_TOKENS // 2:
+            return None, f"MEMORY.md is too large for the model ({budget} tokens a request)"
+        texts = [f"### {day}\n- {entry}" for day, entry in items]
+        groups = group_to_fit(texts, room, self._counter)
+        stages = [_render_logs([items[i] for i in group]) for group in groups]
+        if any(self._counter.count(stage) > room for stage in stages):
+            return None, f"a log entry is too large for the model ({budget} tokens a request)"
+        return stages, None
+
+    def _tokens(self, memory_text: str, logs: str) -> int:
+        """Tokens of a request, plus half of MEMORY.md's for the room its answer needs."""
+        system = consolidation_system_prompt(self._language)
+        request = consolidation_request(memory_text, logs, self._language)
+        count = self._counter.count
+        return count(system) + count(request) + count(memory_text) // 2
+
+    async def _ask_once(self, memory_text: str, logs: str) -> tuple[str | None, str | None]:
+        assert self._model is not None
         request = consolidation_request(memory_text, logs, self._language)
         try:
             reply = await asyncio.wait_for(
@@ -313,6 +371,14 @@ class MemoryConsolidator:
         atomic_write(
             self.state_path, (json.dumps(updated, indent=1, sort_keys=True) + "\n").encode()
         )
+
+
+def _render_logs(items: list[tuple[str, str]]) -> str:
+    """``(day, entry)`` pairs as ``### day`` sections of bullets."""
+    days: dict[str, list[str]] = {}
+    for day, entry in items:
+        days.setdefault(day, []).append(f"- {entry}")
+    return "\n\n".join(f"### {day}\n" + "\n".join(lines) for day, lines in days.items())
 
 
 def _check_proposal(reply: object, memory_text: str) -> tuple[str | None, str | None]:

@@ -7,7 +7,12 @@ transcript messages) and talks to a :class:`~copaw_context.core.memory.events.Me
 background task and returns at once. Jobs of one workspace run one at a time (an asyncio lock
 per workspace and event loop; the log append itself holds the file's lock). Nothing is ever
 raised into the caller: failures are logged and reported as
-:class:`~copaw_context.core.memory.events.MemoryEvent`; a failed job writes nothing.
+:class:`~copaw_context.core.memory.events.MemoryEvent`.
+
+Every request fits the model's window (:mod:`.window`): MEMORY.md is shortened and a transcript
+too large for one request is staged, one request per part. When the model fails or rejects a
+request, the user's constraints and the exact error lines of the removed messages are written
+instead (the extractive path, ``method="extractive"``).
 """
 
 from __future__ import annotations
@@ -23,14 +28,17 @@ from typing import Literal
 
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import CompactionRecord
+from copaw_context.core.summary.facts import extract_facts
+from copaw_context.core.tokens import TokenCounter, make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
 from .files import MemoryFiles
 from .instructions import SILENT, summariser_request, summariser_system_prompt
 from .markdown import bullet_key, entry_items, log_entry_text, normalise_text
+from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
 
-__all__ = ["MemorySummariser", "parse_memory_entries", "render_transcript"]
+__all__ = ["MemorySummariser", "memory_window", "parse_memory_entries", "render_transcript"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -42,6 +50,15 @@ _ERROR_RESULT_CHARS = 3000  # failures are where the lessons are
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def memory_window(config: RunningConfig) -> int | None:
+    """The window of the memory model in tokens: ``running.memory.model_max_input_length``,
+    else the agent's ``running.max_input_length`` when the file sets it (``None``: the
+    model's own ``context_size`` decides)."""
+    if config.memory.model_max_input_length is not None:
+        return config.memory.model_max_input_length
+    return config.max_input_length if config.max_input_length_is_set else None
 
 
 def _workspace_lock(key: str) -> asyncio.Lock:
@@ -146,8 +163,12 @@ class MemorySummariser:
         transcript_max_bytes: int = 48000,
         timeout_seconds: float = 120.0,
         on_event: MemoryEventCallback | None = None,
+        counter: TokenCounter | None = None,
+        max_input_tokens: int | None = None,
     ) -> None:
         self._files = files
+        self._counter = counter or make_token_counter()
+        self._max_input_tokens = max_input_tokens
         self._model = model
         self._language: Literal["en", "zh"] = language
         self._enabled = enabled
@@ -175,6 +196,8 @@ class MemorySummariser:
             enabled=memory.enabled and memory.summarise_on_compact,
             memory_prompt_max_bytes=memory.memory_prompt_max_bytes,
             on_event=on_event,
+            counter=make_token_counter(config.light_context_config.token_counter),
+            max_input_tokens=memory_window(config),
         )
 
     @property
@@ -246,22 +269,100 @@ class MemorySummariser:
 
     async def _summarise(self, record: CompactionRecord, base: MemoryEvent) -> MemoryEvent:
         assert self._model is not None
-        memory_text = await self._files.render_for_prompt(self._memory_prompt_max_bytes)
-        transcript = render_transcript(record.messages, self._transcript_max_bytes)
-        request = summariser_request(memory_text, transcript, self._language)
         system_prompt = summariser_system_prompt(self._language)
-        try:
-            reply = await asyncio.wait_for(
-                self._model.complete(system_prompt, request), self._timeout
-            )
-        except TimeoutError:
-            message = f"the model did not answer within {self._timeout:g} s; nothing was written"
-            return replace(base, message=message)
-        if not isinstance(reply, str):
-            raise TypeError(f"the model returned {type(reply).__name__}, not text")
-        entries = parse_memory_entries(reply)
-        if entries is None:
+        budget = request_budget(self._model, self._max_input_tokens)
+        memory_text = await self._memory_text(system_prompt, budget)
+        requests = await asyncio.to_thread(
+            self._requests, record.messages, memory_text, system_prompt, budget
+        )
+        entries: list[str] = []
+        for request in requests:
+            try:
+                reply = await asyncio.wait_for(
+                    self._model.complete(system_prompt, request), self._timeout
+                )
+            except TimeoutError:
+                reason = f"the model did not answer within {self._timeout:g} s"
+                return await self._extractive(record, base, reason)
+            except Exception as error:  # a provider error, e.g. a request it rejects
+                reason = f"the model failed: {type(error).__name__}: {error}"
+                return await self._extractive(record, base, reason)
+            if not isinstance(reply, str):
+                reason = f"the model returned {type(reply).__name__}, not text"
+                return await self._extractive(record, base, reason)
+            entries.extend(parse_memory_entries(reply) or [])
+        if not entries:
             return replace(base, kind="memory_summary_silent", message="nothing worth keeping")
+        return await self._write(entries[:_MAX_ENTRIES], base, "llm")
+
+    async def _memory_text(self, system_prompt: str, budget: int | None) -> str:
+        """MEMORY.md for the request, within a third of the request's budget."""
+        limit = self._memory_prompt_max_bytes
+        while True:
+            text = await self._files.render_for_prompt(limit)
+            if budget is None or not text:
+                return text
+            request = summariser_request(text, "", self._language)
+            used = self._counter.count(system_prompt) + self._counter.count(request)
+            if used <= budget // 3:
+                return text
+            if limit <= 1000:
+                return ""
+            limit = max(1000, limit // 2)
+
+    def _requests(
+        self,
+        messages: tuple[TranscriptMessage, ...],
+        memory_text: str,
+        system_prompt: str,
+        budget: int | None,
+    ) -> list[str]:
+        """The requests for ``messages``: one, or when it would not fit ``budget``, one per
+        consecutive part, each within it (a part's long texts clipped to fit)."""
+        whole = render_transcript(messages, self._transcript_max_bytes)
+        request = summariser_request(memory_text, whole, self._language)
+        if budget is None:
+            return [request]
+        overhead = self._counter.count(system_prompt)
+        if overhead + self._counter.count(request) <= budget:
+            return [request]
+        empty = summariser_request(memory_text, "", self._language)
+        room = max(MIN_ROOM_TOKENS // 2, budget - overhead - self._counter.count(empty) - 16)
+        rendered = [_render_message(m) for m in messages]
+        requests: list[str] = []
+        for group in group_to_fit(rendered, room, self._counter):
+            part = tuple(messages[i] for i in group)
+            max_bytes = self._transcript_max_bytes
+            transcript = render_transcript(part, max_bytes)
+            for _ in range(12):
+                used = self._counter.count(transcript)
+                if used <= room or max_bytes <= 256:
+                    break
+                max_bytes = max(256, int(max_bytes * room / used * 0.9))
+                transcript = render_transcript(part, max_bytes)
+            requests.append(summariser_request(memory_text, transcript, self._language))
+        return requests
+
+    async def _extractive(
+        self, record: CompactionRecord, base: MemoryEvent, reason: str
+    ) -> MemoryEvent:
+        """The user's constraints and exact error lines of ``record``, written without the
+        model (after ``reason``)."""
+        logger.warning("memory summariser: %s; writing the extractive entries", reason)
+        facts = await asyncio.to_thread(extract_facts, record.messages)
+        found = [*facts.constraints, *facts.error_lines, *facts.decisions]
+        entries = [_clip(" ".join(item.split()), _MAX_ENTRY_CHARS) for item in found]
+        entries = [entry for entry in entries if entry][:_MAX_ENTRIES]
+        if not entries:
+            message = f"{reason}; no constraints or errors to keep"
+            return replace(
+                base, kind="memory_summary_silent", message=message, fallback_reason=reason
+            )
+        return await self._write(entries, replace(base, fallback_reason=reason), "extractive")
+
+    async def _write(
+        self, entries: list[str], base: MemoryEvent, method: Literal["llm", "extractive"]
+    ) -> MemoryEvent:
         fresh = await self._new_entries(entries)
         if not fresh:
             return replace(base, kind="memory_summary_silent", message="only known facts")
@@ -274,7 +375,7 @@ class MemorySummariser:
             message=f"{len(fresh)} entr{'y' if len(fresh) == 1 else 'ies'} added",
             entries=len(fresh),
             files=(str(path),),
-            method="llm",
+            method=method,
         )
 
     async def _new_entries(self, entries: list[str]) -> list[str]:

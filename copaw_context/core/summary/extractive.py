@@ -186,8 +186,8 @@ def extractive_summary(
     Every user request of ``messages`` is listed verbatim (each cut to 2,000 characters);
     the previous summary's open request items are closed when newer requests arrive. Over
     ``max_chars`` the oldest items are left out (with a note pointing at the dialog archive);
-    only the first Goal item (the original task) and the latest request are always kept, so
-    the result exceeds ``max_chars`` only when those two alone do.
+    the first Goal item (the original task) and the latest request are always kept, cut
+    before the constraints, decisions, exact errors and paths go (see :func:`~.fit.trim`).
     """
     language = check_language(language)
     if (

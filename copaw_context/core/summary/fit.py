@@ -22,10 +22,17 @@ _CONSTRAINT_SHARE = 3
 # Items copied mechanically from the messages (requests, files, errors, tool outcomes): the
 # dialog archive holds them word for word, unlike what a model or the user wrote.
 _COPIED_RE = re.compile(
-    rf"(?:{'|'.join(word_pattern(k) for k in ('request', 'file', 'error', 'last_error'))})"
-    r"(?: \([^()\n]*\))?(?:: |：)"
+    rf"(?:{word_pattern('request')})(?: \([^()\n]*\))?(?:: |：)"
     r"|[^\s:()]+(?:\([^\n]*?\))?: (?:ok|error) — "
 )
+# Exact errors and paths: what the agent cannot find again without knowing it (they go just
+# before the decisions and the constraints).
+_EXACT_RE = re.compile(
+    rf"(?:{'|'.join(word_pattern(k) for k in ('file', 'error', 'last_error'))})"
+    r"(?: \([^()\n]*\))?(?:: |：)"
+)
+_EXACT_SHARE = 4  # of max_chars for each list's exact items before the oldest go
+_MIN_PROTECTED_CHARS = 200  # a kept item (the task, the latest request) is cut to no less
 
 
 def _drop_until_fits(
@@ -84,11 +91,14 @@ def _budget_constraints(
 
 def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
     """The summary, canonical, with old items left out until it fits ``max_chars``; only the
-    items whose :func:`item_key` is in ``protected`` are never left out.
+    items whose :func:`item_key` is in ``protected`` are never left out (they may be cut).
 
-    Constraints keep the newest within a third of ``max_chars``. Then, longest list first
-    and oldest item first, go the items copied from the messages (the archive has them),
-    then any other item, then the remaining constraints.
+    Constraints keep the newest within a third of ``max_chars``, exact errors and paths the
+    newest within a quarter (per list). Then, longest list first
+    and oldest item first, go the items copied from the messages (requests, tool outcomes:
+    the archive has them), then any other item but the decisions, exact errors and paths;
+    then the protected items are cut (to no less than 200 characters); then go the exact
+    errors and paths, the decisions, and last the remaining constraints.
     """
     doc = summary.canonical()
     if len(doc.render()) <= max_chars:
@@ -100,22 +110,56 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
     def droppable(item: str) -> bool:
         return item_key(item) not in keep
 
+    def exact(item: str) -> bool:
+        return _EXACT_RE.match(item_key(item)) is not None
+
     def copied(item: str) -> bool:
         return droppable(item) and _COPIED_RE.match(item_key(item)) is not None
 
+    def ordinary(item: str) -> bool:
+        return droppable(item) and not exact(item)
+
     def others() -> list[list[str]]:
-        lists = [doc.preamble, doc.goal, doc.progress_notes, doc.decisions, doc.next_steps]
+        lists = [doc.preamble, doc.goal, doc.progress_notes, doc.next_steps]
         lists += [doc.critical, doc.done, doc.in_progress, doc.blocked]
         return lists + [block.items for block in (*doc.progress_other, *doc.other)]
 
     constraints = doc.constraints
     _budget_constraints(constraints, droppable, max_chars // _CONSTRAINT_SHARE)
+    for items in (doc.critical, doc.blocked):  # the newest exact errors and paths, a share
+        _budget_constraints(items, lambda i: droppable(i) and exact(i), max_chars // _EXACT_SHARE)
     _drop_until_fits(doc, others, copied, max_chars)
-    _drop_until_fits(doc, others, droppable, max_chars)
+    _drop_until_fits(doc, others, ordinary, max_chars)
     doc.progress_other = [block for block in doc.progress_other if block.items]
     doc.other = [block for block in doc.other if block.items]
+    keep |= _cut_protected(doc, [*others(), doc.decisions], keep, max_chars)
+    _drop_until_fits(doc, others, droppable, max_chars)
+    _drop_until_fits(doc, lambda: [doc.decisions], droppable, max_chars)
     _drop_until_fits(doc, lambda: [constraints], droppable, max_chars)
     return doc
+
+
+def _cut_protected(
+    doc: Summary, lists: list[list[str]], protected: set[str], max_chars: int
+) -> set[str]:
+    """Cut the long protected items (longest first) until the summary fits or each is down
+    to :data:`_MIN_PROTECTED_CHARS`; returns the keys of the cut items."""
+    excess = len(doc.render()) - max_chars
+    cut_keys: set[str] = set()
+    spots = [
+        (len(item), items, k)
+        for items in lists
+        for k, item in enumerate(items)
+        if item_key(item) in protected and len(item) > _MIN_PROTECTED_CHARS
+    ]
+    for size, items, k in sorted(spots, key=lambda spot: -spot[0]):
+        if excess <= 0:
+            break
+        shorter = _cut_item(items[k], max(_MIN_PROTECTED_CHARS, size - excess - 60))
+        excess -= len(items[k]) - len(shorter)
+        items[k] = shorter
+        cut_keys.add(item_key(shorter))
+    return cut_keys
 
 
 def _cut_item(item: str, limit: int) -> str:
