@@ -20,9 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from copaw_context.core._safe_open import is_path_allowed
+from copaw_context.core._safe_open import ReadFailure, is_path_allowed, open_inside
 from copaw_context.core.archiving import relative, shielded, write_records
 from copaw_context.core.compaction import archive_records
+from copaw_context.core.history_rules import (
+    HistoryRuleError,
+    bound_loaded_summary,
+    check_conversation,
+)
 from copaw_context.core.host import HostSession, MessageView
 from copaw_context.core.pairing import pair_by_occurrence
 from copaw_context.core.read_tool import extra_read_roots
@@ -165,20 +170,27 @@ def _read(workspace: Path, roots: Sequence[Path], argument: str) -> tuple[Path, 
             "history files are loaded from inside it"
         )
     path = path.resolve()
+    if not path.exists():
+        raise HistoryFileError(f"{path} does not exist")
+    try:  # opened once, no link followed, a regular file inside the roots (never a FIFO)
+        stream, path = open_inside(path, [workspace, *roots])
+    except ReadFailure as exc:
+        raise HistoryFileError(str(exc).rstrip(".")) from None
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise HistoryFileError(f"{path} does not exist") from None
+        with stream:
+            raw = stream.read(_MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise HistoryFileError(f"{path} cannot be read ({exc.strerror or exc})") from None
-    if size > _MAX_FILE_BYTES:
-        raise HistoryFileError(f"{path} is {size} bytes, over the {_MAX_FILE_BYTES} limit")
+    if len(raw) > _MAX_FILE_BYTES:
+        raise HistoryFileError(f"{path} is over the {_MAX_FILE_BYTES}-byte limit")
     try:
-        return path, json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        return path, json.loads(raw.decode("utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise HistoryFileError(
+            f"{path} is not a JSON file (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise HistoryFileError(f"{path} is not a JSON file ({exc})") from None
-    except OSError as exc:
-        raise HistoryFileError(f"{path} cannot be read ({exc.strerror or exc})") from None
 
 
 def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | None]:
@@ -250,6 +262,10 @@ async def read_history_file(
     except (ValueError, TypeError, KeyError) as exc:
         raise HistoryFileError(str(exc)) from None
     _check_pairs(views)
+    try:
+        check_conversation(views, has_summary=bool(summary or bare))
+    except HistoryRuleError as exc:
+        raise HistoryFileError(str(exc)) from None
     return path, messages, summary, bare
 
 
@@ -265,6 +281,7 @@ async def load_history(engine: ContextEngine, host: HostSession, argument: str) 
     count = len(ledger.messages)
     records = archive_records(host, [(i, None) for i in range(count)])
     state = engine.state(host)
+    summary, bare, original = await bound_loaded_summary(engine, host, summary, bare)
 
     async def archive_then_load() -> bool:
         written = await write_records(engine, host, records)
@@ -283,4 +300,10 @@ async def load_history(engine: ContextEngine, host: HostSession, argument: str) 
         f"**History loaded.** {len(messages)} message(s) from {relative(engine, path)}"
         f"{' with its summary' if summary else ''}; the previous {count} message(s) were "
         f"{where}."
+        + (
+            f" The summary was shortened from {original} to {len(bare or '')} characters "
+            f"to fit the window; the full text stays in {relative(engine, path)}."
+            if original
+            else ""
+        )
     )
