@@ -256,7 +256,10 @@ async def read_history_file(
         raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
     roots = extra_read_roots(engine.config, engine.workspace)
     path, data = await asyncio.to_thread(_read, engine.workspace, roots, argument)
-    messages, summary, bare = _shape(data, host.message_form)
+    try:
+        messages, summary, bare = _shape(data, host.message_form)
+    except HistoryFileError as exc:
+        raise HistoryFileError(f"{relative(engine, path)}: {exc}") from None
     try:
         views = host.views_of(messages)
     except (ValueError, TypeError, KeyError) as exc:
