@@ -84,3 +84,19 @@ async def test_a_loaded_summary_is_bounded_like_a_compactors(tmp_path: Path) -> 
     assert len(engine.state(host).summary or "") <= budget
     assert "Fix the parser" in host.summary
     assert report.total <= report.window
+
+
+async def test_the_last_resort_cut_shortens_the_summary(tmp_path: Path) -> None:
+    """A summary larger than the window, nothing else to cut: the summary is shortened."""
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost([user("what next?")], window=4000)
+    bare = "## Goal\n- Ship the parser\n## Decisions\n" + "".join(
+        f"- decision {n}: keep the cache warm for run {n}\n" for n in range(3000)
+    )
+    host.summary = bare
+    engine.state(host).summary = bare
+    assert (await engine.report(host)).total > 4000
+    await engine.before_reasoning(host)
+    report = await engine.report(host)
+    assert report.total <= report.window, report
+    assert "Ship the parser" in host.summary
