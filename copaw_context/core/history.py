@@ -105,6 +105,20 @@ def _inside(workspace: Path, argument: str, default: Path) -> Path:
     return resolved
 
 
+def _still_inside(workspace: Path, fd: int, temp: Path) -> None:
+    """The file just created really lies inside the workspace (a folder on the way swapped
+    for a link out after the name was checked is caught here)."""
+    try:
+        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:  # no /proc
+        real = temp.resolve()
+    if not real.is_relative_to(workspace.resolve()):
+        raise HistoryFileError(
+            f"{temp.parent} led outside the workspace {workspace} when the dump was written; "
+            "give a path inside it"
+        )
+
+
 def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path:
     """Write ``text`` to a new file (never over an existing one); return its path."""
     path = _inside(workspace, argument, default)
@@ -113,6 +127,11 @@ def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".dump-", suffix=".tmp")
     try:
+        try:
+            _still_inside(workspace, fd, Path(temp))
+        except HistoryFileError:
+            os.close(fd)
+            raise
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from copaw_context.core.compaction import summary_budget_chars
 from copaw_context.core.engine import ContextEngine
@@ -100,3 +103,38 @@ async def test_the_last_resort_cut_shortens_the_summary(tmp_path: Path) -> None:
     report = await engine.report(host)
     assert report.total <= report.window, report
     assert "Ship the parser" in host.summary
+
+
+async def test_dumps_never_follow_a_link_out_of_the_workspace(tmp_path: Path) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    outside.mkdir()
+    workspace.mkdir()
+    (workspace / "out").symlink_to(outside, target_is_directory=True)
+    (workspace / "dialog").mkdir()
+    (workspace / "dialog" / "dumps").symlink_to(outside, target_is_directory=True)
+    engine = ContextEngine(_config(), workspace)
+    host = FakeHost([user("x")])
+    for argument in ("out/h.json", ""):
+        reply = await engine.run_command(host, "dump_history", argument)
+        assert reply.startswith("**Not dumped.**") and "outside the workspace" in reply, reply
+    assert not list(outside.iterdir()), "nothing was written outside"
+
+
+async def test_a_folder_swapped_for_a_link_out_while_dumping_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "notes").mkdir(parents=True)
+    engine = ContextEngine(_config(), workspace)
+    real_mkstemp = tempfile.mkstemp
+
+    def swapping(*args: Any, **kwargs: Any) -> Any:  # the race, made certain
+        (workspace / "notes").rename(workspace / "notes-old")
+        (workspace / "notes").symlink_to(outside, target_is_directory=True)
+        return real_mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", swapping)
+    reply = await engine.run_command(FakeHost([user("x")]), "dump_history", "notes/h.json")
+    assert reply.startswith("**Not dumped.**") and "outside the workspace" in reply, reply
+    assert not list(outside.iterdir()), "nothing was left outside"
