@@ -124,6 +124,11 @@ async def truncate_instead(
         after = await fit_fresh_to_window(engine, host, after, limits)
     if after.total > after.window and await cut_pinned_texts(engine, host, report.window):
         after = await engine.report(host, limits)
+    if after.total > after.window:
+        from copaw_context.core.history_rules import shrink_summary_to_window  # a cycle
+
+        if await shrink_summary_to_window(engine, host, after):
+            after = await engine.report(host, limits)
     message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
     if after.total > after.window:
         message += (

@@ -20,9 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from copaw_context.core._safe_open import is_path_allowed
+from copaw_context.core._safe_open import ReadFailure, is_path_allowed, open_inside
 from copaw_context.core.archiving import relative, shielded, write_records
 from copaw_context.core.compaction import archive_records
+from copaw_context.core.history_rules import (
+    HistoryRuleError,
+    bound_loaded_summary,
+    check_conversation,
+)
 from copaw_context.core.host import HostSession, MessageView
 from copaw_context.core.pairing import pair_by_occurrence
 from copaw_context.core.read_tool import extra_read_roots
@@ -100,6 +105,20 @@ def _inside(workspace: Path, argument: str, default: Path) -> Path:
     return resolved
 
 
+def _still_inside(workspace: Path, fd: int, temp: Path) -> None:
+    """The file just created really lies inside the workspace (a folder on the way swapped
+    for a link out after the name was checked is caught here)."""
+    try:
+        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:  # no /proc
+        real = temp.resolve()
+    if not real.is_relative_to(workspace.resolve()):
+        raise HistoryFileError(
+            f"{temp.parent} led outside the workspace {workspace} when the dump was written; "
+            "give a path inside it"
+        )
+
+
 def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path:
     """Write ``text`` to a new file (never over an existing one); return its path."""
     path = _inside(workspace, argument, default)
@@ -108,6 +127,11 @@ def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".dump-", suffix=".tmp")
     try:
+        try:
+            _still_inside(workspace, fd, Path(temp))
+        except HistoryFileError:
+            os.close(fd)
+            raise
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -165,20 +189,27 @@ def _read(workspace: Path, roots: Sequence[Path], argument: str) -> tuple[Path, 
             "history files are loaded from inside it"
         )
     path = path.resolve()
+    if not path.exists():
+        raise HistoryFileError(f"{path} does not exist")
+    try:  # opened once, no link followed, a regular file inside the roots (never a FIFO)
+        stream, path = open_inside(path, [workspace, *roots])
+    except ReadFailure as exc:
+        raise HistoryFileError(str(exc).rstrip(".")) from None
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise HistoryFileError(f"{path} does not exist") from None
+        with stream:
+            raw = stream.read(_MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise HistoryFileError(f"{path} cannot be read ({exc.strerror or exc})") from None
-    if size > _MAX_FILE_BYTES:
-        raise HistoryFileError(f"{path} is {size} bytes, over the {_MAX_FILE_BYTES} limit")
+    if len(raw) > _MAX_FILE_BYTES:
+        raise HistoryFileError(f"{path} is over the {_MAX_FILE_BYTES}-byte limit")
     try:
-        return path, json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        return path, json.loads(raw.decode("utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise HistoryFileError(
+            f"{path} is not a JSON file (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise HistoryFileError(f"{path} is not a JSON file ({exc})") from None
-    except OSError as exc:
-        raise HistoryFileError(f"{path} cannot be read ({exc.strerror or exc})") from None
 
 
 def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | None]:
@@ -244,12 +275,19 @@ async def read_history_file(
         raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
     roots = extra_read_roots(engine.config, engine.workspace)
     path, data = await asyncio.to_thread(_read, engine.workspace, roots, argument)
-    messages, summary, bare = _shape(data, host.message_form)
+    try:
+        messages, summary, bare = _shape(data, host.message_form)
+    except HistoryFileError as exc:
+        raise HistoryFileError(f"{relative(engine, path)}: {exc}") from None
     try:
         views = host.views_of(messages)
     except (ValueError, TypeError, KeyError) as exc:
         raise HistoryFileError(str(exc)) from None
     _check_pairs(views)
+    try:
+        check_conversation(views, has_summary=bool(summary or bare))
+    except HistoryRuleError as exc:
+        raise HistoryFileError(str(exc)) from None
     return path, messages, summary, bare
 
 
@@ -265,6 +303,7 @@ async def load_history(engine: ContextEngine, host: HostSession, argument: str) 
     count = len(ledger.messages)
     records = archive_records(host, [(i, None) for i in range(count)])
     state = engine.state(host)
+    summary, bare, original = await bound_loaded_summary(engine, host, summary, bare)
 
     async def archive_then_load() -> bool:
         written = await write_records(engine, host, records)
@@ -283,4 +322,10 @@ async def load_history(engine: ContextEngine, host: HostSession, argument: str) 
         f"**History loaded.** {len(messages)} message(s) from {relative(engine, path)}"
         f"{' with its summary' if summary else ''}; the previous {count} message(s) were "
         f"{where}."
+        + (
+            f" The summary was shortened from {original} to {len(bare or '')} characters "
+            f"to fit the window; the full text stays in {relative(engine, path)}."
+            if original
+            else ""
+        )
     )

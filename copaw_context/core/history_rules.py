@@ -1,0 +1,137 @@
+"""What a loaded history must satisfy beyond its form, and the bound on its summary.
+
+Providers reject a conversation that opens with the assistant, holds an empty message or a
+system message after the conversation began; :func:`check_conversation` refuses such a file
+naming the message. A loaded summary is bounded like a compactor's
+(:func:`~copaw_context.core.compaction.summary_budget_chars`), and
+:func:`shrink_summary_to_window` is the last resort when nothing else is left to cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from copaw_context.core.archiving import path_guide
+from copaw_context.core.compaction import summary_budget_chars
+from copaw_context.core.host import HostSession, MessageView
+from copaw_context.core.report import TokenReport
+from copaw_context.core.summary import fit_summary, render_summary_message, split_summary_message
+
+if TYPE_CHECKING:
+    from copaw_context.core.engine import ContextEngine
+
+__all__ = [
+    "HistoryRuleError",
+    "bound_loaded_summary",
+    "check_conversation",
+    "shrink_summary_to_window",
+]
+
+logger = logging.getLogger(__name__)
+
+_CONTENT_KINDS = ("tool_call", "tool_result", "data")
+
+
+class HistoryRuleError(ValueError):
+    """A conversation a provider would reject; the message names the message and the fix."""
+
+
+def _has_content(view: MessageView) -> bool:
+    return any(
+        p.kind in _CONTENT_KINDS or (p.kind in ("text", "hint") and p.text.strip())
+        for p in view.parts
+        if p.sent or p.kind != "thinking"
+    )
+
+
+def _is_results_only(view: MessageView) -> bool:
+    """A message carrying tool results (AgentScope 1.x puts them in system/user messages)."""
+    return any(p.kind == "tool_result" for p in view.parts)
+
+
+def check_conversation(views: Sequence[MessageView], *, has_summary: bool) -> None:
+    """Refuse what providers reject: an empty message, a system message after the
+    conversation began, an unknown role, and (with no summary in front) a conversation that
+    does not open with a user message. Messages are numbered from 0, as in the file."""
+    started = False
+    for index, view in enumerate(views):
+        where = f"message {index} ({view.role}, id {view.msg_id!r})"
+        if view.role not in ("user", "assistant", "system"):
+            raise HistoryRuleError(
+                f"{where} has the role {view.role!r}; use user, assistant or system"
+            )
+        if not _has_content(view):
+            raise HistoryRuleError(
+                f"{where} is empty (no text, no tool call or result): providers reject an "
+                "empty message; remove it or give it text"
+            )
+        if view.role == "system" and not _is_results_only(view):
+            if started:
+                raise HistoryRuleError(
+                    f"{where} is a system message in the middle of the conversation: providers "
+                    "accept system text only at the start; move it to the top or make it a "
+                    "user message"
+                )
+            continue
+        if not started and not has_summary and view.role != "user":
+            raise HistoryRuleError(
+                f"{where} opens the conversation, which providers require to open with a "
+                "user message; add the user's request before it or remove it"
+            )
+        started = True
+
+
+async def bound_loaded_summary(
+    engine: ContextEngine, host: HostSession, summary: str, bare: str | None
+) -> tuple[str, str | None, int]:
+    """(summary message, bare summary, original characters) within a compactor's bound;
+    the original length is 0 when nothing was cut."""
+    if not summary and not bare:
+        return summary, bare, 0
+    report = await engine.report(host)
+    budget = summary_budget_chars(report.window, report.factor)
+    text = bare if bare is not None else split_summary_message(summary)
+    if len(text) <= budget and len(summary) <= 2 * budget + 4000:
+        return summary, bare, 0
+    language = engine.config.light_context_config.language
+    fitted = await asyncio.to_thread(fit_summary, text, max_chars=budget, language=language)
+    return _render(engine, fitted, []), fitted, len(text)
+
+
+def _render(engine: ContextEngine, bare: str, guide: list[tuple[str, int]]) -> str:
+    recall = "memory_search" if engine.memory.enabled else None
+    language = engine.config.light_context_config.language
+    return render_summary_message(bare, guide, language=language, recall_tool=recall)
+
+
+async def shrink_summary_to_window(
+    engine: ContextEngine, host: HostSession, report: TokenReport
+) -> bool:
+    """Shorten the summary until the whole input fits the window (nothing else is left to
+    cut); whether it changed."""
+    state = engine.state(host)
+    message = host.summary_text()
+    if not message or report.summary <= 0:
+        return False
+    bare = state.summary if state.summary is not None else split_summary_message(message)
+    room = report.window - (report.total - report.summary)
+    if room <= 0 or not bare:
+        return False
+    target = max(200, int(len(bare) * room / report.summary * 0.8) - 600)
+    if target >= len(bare):
+        return False
+    language = engine.config.light_context_config.language
+    fitted = await asyncio.to_thread(fit_summary, bare, max_chars=target, language=language)
+    if len(fitted) >= len(bare):
+        return False
+    logger.warning(
+        "copaw-context: the summary was cut from %d to %d characters to fit the window",
+        len(bare),
+        len(fitted),
+    )
+    state.summary = fitted
+    host.set_summary(_render(engine, fitted, await path_guide(engine, host)))
+    return True
