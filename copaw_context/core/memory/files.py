@@ -24,6 +24,7 @@ from typing import Literal
 import filelock
 
 from copaw_context.core.errors import CopawContextError
+from copaw_context.core.markdown_blocks import parse_blocks
 from copaw_context.core.truncation import (
     NOTICE_BUDGET_BYTES,
     count_lines,
@@ -32,7 +33,7 @@ from copaw_context.core.truncation import (
 )
 
 from ._io import append_bytes, atomic_write, file_lock, locked
-from .markdown import format_log_entry, normalise_text, replace_section
+from .markdown import format_log_entry, normalise_text, replace_section, section_titles
 
 __all__ = [
     "LEGACY_MEMORY_FILE",
@@ -50,7 +51,6 @@ LEGACY_MEMORY_FILE = "Memory.md"
 _DAILY_LOG = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
 _SOURCE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TOP_HEADING = re.compile(r"^\s{0,3}#{1,2}[ \t]")
 _MAX_TITLE_CHARS = 80
 _MAX_SECTION_BYTES = 65536
 
@@ -115,16 +115,42 @@ def _check_content(content: object, *, allow_empty: bool) -> str:
         raise MemoryFileError(
             f"the content is over {_MAX_SECTION_BYTES} bytes; memory holds short, lasting facts"
         )
-    fence = False
-    for line in text.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-        elif not fence and _TOP_HEADING.match(line):
+    blocks = parse_blocks(text)
+    if blocks.unclosed_fence is not None:
+        raise MemoryFileError(
+            f"the content opens a code fence at its line {blocks.unclosed_fence + 1} that is "
+            "never closed, which would hide the sections after it; close the fence"
+        )
+    for heading in blocks.headings:
+        if heading.level <= 2:
+            line = text.split("\n")[heading.row]
             raise MemoryFileError(
                 f"the content has a '#' or '##' heading ({line.strip()[:40]!r}), which would start "
                 "another section; use '###' inside a section, or edit each section separately"
             )
     return text
+
+
+def _check_memory_text(text: str, name: str) -> None:
+    """Refuse to edit a MEMORY.md whose sections the parser cannot all see."""
+    unclosed = parse_blocks(text).unclosed_fence
+    if unclosed is not None:
+        raise MemoryFileError(
+            f"{name} has a code fence opened at line {unclosed + 1} that is never closed; it "
+            "hides every section after it, so the edit could not find them. Close the fence "
+            f"(a line of ``` after the code) in {name}, then edit again"
+        )
+
+
+def _check_edited(text: str, title: str) -> None:
+    """The edited text must show section ``title`` exactly once."""
+    folded = " ".join(title.split()).casefold()
+    count = sum(1 for t in section_titles(text) if " ".join(t.split()).casefold() == folded)
+    if count != 1:
+        raise MemoryFileError(
+            f"the edit would leave {count} sections titled {title!r} in MEMORY.md; nothing was "
+            "written. Merge or rename the duplicate sections, then edit again"
+        )
 
 
 class MemoryFiles:
@@ -336,7 +362,9 @@ class MemoryFiles:
         def edit() -> Path | None:
             with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
                 current = self.read_memory_sync()
+                _check_memory_text(current, self.memory_path().name)
                 updated = replace_section(current, title, body, add=mode == "add")
+                _check_edited(updated, title)
                 return self.write_memory_locked(updated)
 
         return await asyncio.to_thread(edit)
