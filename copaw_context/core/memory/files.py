@@ -16,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Literal
 
 import filelock
 
+from copaw_context.core._confine import OutsideWorkspaceError, check_inside, read_bytes_inside
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.markdown_blocks import parse_blocks
 from copaw_context.core.truncation import (
@@ -166,8 +167,10 @@ class MemoryFiles:
         lock_timeout: float = 30.0,
         keep_backups: int = 50,
         max_entry_bytes: int = 16384,
+        extra_read_roots: Sequence[str | Path] = (),
     ) -> None:
         self._workspace = Path(workspace).expanduser().absolute()
+        self._extra_read_roots = tuple(Path(r).expanduser().absolute() for r in extra_read_roots)
         relative = Path(memory_dir)
         if relative.is_absolute() or ".." in relative.parts or not relative.parts:
             raise MemoryFileError(
@@ -223,10 +226,17 @@ class MemoryFiles:
 
     def lock_path(self, name: str) -> Path:
         """The lock file guarding the memory file ``name`` (a fixed or dated name)."""
+        check_inside(self._memory_dir, self._workspace, write=True)
         return self._memory_dir / ".locks" / f"{name}.lock"
 
     def daily_logs(self) -> list[tuple[date, Path]]:
-        """Every ``YYYY-MM-DD.md`` in the memory folder with a valid date, oldest first."""
+        """Every ``YYYY-MM-DD.md`` in the memory folder with a valid date, oldest first
+        (a folder or log leading outside the workspace is skipped)."""
+        try:
+            check_inside(self._memory_dir, self._workspace, self._extra_read_roots, write=False)
+        except OutsideWorkspaceError as error:
+            logger.warning("memory: %s", error)
+            return []
         try:
             names = [entry.name for entry in self._memory_dir.iterdir() if entry.is_file()]
         except FileNotFoundError:
@@ -235,6 +245,16 @@ class MemoryFiles:
         for name in names:
             match = _DAILY_LOG.fullmatch(name)
             if match:
+                try:
+                    check_inside(
+                        self._memory_dir / name,
+                        self._workspace,
+                        self._extra_read_roots,
+                        write=False,
+                    )
+                except OutsideWorkspaceError as error:
+                    logger.warning("memory: %s", error)
+                    continue
                 try:
                     logs.append((date.fromisoformat(match.group(1)), self._memory_dir / name))
                 except ValueError:
@@ -246,7 +266,7 @@ class MemoryFiles:
     def read_memory_sync(self) -> str:
         """The text of MEMORY.md (or Memory.md); "" when there is none."""
         try:
-            return self.memory_path().read_bytes().decode("utf-8", errors="replace")
+            return self._read(self.memory_path()).decode("utf-8", errors="replace")
         except FileNotFoundError:
             return ""
 
@@ -260,7 +280,7 @@ class MemoryFiles:
 
         def read() -> str:
             try:
-                return path.read_bytes().decode("utf-8", errors="replace")
+                return self._read(path).decode("utf-8", errors="replace")
             except FileNotFoundError:
                 return ""
 
@@ -268,7 +288,11 @@ class MemoryFiles:
 
     async def render_for_prompt(self, max_bytes: int) -> str:
         """MEMORY.md for the system prompt, bounded by :func:`render_memory_prompt`."""
-        text = await self.read_memory()
+        try:
+            text = await self.read_memory()
+        except OutsideWorkspaceError as error:  # never an outside file in the system prompt
+            logger.warning("memory: MEMORY.md not shown: %s", error)
+            return ""
         if not text.strip():
             return ""
         path = notice_path(self.memory_path(), self._workspace)
@@ -307,7 +331,7 @@ class MemoryFiles:
 
         def write() -> None:
             with locked(self.lock_path(path.name), self._lock_timeout):
-                append_bytes(path, entry.encode("utf-8"), header)
+                append_bytes(path, entry.encode("utf-8"), header, self._workspace)
 
         await asyncio.to_thread(write)
         return path
@@ -326,14 +350,14 @@ class MemoryFiles:
         """
         path = self.memory_path()
         try:
-            old = path.read_bytes()
+            old = self._read(path)
         except FileNotFoundError:
             old = b""
         new = normalise_text(text).encode("utf-8")
         if new == old:
             return None
         backup = self._backup(old) if old.strip() else None
-        atomic_write(path, new)
+        atomic_write(path, new, self._workspace)
         return backup
 
     async def write_memory(self, text: str) -> Path | None:
@@ -369,6 +393,10 @@ class MemoryFiles:
 
         return await asyncio.to_thread(edit)
 
+    def _read(self, path: Path) -> bytes:
+        """The bytes of a memory file, confined (reads may use the extra read roots)."""
+        return read_bytes_inside(path, self._workspace, self._extra_read_roots)
+
     def _backup(self, data: bytes) -> Path:
         stamp = self.now().strftime("%Y-%m-%dT%H%M%S")
         directory = self.backups_dir
@@ -378,7 +406,7 @@ class MemoryFiles:
         while candidate.exists():
             candidate = directory / f"MEMORY.{stamp}-{counter}.md"
             counter += 1
-        atomic_write(candidate, data)
+        atomic_write(candidate, data, self._workspace)
         self._prune_backups(directory)
         return candidate
 
