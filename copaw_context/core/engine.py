@@ -136,7 +136,10 @@ class ContextEngine:
     def archive(self, host: HostSession) -> DialogArchive:
         """The dialog archive writer for the host's current session."""
         return DialogArchive(
-            self.dialog_dir, session_id=host.session_id, agent_name=host.agent_name
+            self.dialog_dir,
+            session_id=host.session_id,
+            agent_name=host.agent_name,
+            workspace=self.workspace,
         )
 
     def add_compaction_listener(self, listener: CompactionListener) -> None:
