@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 import filelock
 
+from ._confine import OutsideWorkspaceError, check_inside
 from .archive_lines import (
     Appended,
     AppendError,
@@ -115,6 +116,7 @@ class DialogArchive:
         agent_name: str,
         tz: tzinfo | None = None,
         lock_timeout: float = 30.0,
+        workspace: Path | None = None,
     ) -> None:
         for name, value in (("session_id", session_id), ("agent_name", agent_name)):
             if not isinstance(value, str) or not value:
@@ -126,6 +128,7 @@ class DialogArchive:
         self._agent_name = agent_name
         self._tz = tz
         self._lock_timeout = lock_timeout
+        self._workspace = workspace
 
     @property
     def directory(self) -> Path:
@@ -247,7 +250,23 @@ class DialogArchive:
     def _path_for(self, day: date) -> Path:
         return self._directory / f"{day.isoformat()}.jsonl"
 
+    def _confine(self, path: Path) -> None:
+        """Refuse ``path`` (an ArchiveError, nothing written) when it leads outside the
+        workspace: a symlinked folder or file, or a file hard-linked elsewhere."""
+        if self._workspace is None:
+            return
+        try:
+            check_inside(path, self._workspace, write=True)
+            if not path.is_dir() and path.exists() and os.stat(path).st_nlink > 1:
+                raise OutsideWorkspaceError(
+                    f"{path} is a hard link shared with another file; copaw-context does not "
+                    "append to it. Replace it with a real file inside the workspace."
+                )
+        except OutsideWorkspaceError as error:
+            raise ArchiveError(f"{error}; nothing was written") from error
+
     def _write_batches(self, batches: dict[date, list[ArchiveLine]]) -> list[ArchivedFile]:
+        self._confine(self._directory)
         try:
             self._directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -268,6 +287,8 @@ class DialogArchive:
                         f"cannot append to archive file {path}: {self._cause(path, error)}; "
                         "nothing was written"
                     ) from error
+            for day in days:
+                self._confine(self._path_for(day))
             done: list[Appended] = []
             for day in days:
                 path = self._path_for(day)

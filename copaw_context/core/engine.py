@@ -84,11 +84,15 @@ class ContextEngine:
         light = config.light_context_config
         pruning = light.tool_result_pruning_config
         self.store = OffloadStore(
-            workspace / pruning.tool_results_cache, pruning.offload_retention_days
+            workspace / pruning.tool_results_cache,
+            pruning.offload_retention_days,
+            workspace=workspace,
         )
         self.dialog_dir = workspace / light.dialog_path
         # Full texts of oversized user requests: kept with the archive, never TTL-cleaned.
-        self.request_store = OffloadStore(self.dialog_dir / "requests", retention_days=36500)
+        self.request_store = OffloadStore(
+            self.dialog_dir / "requests", retention_days=36500, workspace=workspace
+        )
         self.pruning = ToolResultPruning(pruning, self.store, workspace)
         # Seconds before the first retry of a compactor call that raised; doubles each time.
         self.compactor_retry_delay = 0.5
@@ -136,7 +140,10 @@ class ContextEngine:
     def archive(self, host: HostSession) -> DialogArchive:
         """The dialog archive writer for the host's current session."""
         return DialogArchive(
-            self.dialog_dir, session_id=host.session_id, agent_name=host.agent_name
+            self.dialog_dir,
+            session_id=host.session_id,
+            agent_name=host.agent_name,
+            workspace=self.workspace,
         )
 
     def add_compaction_listener(self, listener: CompactionListener) -> None:

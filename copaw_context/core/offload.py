@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from uuid import uuid4
 
+from ._confine import OutsideWorkspaceError, check_inside
 from ._offload_write import SavedText, write_atomically
 from .errors import ConfigError
 
@@ -80,6 +81,12 @@ def _check_non_negative(name: str, value: float) -> float:
     return float(value)
 
 
+def _retrieve(task: asyncio.Future[SavedText]) -> None:
+    """Mark the outcome of an early save as seen (claim_early reports a failure)."""
+    if not task.cancelled():
+        task.exception()
+
+
 class OffloadStore:
     """Saves full tool outputs to one directory and expires them after ``retention_days``."""
 
@@ -90,8 +97,10 @@ class OffloadStore:
         *,
         cleanup_interval_seconds: float = 3600.0,
         clock: Callable[[], float] = time.time,
+        workspace: Path | None = None,
     ) -> None:
         self._directory = Path(directory).expanduser().absolute()
+        self._workspace = workspace
         self._retention_seconds = (
             _check_non_negative("retention_days", retention_days) * _SECONDS_PER_DAY
         )
@@ -130,6 +139,8 @@ class OffloadStore:
         time share their directory fsyncs. Returns the path, line count and size.
         """
         codecs.lookup(encoding)  # LookupError here, before any file is created
+        if self._workspace is not None:  # never through a link out of the workspace
+            check_inside(self._directory, self._workspace, write=True)
         return await asyncio.to_thread(
             write_atomically, self._directory, tuple(parts), separator, encoding
         )
@@ -144,7 +155,9 @@ class OffloadStore:
             for old in [t for t, task in self._early.items() if task.done()]:
                 del self._early[old]
         token = uuid4().hex
-        self._early[token] = asyncio.ensure_future(self.save_parts(parts))
+        task = asyncio.ensure_future(self.save_parts(parts))
+        task.add_done_callback(_retrieve)  # a failed save never claimed is not an error log
+        self._early[token] = task
         return token
 
     async def claim_early(self, token: object) -> SavedText | None:
@@ -223,6 +236,12 @@ class OffloadStore:
         return await self.cleanup(referenced_items)
 
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
+        if self._workspace is not None:
+            try:  # never remove files through a link out of the workspace
+                check_inside(self._directory, self._workspace, write=True)
+            except OutsideWorkspaceError as error:
+                logger.warning("offload cleanup: skipped: %s", error)
+                return []
         try:
             entries = list(os.scandir(self._directory))
         except FileNotFoundError:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from copaw_context.core.errors import CopawContextError
 
+from .._confine import check_inside
 from ._io import locked
 
 __all__ = [
@@ -83,8 +84,11 @@ def _is_broken(error: sqlite3.Error) -> bool:
 class IndexDatabase:
     """Connections to one index file, creating its schema and rebuilding it when broken."""
 
-    def __init__(self, path: Path, *, use_fts: bool, busy_timeout: float) -> None:
+    def __init__(
+        self, path: Path, *, use_fts: bool, busy_timeout: float, workspace: Path | None = None
+    ) -> None:
         self.path = path
+        self.workspace = workspace
         self.use_fts = use_fts
         self._busy_timeout = busy_timeout
 
@@ -92,6 +96,8 @@ class IndexDatabase:
     def connect(self) -> Iterator[sqlite3.Connection]:
         """An autocommit connection with the schema in place; :class:`NeedsRebuild` when the
         file is corrupt, foreign or of another mode. Busy errors are raised as they are."""
+        if self.workspace is not None:
+            check_inside(self.path, self.workspace, write=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import filelock
 
+from .._confine import check_inside, open_append_inside
 from .._offload_write import fsync_directory
 
 __all__ = [
@@ -61,12 +62,14 @@ async def acquire_async(lock: filelock.FileLock, wait_seconds: float, poll: floa
         await asyncio.sleep(poll)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, workspace: Path | None = None) -> None:
     """Replace ``path`` with ``data`` all at once: temp file, ``fsync``, ``os.replace``.
 
     Readers see the old file or the new one, never a part. An existing file's permission bits
     are kept. The temp file is removed when anything fails.
     """
+    if workspace is not None:
+        check_inside(path.parent, workspace, write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
@@ -90,14 +93,19 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_directory(path.parent)
 
 
-def append_bytes(path: Path, payload: bytes, header: bytes = b"") -> None:
+def append_bytes(
+    path: Path, payload: bytes, header: bytes = b"", workspace: Path | None = None
+) -> None:
     """Append ``payload`` to ``path`` (its lock held) with one write and ``fsync``.
 
     A new or empty file gets ``header`` first; a file whose last line is unterminated gets a
     newline first. A failed write is cut back to the old size, so nothing half-written stays.
     """
+    if workspace is not None:
+        check_inside(path.parent, workspace, write=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b", buffering=0) as handle:
+    opened: int | Path = path if workspace is None else open_append_inside(path, workspace)
+    with open(opened, "a+b", buffering=0) as handle:
         size = handle.seek(0, os.SEEK_END)
         if size == 0:
             payload = header + payload

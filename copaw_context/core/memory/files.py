@@ -16,14 +16,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Literal
 
 import filelock
 
+from copaw_context.core._confine import OutsideWorkspaceError, check_inside, read_bytes_inside
 from copaw_context.core.errors import CopawContextError
+from copaw_context.core.markdown_blocks import parse_blocks
 from copaw_context.core.truncation import (
     NOTICE_BUDGET_BYTES,
     count_lines,
@@ -32,7 +34,7 @@ from copaw_context.core.truncation import (
 )
 
 from ._io import append_bytes, atomic_write, file_lock, locked
-from .markdown import format_log_entry, normalise_text, replace_section
+from .markdown import format_log_entry, normalise_text, replace_section, section_titles
 
 __all__ = [
     "LEGACY_MEMORY_FILE",
@@ -50,7 +52,6 @@ LEGACY_MEMORY_FILE = "Memory.md"
 _DAILY_LOG = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
 _SOURCE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TOP_HEADING = re.compile(r"^\s{0,3}#{1,2}[ \t]")
 _MAX_TITLE_CHARS = 80
 _MAX_SECTION_BYTES = 65536
 
@@ -115,16 +116,42 @@ def _check_content(content: object, *, allow_empty: bool) -> str:
         raise MemoryFileError(
             f"the content is over {_MAX_SECTION_BYTES} bytes; memory holds short, lasting facts"
         )
-    fence = False
-    for line in text.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-        elif not fence and _TOP_HEADING.match(line):
+    blocks = parse_blocks(text)
+    if blocks.unclosed_fence is not None:
+        raise MemoryFileError(
+            f"the content opens a code fence at its line {blocks.unclosed_fence + 1} that is "
+            "never closed, which would hide the sections after it; close the fence"
+        )
+    for heading in blocks.headings:
+        if heading.level <= 2:
+            line = text.split("\n")[heading.row]
             raise MemoryFileError(
                 f"the content has a '#' or '##' heading ({line.strip()[:40]!r}), which would start "
                 "another section; use '###' inside a section, or edit each section separately"
             )
     return text
+
+
+def _check_memory_text(text: str, name: str) -> None:
+    """Refuse to edit a MEMORY.md whose sections the parser cannot all see."""
+    unclosed = parse_blocks(text).unclosed_fence
+    if unclosed is not None:
+        raise MemoryFileError(
+            f"{name} has a code fence opened at line {unclosed + 1} that is never closed; it "
+            "hides every section after it, so the edit could not find them. Close the fence "
+            f"(a line of ``` after the code) in {name}, then edit again"
+        )
+
+
+def _check_edited(text: str, title: str) -> None:
+    """The edited text must show section ``title`` exactly once."""
+    folded = " ".join(title.split()).casefold()
+    count = sum(1 for t in section_titles(text) if " ".join(t.split()).casefold() == folded)
+    if count != 1:
+        raise MemoryFileError(
+            f"the edit would leave {count} sections titled {title!r} in MEMORY.md; nothing was "
+            "written. Merge or rename the duplicate sections, then edit again"
+        )
 
 
 class MemoryFiles:
@@ -140,8 +167,10 @@ class MemoryFiles:
         lock_timeout: float = 30.0,
         keep_backups: int = 50,
         max_entry_bytes: int = 16384,
+        extra_read_roots: Sequence[str | Path] = (),
     ) -> None:
         self._workspace = Path(workspace).expanduser().absolute()
+        self._extra_read_roots = tuple(Path(r).expanduser().absolute() for r in extra_read_roots)
         relative = Path(memory_dir)
         if relative.is_absolute() or ".." in relative.parts or not relative.parts:
             raise MemoryFileError(
@@ -197,10 +226,17 @@ class MemoryFiles:
 
     def lock_path(self, name: str) -> Path:
         """The lock file guarding the memory file ``name`` (a fixed or dated name)."""
+        check_inside(self._memory_dir, self._workspace, write=True)
         return self._memory_dir / ".locks" / f"{name}.lock"
 
     def daily_logs(self) -> list[tuple[date, Path]]:
-        """Every ``YYYY-MM-DD.md`` in the memory folder with a valid date, oldest first."""
+        """Every ``YYYY-MM-DD.md`` in the memory folder with a valid date, oldest first
+        (a folder or log leading outside the workspace is skipped)."""
+        try:
+            check_inside(self._memory_dir, self._workspace, self._extra_read_roots, write=False)
+        except OutsideWorkspaceError as error:
+            logger.warning("memory: %s", error)
+            return []
         try:
             names = [entry.name for entry in self._memory_dir.iterdir() if entry.is_file()]
         except FileNotFoundError:
@@ -209,6 +245,16 @@ class MemoryFiles:
         for name in names:
             match = _DAILY_LOG.fullmatch(name)
             if match:
+                try:
+                    check_inside(
+                        self._memory_dir / name,
+                        self._workspace,
+                        self._extra_read_roots,
+                        write=False,
+                    )
+                except OutsideWorkspaceError as error:
+                    logger.warning("memory: %s", error)
+                    continue
                 try:
                     logs.append((date.fromisoformat(match.group(1)), self._memory_dir / name))
                 except ValueError:
@@ -220,7 +266,7 @@ class MemoryFiles:
     def read_memory_sync(self) -> str:
         """The text of MEMORY.md (or Memory.md); "" when there is none."""
         try:
-            return self.memory_path().read_bytes().decode("utf-8", errors="replace")
+            return self._read(self.memory_path()).decode("utf-8", errors="replace")
         except FileNotFoundError:
             return ""
 
@@ -234,7 +280,7 @@ class MemoryFiles:
 
         def read() -> str:
             try:
-                return path.read_bytes().decode("utf-8", errors="replace")
+                return self._read(path).decode("utf-8", errors="replace")
             except FileNotFoundError:
                 return ""
 
@@ -242,7 +288,11 @@ class MemoryFiles:
 
     async def render_for_prompt(self, max_bytes: int) -> str:
         """MEMORY.md for the system prompt, bounded by :func:`render_memory_prompt`."""
-        text = await self.read_memory()
+        try:
+            text = await self.read_memory()
+        except OutsideWorkspaceError as error:  # never an outside file in the system prompt
+            logger.warning("memory: MEMORY.md not shown: %s", error)
+            return ""
         if not text.strip():
             return ""
         path = notice_path(self.memory_path(), self._workspace)
@@ -281,7 +331,7 @@ class MemoryFiles:
 
         def write() -> None:
             with locked(self.lock_path(path.name), self._lock_timeout):
-                append_bytes(path, entry.encode("utf-8"), header)
+                append_bytes(path, entry.encode("utf-8"), header, self._workspace)
 
         await asyncio.to_thread(write)
         return path
@@ -300,14 +350,14 @@ class MemoryFiles:
         """
         path = self.memory_path()
         try:
-            old = path.read_bytes()
+            old = self._read(path)
         except FileNotFoundError:
             old = b""
         new = normalise_text(text).encode("utf-8")
         if new == old:
             return None
         backup = self._backup(old) if old.strip() else None
-        atomic_write(path, new)
+        atomic_write(path, new, self._workspace)
         return backup
 
     async def write_memory(self, text: str) -> Path | None:
@@ -336,10 +386,16 @@ class MemoryFiles:
         def edit() -> Path | None:
             with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
                 current = self.read_memory_sync()
+                _check_memory_text(current, self.memory_path().name)
                 updated = replace_section(current, title, body, add=mode == "add")
+                _check_edited(updated, title)
                 return self.write_memory_locked(updated)
 
         return await asyncio.to_thread(edit)
+
+    def _read(self, path: Path) -> bytes:
+        """The bytes of a memory file, confined (reads may use the extra read roots)."""
+        return read_bytes_inside(path, self._workspace, self._extra_read_roots)
 
     def _backup(self, data: bytes) -> Path:
         stamp = self.now().strftime("%Y-%m-%dT%H%M%S")
@@ -350,7 +406,7 @@ class MemoryFiles:
         while candidate.exists():
             candidate = directory / f"MEMORY.{stamp}-{counter}.md"
             counter += 1
-        atomic_write(candidate, data)
+        atomic_write(candidate, data, self._workspace)
         self._prune_backups(directory)
         return candidate
 

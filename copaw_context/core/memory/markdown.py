@@ -10,6 +10,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
+from copaw_context.core.markdown_blocks import parse_blocks
 from copaw_context.core.truncation import scrub_surrogates
 
 __all__ = [
@@ -24,7 +25,6 @@ __all__ = [
     "split_sections",
 ]
 
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+(.*)$")
 _LOG_PREFIX = re.compile(r"^(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?(?:\[[^\]\n]{1,40}\]\s+)?")
@@ -50,20 +50,8 @@ def normalise_text(text: str) -> str:
 
 
 def _heading_levels(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(line index, level, title) of every ATX heading outside fenced code blocks."""
-    found: list[tuple[int, int, str]] = []
-    fence: str | None = None
-    for index, line in enumerate(lines):
-        opened = _FENCE.match(line)
-        if opened:
-            marker = opened.group(1)
-            fence = None if fence == marker else fence or marker
-            continue
-        if fence is None:
-            match = _HEADING.match(line)
-            if match:
-                found.append((index, len(match.group(1)), match.group(2).strip()))
-    return found
+    """(line index, level, title) of every top-level ATX heading outside code blocks."""
+    return [(h.row, h.level, h.title) for h in parse_blocks(lines).headings]
 
 
 def split_sections(text: str) -> tuple[list[str], list[MarkdownSection]]:

@@ -23,10 +23,13 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._confine import OutsideWorkspaceError, check_inside
+from .._safe_open import ReadFailure, open_inside
 from ._extract import Chunk, markdown_chunks, message_chunks, query_terms, snippet
 from ._index_db import (
     INDEX_FILE,
@@ -95,8 +98,10 @@ class MemoryIndex:
         max_chunk_chars: int = 4000,
         max_message_chars: int = 65536,
         use_fts: bool | None = None,
+        extra_read_roots: Sequence[str | Path] = (),
     ) -> None:
         self._workspace = Path(workspace).expanduser().absolute()
+        self._extra_read_roots = tuple(Path(r).expanduser().absolute() for r in extra_read_roots)
         self._memory_dir = self._workspace / memory_dir
         self._dialog_dir = self._workspace / dialog_dir
         self._path = self._memory_dir / INDEX_FILE
@@ -104,7 +109,9 @@ class MemoryIndex:
         self._max_chunk_chars = max_chunk_chars
         self._max_message_chars = max_message_chars
         self._use_fts = fts5_trigram_available() if use_fts is None else use_fts
-        self._db = IndexDatabase(self._path, use_fts=self._use_fts, busy_timeout=busy_timeout)
+        self._db = IndexDatabase(
+            self._path, use_fts=self._use_fts, busy_timeout=busy_timeout, workspace=self._workspace
+        )
         with _PROCESS_LOCKS_GUARD:
             self._process_lock = _PROCESS_LOCKS.setdefault(str(self._path), threading.Lock())
 
@@ -196,7 +203,16 @@ class MemoryIndex:
                 for path in sorted(directory.glob(pattern)):
                     if path.is_file():
                         found[path.relative_to(self._workspace).as_posix()] = (path, kind)
-        return found
+        return {rel: source for rel, source in found.items() if self._readable(source[0])}
+
+    def _readable(self, path: Path) -> bool:
+        """Whether ``path`` (symlinks resolved) stays inside the workspace or a read root."""
+        try:
+            check_inside(path, self._workspace, self._extra_read_roots, write=False)
+        except OutsideWorkspaceError as error:
+            logger.warning("memory index: skipped %s", error)
+            return False
+        return True
 
     def _refresh(self) -> IndexStats:
         files = chunks = dropped = 0
@@ -263,8 +279,10 @@ class MemoryIndex:
         """Index the next part of ``path``: (chunks added, whether more is left), or None when
         there was nothing to do (the write transaction is open)."""
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
+            roots = [self._workspace.resolve(), *(r.resolve() for r in self._extra_read_roots)]
+            handle, _opened = open_inside(path.resolve(), roots)  # no link swapped in
+        except (ReadFailure, OSError) as failure:
+            logger.warning("memory index: not indexed %s: %s", path, failure)
             return None
         with handle:
             info = os.fstat(handle.fileno())

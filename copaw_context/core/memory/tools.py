@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import filelock
@@ -84,10 +84,13 @@ class MemoryTools:
         dialog_dir: str = "dialog",
         *,
         max_results: int = 5,
+        extra_read_roots: Sequence[str | Path] = (),
     ) -> MemoryTools:
-        """Tools over ``workspace`` with a new :class:`MemoryFiles` and :class:`MemoryIndex`."""
-        files = MemoryFiles(workspace, memory_dir)
-        return cls(files, MemoryIndex(workspace, memory_dir, dialog_dir), max_results=max_results)
+        """Tools over ``workspace`` with a new :class:`MemoryFiles` and :class:`MemoryIndex`;
+        ``extra_read_roots`` may be read through links, never written."""
+        files = MemoryFiles(workspace, memory_dir, extra_read_roots=extra_read_roots)
+        index = MemoryIndex(workspace, memory_dir, dialog_dir, extra_read_roots=extra_read_roots)
+        return cls(files, index, max_results=max_results)
 
     def functions(self) -> list[Callable[..., Awaitable[str]]]:
         """The tool functions, for an adapter to register."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from copaw_context.core.markdown_blocks import parse_blocks
 from copaw_context.core.summary.language import PROGRESS_SUBSECTIONS, SECTION_TITLES
 
 __all__ = [
@@ -140,11 +141,9 @@ def find_headings(lines: Sequence[str], *, level: int = 2) -> dict[int, str]:
         raise ValueError(f"level: got {level!r}; use 1, 2 or 3")
     pattern = _HEADING_RES[level]
     found: dict[int, str] = {}
-    in_fence = False
+    code = parse_blocks(lines).code_rows  # the one Markdown parser decides what is code
     for row, line in enumerate(lines):
-        if FENCE_RE.match(line):
-            in_fence = not in_fence
-        match = None if in_fence else pattern.match(line)
+        match = None if row in code else pattern.match(line)
         if match:
             found[row] = match.group(1)
     return found
