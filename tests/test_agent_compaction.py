@@ -229,7 +229,8 @@ async def test_compact_command_end_to_end(tmp_path: Path) -> None:
     hook = MemoryCompactionHook(
         config(200_000, compactor="llm"), tmp_path, compactor_model=compactor
     )
-    agent = await make_agent(hook, ScriptedChatModel([text_step("answer")]))
+    model = ScriptedChatModel([text_step("next answer")])
+    agent = await make_agent(hook, model)
     empty = await agent.reply(UserMsg("user", "/compact"))
     assert "No messages to compact" in (empty.get_text_content() or "")
 
@@ -237,13 +238,23 @@ async def test_compact_command_end_to_end(tmp_path: Path) -> None:
     reply = await agent.reply(UserMsg("user", "/compact only keep requirements and decisions"))
     text = reply.get_text_content() or ""
     assert text.startswith("**Compact Complete!**")
-    assert "- Messages compacted: 9" in text  # everything but the latest request
+    # the last turn is answered: its request goes with its answer (10 = 5 requests + 5 replies)
+    assert "- Messages compacted: 10" in text
     assert " -> " in text and "**Compressed Summary:**" in text
     assert "Ship the parser fix for ticket PARSE-17" in text
     assert "only keep requirements and decisions" in requests[0]
-    assert [m.role for m in agent.state.context] == ["user"]
-    assert len(archived_block_keys(tmp_path)) == 5 * 4 + 4  # 5 replies x 4 blocks + 4 requests
+    assert "Request 4" in requests[0] and "Module m4 builds." in requests[0]
+    assert agent.state.context == []
+    assert len(archived_block_keys(tmp_path)) == 5 * 4 + 5  # 5 replies x 4 blocks + 5 requests
     compactor.assert_complete()
+
+    # the next input shows no open request: only the summary and the new question
+    next_reply = await agent.reply(UserMsg("user", "what next?"))
+    assert next_reply.get_text_content() == "next answer"
+    sent = model.calls[-1].formatted
+    users = [str(m.get("content")) for m in sent if m.get("role") == "user"]
+    assert not any("Request 4" in u for u in users) and "what next?" in users[-1]
+    agent.state.context = agent.state.context[:1]  # keep the question for /clear below
 
     context = await agent.reply(UserMsg("user", "/context"))
     assert "Window: 200000 tokens (from running.max_input_length)" in (

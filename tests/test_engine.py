@@ -189,7 +189,11 @@ async def test_commands_through_the_engine(tmp_path: Path) -> None:
     assert "Window: 200000 tokens (from test)" in context
     compacted = await engine.run_command(host, "compact", "keep the module names")
     assert "**Compact Complete!**" in compacted
-    assert [m.role for m in host.messages] == ["user"]  # the latest request stays
+    # the last turn is answered: its request goes with its answer, none is left open
+    assert host.messages == [] and "- Messages compacted: 8" in compacted
+    texts = [str(r) for r in archived(tmp_path)]
+    assert any("question 3: " in t for t in texts) and any("answer 3" in t for t in texts)
+    host.messages.append(user("next question"))
     host.awaiting = True
     assert "Not cleared" in await engine.run_command(host, "clear", "")
     host.awaiting = False

@@ -67,10 +67,28 @@ def latest_request(items: Sequence[SplitItem]) -> int | None:
     return requests[-1] if requests else None
 
 
-def forced_units(items: Sequence[SplitItem], units: Sequence[Unit]) -> list[bool]:
-    """Independent oracle: latest request, pinned, first unfinished and everything after."""
-    requests = [i for i, item in enumerate(items) if item.is_user_request]
-    latest = requests[-1] if requests else None
+def finished_turn(items: Sequence[SplitItem]) -> bool:
+    """Independent oracle: a later message ends the latest request's turn with a plain answer
+    and nothing after the request is unfinished."""
+    latest = latest_request(items)
+    if latest is None:
+        return False
+    after = items[latest + 1 :]
+    return (
+        bool(after)
+        and not after[-1].call_ids
+        and not after[-1].result_ids
+        and after[-1].message_index > items[latest].message_index
+        and not any(item.unfinished for item in after)
+    )
+
+
+def forced_units(
+    items: Sequence[SplitItem], units: Sequence[Unit], *, force: bool = False
+) -> list[bool]:
+    """Independent oracle: latest request (unless /compact finds its turn finished), pinned,
+    first unfinished and everything after."""
+    latest = None if force and finished_turn(items) else latest_request(items)
     unfinished = [i for i, item in enumerate(items) if item.unfinished]
     first_unfinished = unfinished[0] if unfinished else len(items)
     return [
@@ -115,14 +133,21 @@ def expected_tail(
     return sorted(n for n in longest if n >= first_user)
 
 
-def check_structure(items: Sequence[SplitItem], plan: SplitPlan) -> None:
+def check_structure(items: Sequence[SplitItem], plan: SplitPlan, *, force: bool = False) -> None:
     """Invariants that hold for every input."""
     assert list(plan.compact) == sorted(set(plan.compact))
     assert list(plan.keep) == sorted(set(plan.keep))
     assert sorted(plan.compact + plan.keep) == list(range(len(items)))
     assert plan.total_tokens >= plan.kept_tokens
     request = latest_request(items)
-    if request is not None:
+    if request is not None and force and finished_turn(items):
+        # /compact after a finished turn: the request goes with its answer, or neither does
+        answer = len(items) - 1
+        assert request not in plan.keep or answer in plan.keep  # never shown as open
+        if not items[request].pinned and not items[answer].pinned:
+            assert request in plan.compact and answer in plan.compact
+        request = None
+    elif request is not None:
         assert request in plan.keep  # the live request is never compacted
     if plan.reason == "below-threshold":
         assert plan.compact == ()
@@ -340,7 +365,7 @@ def test_realistic_plans_are_valid_and_keep_the_longest_tail(
     items: list[SplitItem], budget: dict[str, int]
 ) -> None:
     plan = plan_split(items, **budget)  # type: ignore[arg-type]
-    check_structure(items, plan)
+    check_structure(items, plan, force=budget["force"])
     total = budget["fixed_tokens"] + sum(i.tokens for i in items)
     assert plan.total_tokens == total
     assert plan.kept_tokens == budget["fixed_tokens"] + sum(items[i].tokens for i in plan.keep)
@@ -348,7 +373,7 @@ def test_realistic_plans_are_valid_and_keep_the_longest_tail(
         assert plan.reason == "below-threshold" and plan.keep == tuple(range(len(items)))
         return
     units = group_units(items)
-    forced = forced_units(items, units)
+    forced = forced_units(items, units, force=budget["force"])
     kept = [u.start in set(plan.keep) for u in units]
     for unit, is_forced, is_kept in zip(units, forced, kept, strict=True):
         if unit.orphan_result:
@@ -374,7 +399,7 @@ def test_realistic_plans_are_valid_and_keep_the_longest_tail(
 @given(arbitrary_items(), budgets)
 def test_any_input_gives_a_valid_plan(items: list[SplitItem], budget: dict[str, int]) -> None:
     plan = plan_split(items, **budget)  # type: ignore[arg-type]
-    check_structure(items, plan)
+    check_structure(items, plan, force=budget["force"])
     if budget["force"] and plan.reason != "nothing-safe-to-compact":
         assert plan.reason == "forced"
 
@@ -480,8 +505,16 @@ def test_pinned_and_request_kept_out_of_order_with_the_tail() -> None:
 def test_force_compacts_everything_safe() -> None:
     items = [user(0), text(1, pinned=True), call(1, "a"), result(1, "a"), user(2), text(3)]
     plan = plan_split(items, threshold_tokens=10**6, reserve_tokens=10**6, force=True)
-    assert plan.reason == "forced"
-    assert plan.keep == (1, 4) and plan.compact == (0, 2, 3, 5)
+    assert plan.reason == "forced"  # the finished turn goes with its answer: only the pin stays
+    assert plan.keep == (1,) and plan.compact == (0, 2, 3, 4, 5)
+    # an open turn (the request not answered yet) keeps its request
+    open_turn = items[:5]
+    plan = plan_split(open_turn, threshold_tokens=10**6, reserve_tokens=10**6, force=True)
+    assert plan.keep == (1, 4) and plan.compact == (0, 2, 3)
+    # a turn that ends on a tool result is still running: the request stays
+    running = [*items[:5], call(3, "b"), result(3, "b")]
+    plan = plan_split(running, threshold_tokens=10**6, reserve_tokens=10**6, force=True)
+    assert plan.keep == (1, 4) and plan.compact == (0, 2, 3, 5, 6)
     nothing = plan_split([user(0), text(0, pinned=True)], threshold_tokens=0, reserve_tokens=0)
     assert nothing.reason == "nothing-safe-to-compact" and nothing.compact == ()
     forced_nothing = plan_split([user(0)], threshold_tokens=99, reserve_tokens=0, force=True)
@@ -510,7 +543,10 @@ def test_latest_request_inside_a_malformed_unit_is_kept_alone() -> None:
     assert plan.keep == (2, 6) and plan.compact == (0, 1, 3, 4, 5)
     assert plan.kept_tokens == 3 + 7 + 10 and plan.reason == "compacted"
     forced = plan_split(items, threshold_tokens=0, reserve_tokens=0, force=True)
-    assert forced.keep == (2,) and forced.compact == (0, 1, 3, 4, 5, 6)
+    # /compact: the turn is answered (text(5)), so the request goes with its answer
+    assert forced.keep == () and forced.compact == (0, 1, 2, 3, 4, 5, 6)
+    forced = plan_split(items[:-1], threshold_tokens=0, reserve_tokens=0, force=True)
+    assert forced.keep == (2,) and forced.compact == (0, 1, 3, 4, 5)
 
 
 def test_tail_stops_at_a_unit_that_cannot_be_kept() -> None:

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from agentscope.message import Msg
 
+from copaw_context.core.data_label import data_label
 from copaw_context.core.host import MessageView, PartView, Role
 
 __all__ = [
@@ -129,8 +130,22 @@ def _part_view(block: dict[str, Any], thinking: ThinkingPolicy, meta: dict[str, 
             meta=dict(entry) if isinstance(entry, dict) else {},
         )
     if kind in _DATA_TYPES:
-        return PartView("data", str(kind), sent=False, data_blocks=1)
+        return PartView("data", _data_label(block, str(kind)), sent=False, data_blocks=1)
     return PartView("other")
+
+
+def _data_label(block: Any, kind: str) -> str:
+    """``[image] <url>`` / ``[image] data:<media_type> (<n> bytes)`` for a 1.x data block."""
+    source = block.get("source") if isinstance(block, dict) else None
+    if not isinstance(source, dict):
+        return data_label(kind=kind)
+    url, data, mime = source.get("url"), source.get("data"), source.get("media_type")
+    return data_label(
+        kind=kind,
+        url=url if isinstance(url, str) else None,
+        data=data if isinstance(data, str) and not isinstance(url, str) else None,
+        media_type=mime if isinstance(mime, str) else None,
+    )
 
 
 def _json(value: Any) -> str:

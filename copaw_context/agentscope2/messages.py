@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentscope.message import (
+    Base64Source,
     DataBlock,
     HintBlock,
     Msg,
@@ -23,9 +24,11 @@ from agentscope.message import (
     ToolCallBlock,
     ToolResultBlock,
     ToolResultState,
+    URLSource,
 )
 
 from copaw_context.core.context_check import plan_context
+from copaw_context.core.data_label import data_label
 from copaw_context.core.host import MessageView, PartView, Role
 from copaw_context.core.ledger import TokenMeter
 from copaw_context.core.split import SplitPlan
@@ -112,7 +115,13 @@ def part_view(block: Any, thinking: ThinkingPolicy) -> PartView:
     if isinstance(block, ToolResultBlock):
         return _result_view(block)
     if isinstance(block, DataBlock):
-        label = block.name or block.source.media_type
+        source = block.source
+        label = data_label(
+            url=str(source.url) if isinstance(source, URLSource) else None,
+            data=source.data if isinstance(source, Base64Source) else None,
+            media_type=source.media_type,
+            name=block.name,
+        )
         return PartView("data", label, sent=False, data_blocks=1)
     return PartView("other")
 

@@ -340,7 +340,7 @@ def _forced_tokens(ledger: Ledger, request_cap: int) -> int:
     """Tokens of what is kept whatever the plan: pinned messages and the latest request, as
     large as it will be once cut to ``request_cap`` bytes (plus its notice)."""
     latest = next(
-        (m for m in reversed(ledger.messages) if m.role == "user"),
+        (m for m in reversed(ledger.messages) if m.is_request),
         None,
     )
     pinned = sum(m.tokens for m in ledger.messages if m.pinned and m is not latest)

@@ -175,7 +175,7 @@ async def cut_latest_request(
     """
     ledger, _meter = await engine.sync(host)
     index = next(
-        (i for i in range(len(ledger.messages) - 1, -1, -1) if ledger.messages[i].role == "user"),
+        (i for i in range(len(ledger.messages) - 1, -1, -1) if ledger.messages[i].is_request),
         None,
     )
     if index is None:

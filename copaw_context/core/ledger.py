@@ -98,6 +98,15 @@ class MessageEntry:
     data: int = 0
     """Data blocks (images, audio, PDF) in it."""
 
+    @property
+    def is_request(self) -> bool:
+        """A message the user typed: role ``user`` carrying no tool call or result. A 1.x
+        ``Msg(role="user")`` holding tool results (ReMe's layout, loaded histories) is paired
+        by block like any other message, so its result never stays without its call."""
+        return self.role == "user" and not any(
+            p.call_id is not None and p.kind in ("tool_call", "tool_result") for p in self.parts
+        )
+
     def recount(self) -> None:
         self.tokens = MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
         self.nbytes = sum(p.nbytes for p in self.parts)
@@ -281,7 +290,7 @@ class Ledger:
         items: list[SplitItem] = []
         refs: list[tuple[int, int]] = []
         for mi, message in enumerate(self.messages):
-            if message.role == "user":
+            if message.is_request:
                 items.append(
                     SplitItem(mi, message.tokens, is_user_request=True, pinned=message.pinned)
                 )
@@ -363,7 +372,7 @@ def _settled_request(messages: Sequence[MessageEntry]) -> int:
     """Index of the last user message the agent has answered something after (-1: none)."""
     settled = pending = -1
     for mi, message in enumerate(messages):
-        if message.role == "user":
+        if message.is_request:
             pending = mi
         elif pending >= 0:
             settled = pending

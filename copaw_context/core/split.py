@@ -218,6 +218,8 @@ def plan_split(
     if not force and total <= threshold_tokens:
         return SplitPlan((), tuple(range(len(items))), total, total, "below-threshold", False)
 
+    if force and _answered(items, latest_request):
+        latest_request = None  # a finished turn goes with its answer (both or neither)
     units = group_units(items)
     forced = _forced_units(items, units, latest_request)
     kept_units = [
@@ -233,6 +235,19 @@ def plan_split(
         reason = "nothing-safe-to-compact"
     over_reserve = latest_request is not None and items[latest_request].tokens > reserve_tokens
     return SplitPlan(tuple(compact), tuple(keep), total, kept_tokens, reason, over_reserve)
+
+
+def _answered(items: Sequence[SplitItem], latest_request: int | None) -> bool:
+    """Whether the turn of the latest request is finished: a later message ends it with a
+    plain answer (no tool call or result), and no call after the request is unfinished."""
+    if latest_request is None or latest_request == len(items) - 1:
+        return False
+    last = items[-1]
+    if last.call_ids or last.result_ids:
+        return False
+    if last.message_index <= items[latest_request].message_index:
+        return False
+    return not any(item.unfinished for item in items[latest_request + 1 :])
 
 
 def _keep_recent_tail(

@@ -263,6 +263,8 @@ def _render_part(part: TranscriptPart, include_thinking: bool) -> str | None:
     if part.kind == "tool_result":
         status = " (error)" if part.is_error else ""
         return f"[tool result] {name}{status} output:\n{part.text}"
+    if part.kind == "data" and part.text.startswith("["):
+        return part.text  # already labelled: "[image] https://..." (see core/data_label.py)
     return f"[{part.kind}]\n{part.text}"
 
 
