@@ -86,9 +86,14 @@ def test_context_check_is_pair_safe_and_loses_nothing(
     formatted = asyncio.run(FORMATTER.format(check.to_keep))
     assert openai_pairing_problems(formatted) == []
     # The latest request and pinned messages stay; every kept message is non-empty.
+    # /compact (force) may take a finished turn whole: its request with its answer, or neither.
     users = [m for m in context if m.role == "user"]
-    if users:
-        assert any(m is users[-1] for m in check.to_keep)
+    if users and not any(m is users[-1] for m in check.to_keep):
+        assert force, "the latest request was compacted automatically"
+        after = context[[id(m) for m in context].index(id(users[-1])) + 1 :]
+        assert after and after[-1].role == "assistant", "an open request was compacted"
+        assert after[-1].content[-1].type == "text", "the turn is open (it ends on a tool block)"
+        assert not any(m is k for m in after for k in check.to_keep), "its answer was kept"
     assert all(
         any(m is k for k in check.to_keep) for m in context if m.metadata.get("copaw_context")
     )

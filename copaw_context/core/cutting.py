@@ -31,24 +31,15 @@ __all__ = [
     "cut_pinned_texts",
     "fit_fresh_results",
     "fit_fresh_to_window",
-    "fresh_floor_bytes",
     "request_cap_bytes",
     "truncate_instead",
 ]
 
-_MIN_FRESH_BYTES = 600
 _MIN_REQUEST_BYTES = 2048
 _PINNED_CUT_BYTES = 1024
 _MIN_FIRST_BYTES = 128  # the first block's excerpt, whatever the markers take
 _MIN_SHARE_BYTES = 64  # below this a share is combined into one file
 NOTICE_BYTES = 400  # about the size of a truncation notice
-
-
-def fresh_floor_bytes(window: int) -> int:
-    """The smallest excerpt a fresh result is cut to: 600 bytes, less in a window under
-    4,800 tokens (an eighth of the window in bytes), so that a few of them, each with its
-    notice, still fit a tiny window."""
-    return max(64, min(_MIN_FRESH_BYTES, window // 8))
 
 
 def request_cap_bytes(reserve: int, window: int) -> int:

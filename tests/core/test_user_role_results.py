@@ -4,12 +4,25 @@ histories) are paired by block, not role (issue 17 item 8): host-neutral, throug
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.pairing import pairing_problems
 from copaw_context.core.split import plan_split
 from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
-from tests.test_engine import config
+
+
+def config(window: int = 4000, **light: Any) -> RunningConfig:
+    return parse_running_config(
+        {
+            "running": {
+                "max_input_length": window,
+                "memory": {"summarise_on_compact": False},
+                "light_context_config": {"token_counter": "o200k_base", **light},
+            }
+        }
+    )
 
 
 def reme_turn(n: int, size: int = 200) -> list[FakeMessage]:

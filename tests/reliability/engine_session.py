@@ -205,6 +205,12 @@ class EngineSession:
         assert reply.strip(), f"/{op.kind} gave no reply"
         if op.kind in ("clear", "new") and not self.host.awaiting:
             self.latest_user = None
+        ids = [m.msg_id for m in self.host.messages]
+        if op.kind == "compact" and self.latest_user is not None and self.latest_user not in ids:
+            # /compact took a finished turn whole: the request left with its answer (the
+            # membership check below finds both in the archive), and nothing of it stayed.
+            assert not self.host.awaiting, "/compact took the request of an open turn"
+            self.latest_user = None
         await check_step(self, model_call=False)
 
     # ------------------------------------------------------------------ steps
