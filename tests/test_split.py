@@ -87,14 +87,20 @@ def forced_units(
     items: Sequence[SplitItem], units: Sequence[Unit], *, force: bool = False
 ) -> list[bool]:
     """Independent oracle: latest request (unless /compact finds its turn finished), pinned,
-    first unfinished and everything after."""
-    latest = None if force and finished_turn(items) else latest_request(items)
+    first unfinished and everything after; a finished turn whose request is pinned, whole."""
+    latest = latest_request(items)
+    whole_turn_from = len(items)
+    if force and finished_turn(items):
+        assert latest is not None
+        whole_turn_from = latest if items[latest].pinned else len(items)
+        latest = None
     unfinished = [i for i, item in enumerate(items) if item.unfinished]
     first_unfinished = unfinished[0] if unfinished else len(items)
     return [
         any(items[i].pinned for i in range(u.start, u.end))
         or (latest is not None and u.start <= latest < u.end)
         or u.end > first_unfinished
+        or u.end > whole_turn_from
         for u in units
     ]
 
@@ -661,3 +667,18 @@ def test_pairing_pending_calls_may_lack_results() -> None:
     assert pairing_problems(sequence, pending_ids={"a"}) == [
         "item 1: tool call 'b' is never answered"
     ]
+
+
+def test_compact_keeps_a_pinned_finished_request_with_its_answer() -> None:
+    """Found by the property test above: a pinned request stays, so its answer stays too
+    (compacting the answer alone would show an answered request as open)."""
+
+    def item(index: int, request: bool, pinned: bool = False) -> SplitItem:
+        return SplitItem(index, 10, frozenset(), frozenset(), request, pinned, False)
+
+    items = [item(0, True), item(1, False), item(2, True, pinned=True), item(3, False)]
+    plan = plan_split(items, threshold_tokens=0, reserve_tokens=0, fixed_tokens=0, force=True)
+    assert plan.keep == (2, 3) and plan.compact == (0, 1)
+    unpinned = [item(0, True), item(1, False), item(2, True), item(3, False)]
+    plan = plan_split(unpinned, threshold_tokens=0, reserve_tokens=0, fixed_tokens=0, force=True)
+    assert plan.keep == () and plan.compact == (0, 1, 2, 3)

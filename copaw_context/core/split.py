@@ -218,10 +218,17 @@ def plan_split(
     if not force and total <= threshold_tokens:
         return SplitPlan((), tuple(range(len(items))), total, total, "below-threshold", False)
 
+    keep_from = None
     if force and _answered(items, latest_request):
-        latest_request = None  # a finished turn goes with its answer (both or neither)
+        # A finished turn goes with its answer (both or neither); a pinned request stays,
+        # and so does its answer.
+        assert latest_request is not None
+        if items[latest_request].pinned:
+            keep_from = latest_request
+        else:
+            latest_request = None
     units = group_units(items)
-    forced = _forced_units(items, units, latest_request)
+    forced = _forced_units(items, units, latest_request, keep_from)
     kept_units = [
         is_forced and unit.keepable for unit, is_forced in zip(units, forced, strict=True)
     ]
@@ -321,9 +328,13 @@ def _start_tail_at_user_turn(
 
 
 def _forced_units(
-    items: Sequence[SplitItem], units: Sequence[Unit], latest_request: int | None
+    items: Sequence[SplitItem],
+    units: Sequence[Unit],
+    latest_request: int | None,
+    keep_from: int | None = None,
 ) -> list[bool]:
-    """Per unit: must it be kept (latest request, pinned, unfinished or after unfinished)?"""
+    """Per unit: must it be kept (latest request, pinned, unfinished or after unfinished,
+    at or after ``keep_from``)?"""
     forced: list[bool] = []
     after_unfinished = False
     for unit in units:
@@ -333,5 +344,6 @@ def _forced_units(
             after_unfinished = after_unfinished or item.unfinished
             pinned = pinned or item.pinned
         has_request = latest_request is not None and unit.start <= latest_request < unit.end
-        forced.append(after_unfinished or pinned or has_request)
+        kept_turn = keep_from is not None and unit.end > keep_from
+        forced.append(after_unfinished or pinned or has_request or kept_turn)
     return forced
