@@ -19,6 +19,7 @@ from copaw_context.core.archive import ArchivedFile
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host import ArchiveRecord, HostSession
+from copaw_context.core.session_state import SessionState
 from copaw_context.core.summary import render_summary_message
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ async def write_records(
     (still) in the pending buffer of the session state, and an event says so.
     """
     state = engine.state(host)
-    pending = [ArchiveRecord.from_dict(r) for r in state.pending_archive]
+    pending = _readable_pending(state)
     batch = [*pending, *records]
     if not batch:
         return []
@@ -90,6 +91,30 @@ async def write_records(
             )
         )
     return written
+
+
+def _readable_pending(state: SessionState) -> list[ArchiveRecord]:
+    """The pending buffer's records; a malformed one (a hand-edited or corrupt saved state)
+    moves, as it is, to ``pending_archive_unreadable`` in the state, where it stays: it must
+    not stop every later archive write, and nothing is dropped."""
+    readable, unreadable = [], []
+    saved = state.data.get("pending_archive")
+    for raw in saved if isinstance(saved, list) else []:
+        try:
+            if not isinstance(raw, dict):
+                raise TypeError(f"not an object: {type(raw).__name__}")
+            readable.append(ArchiveRecord.from_dict(raw))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            unreadable.append(raw)
+            logger.warning("copaw-context: a pending archive record is malformed (%s)", error)
+    if unreadable:
+        kept = state.data.get("pending_archive_unreadable")
+        state.data["pending_archive_unreadable"] = [
+            *(kept if isinstance(kept, list) else []),
+            *unreadable,
+        ]
+        state.pending_archive = [r.as_dict() for r in readable]
+    return readable
 
 
 async def flush_pending(engine: ContextEngine, host: HostSession) -> None:

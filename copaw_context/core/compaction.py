@@ -161,18 +161,27 @@ class _Run:
         result = await self._summarise(transcript, note)
         await self._track(result)
         summary = await _fit_to_room(engine, host, self.report, plan, result.summary)
-        if self.trigger == "command":
-            replaced, added = await _exchange(engine, host, self.report, to_compact, summary)
-            if added >= replaced:
-                return await not_freeing_event(
-                    engine,
-                    host,
-                    self.report,
-                    self.base,
-                    self.started,
-                    replaced=replaced,
-                    added=added,
-                )
+        replaced, added = await _exchange(engine, host, self.report, to_compact, summary)
+        if added >= replaced and self.trigger != "command":
+            # The summary would take more than it replaces (a window crowded by the system
+            # prompt): keep the messages and cut instead, within the window. The context
+            # stays crowded: the storm guard holds the compactor back until it grows.
+            self.state.guard_total = self.report.total
+            cut = await truncate_instead(
+                engine, host, self.report, self.base, self.trigger, self.started, limits
+            )
+            if cut is not None:
+                return cut
+        if added >= replaced:
+            return await not_freeing_event(
+                engine,
+                host,
+                self.report,
+                self.base,
+                self.started,
+                replaced=replaced,
+                added=added,
+            )
         records = archive_records(host, to_compact)
         guide = await archive_and_apply(engine, host, records, to_keep, summary)
         if plan.request_over_reserve:
@@ -181,6 +190,11 @@ class _Run:
         after = await engine.report(host, limits)
         if after.total > after.window:  # the summary took more than its room
             after = await fit_fresh_to_window(engine, host, after, limits)
+        if after.total > after.window:
+            from copaw_context.core.history_rules import shrink_summary_to_window  # a cycle
+
+            if await shrink_summary_to_window(engine, host, after):
+                after = await engine.report(host, limits)
         crowded = after.total > self.report.threshold - self.margin
         self.state.guard_total = after.total if crowded else None
         event = ContextEvent(

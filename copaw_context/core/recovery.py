@@ -16,6 +16,7 @@ from copaw_context.core.compaction import compact
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host import HostSession
 from copaw_context.core.overflow import is_context_overflow, overflow_figures
+from copaw_context.core.session_state import MAX_SAVED_FACTOR
 
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
@@ -31,7 +32,7 @@ __all__ = [
 logger = logging.getLogger("copaw_context")
 
 _T = TypeVar("_T")
-_MAX_OVERFLOW_FACTOR = 8.0
+_MAX_OVERFLOW_FACTOR = MAX_SAVED_FACTOR
 _GUESS_STEP = 1.25  # no figures in the error
 _RELAX = 0.75  # the share of a guess a successful call keeps
 

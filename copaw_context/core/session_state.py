@@ -7,6 +7,7 @@ agent's session, so it survives a restart and one engine can serve several agent
 
 from __future__ import annotations
 
+import math
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -96,8 +97,7 @@ class SessionState:
     @property
     def overflow_factor(self) -> float:
         """What the provider's "input too long" errors taught: our count times this at least."""
-        value = self.data.get("overflow_factor", 1.0)
-        return float(value) if isinstance(value, int | float) and value >= 1.0 else 1.0
+        return _saved_factor(self.data.get("overflow_factor"))
 
     @overflow_factor.setter
     def overflow_factor(self, value: float) -> None:
@@ -109,8 +109,7 @@ class SessionState:
     @property
     def overflow_evidence(self) -> float:
         """The provider's own count against ours, from the last overflow error with figures."""
-        value = self.data.get("overflow_evidence", 1.0)
-        return float(value) if isinstance(value, int | float) and value >= 1.0 else 1.0
+        return _saved_factor(self.data.get("overflow_evidence"))
 
     @overflow_evidence.setter
     def overflow_evidence(self, value: float) -> None:
@@ -136,3 +135,20 @@ class SessionState:
         self.guard_total = None
         self.overflow_factor = 1.0
         self.overflow_evidence = 1.0
+
+
+MAX_SAVED_FACTOR = 8.0  # the most an overflow error may teach (recovery caps it the same)
+
+
+def _saved_factor(value: object) -> float:
+    """A saved overflow factor, read defensively: a number in [1, 8], else 1 (a hand-edited
+    or corrupt state must not kill the reply or switch compaction off)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 1.0
+    try:
+        factor = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return MAX_SAVED_FACTOR
+    if not math.isfinite(factor):
+        return MAX_SAVED_FACTOR if factor > 0 else 1.0
+    return min(max(factor, 1.0), MAX_SAVED_FACTOR)
