@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.fresh_share import combine_fresh_results, shared_cap
+from copaw_context.core.fresh_share import COMBINED, combine_fresh_results, shared_cap
 from copaw_context.core.host import HostSession
 from copaw_context.core.pruning import offload_parts
 from copaw_context.core.report import Limits, TokenReport
@@ -71,7 +71,9 @@ async def fit_fresh_results(
             continue
         target = max(_MIN_SHARE_BYTES, target)
         for (index, part), entry in zip(fresh, entries, strict=True):
-            if target < entry.nbytes:
+            # A pointer into a combined file is never cut: the first names the file.
+            pointer = COMBINED in host.view(index, part).parts[0].meta
+            if target < entry.nbytes and not pointer:
                 await engine.bound_stored(host, index, part, target, record_limit=False)
 
 
