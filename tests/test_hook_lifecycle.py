@@ -20,6 +20,7 @@ from tests.test_memory_summariser import ScriptedModel, record
 
 __all__ = [
     "test_a_hook_collected_unclosed_with_pending_summaries_warns",
+    "test_a_hook_used_after_close_is_open_again_until_closed",
     "test_async_with_waits_for_the_pending_memory_summaries",
 ]
 
@@ -60,3 +61,23 @@ async def test_a_hook_collected_unclosed_with_pending_summaries_warns(tmp_path: 
         warnings.simplefilter("error")  # a closed hook is collected silently
         del closed
         gc.collect()
+
+
+async def test_a_hook_used_after_close_is_open_again_until_closed(tmp_path: Path) -> None:
+    """Found from outside: a hook used after close() said it was closed while a summary
+    started then ran unawaited, and the unclosed warning stayed silent."""
+    gate = asyncio.Event()
+    model = ScriptedModel("- Lesson: never touch prod.yaml", gate=gate)
+    hook = _hook(tmp_path)
+    await hook.close()
+    assert hook.closed
+    hook.engine.memory.bind_model(model)
+    hook.engine.memory.on_compaction(record("Never touch prod.yaml"))  # used again
+    assert not hook.closed and hook.pending == 1
+    memory = hook.engine.memory
+    with pytest.warns(ResourceWarning, match="1 memory summaries still running"):
+        del hook
+        gc.collect()
+    gate.set()
+    await memory.close()
+    assert memory.closed and memory.pending == 0 and len(model.calls) == 1

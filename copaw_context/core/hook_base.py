@@ -115,8 +115,9 @@ class EngineHook(ABC):
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` ran (``async with`` runs it on the way out)."""
-        return self._closed
+        """Whether :meth:`close` ran (``async with`` runs it on the way out) and the hook was
+        not used since (using it opens it again: close it again before exiting)."""
+        return self._closed and self.engine.memory.closed
 
     @property
     def pending(self) -> int:
@@ -125,7 +126,12 @@ class EngineHook(ABC):
 
     def __del__(self) -> None:
         engine = getattr(self, "engine", None)
-        if engine is None or getattr(self, "_closed", True):
+        if engine is None:
+            return
+        try:
+            if self.closed:
+                return
+        except Exception:  # half-built
             return
         try:
             pending = engine.memory.pending

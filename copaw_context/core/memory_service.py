@@ -52,6 +52,7 @@ class MemoryService:
         self._scheduler: MemoryScheduler | None = None
         self._prompt: tuple[tuple[str, int, int, int], str] | None = None
         self._indexing: asyncio.Task[object] | None = None
+        self.closed = False  # close() ran and nothing started background work since
 
     @property
     def summariser(self) -> MemorySummariser | None:
@@ -75,6 +76,7 @@ class MemoryService:
     def on_compaction(self, record: CompactionRecord) -> None:
         """Compaction listener: the summariser records what is worth keeping, in the
         background (the reply is not delayed); the recall index takes in the new archive lines."""
+        self.closed = False  # a summary may start: close() must run again to wait for it
         if self._summariser is not None:
             self._summariser.on_compaction(record)
         if self.enabled and (self._indexing is None or self._indexing.done()):
@@ -90,6 +92,7 @@ class MemoryService:
         """Start the consolidation schedule in the running loop (idempotent)."""
         if self._scheduler is None or self._scheduler.running:
             return
+        self.closed = False  # used after close(): open again
         try:
             self._scheduler.start()
         except RuntimeError:
@@ -130,6 +133,7 @@ class MemoryService:
 
     async def close(self) -> None:
         """Stop the schedule and let the summariser finish its jobs."""
+        self.closed = True
         if self._scheduler is not None:
             await self._scheduler.stop()
         if self._indexing is not None:
