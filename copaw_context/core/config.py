@@ -259,12 +259,36 @@ async def aload_running_config(path: str | os.PathLike[str]) -> RunningConfig:
     return await asyncio.to_thread(load_running_config, path)
 
 
+_BOUND_KEYWORDS = {
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+}
+
+
+def _json_schema_bounds(node: Any) -> Any:
+    """``node`` with pydantic's ``ge``/``le``/``gt``/``lt`` (left as they are where a bound sits
+    inside an ``X | None`` member) written as the JSON Schema keywords validators enforce."""
+    if isinstance(node, list):
+        return [_json_schema_bounds(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    numeric = node.get("type") in ("integer", "number")
+    return {
+        (_BOUND_KEYWORDS[key] if numeric and key in _BOUND_KEYWORDS else key): (
+            _json_schema_bounds(value)
+        )
+        for key, value in node.items()
+    }
+
+
 def running_config_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of a whole agent.json file, in both accepted shapes.
 
     Cross-field rules (e.g. reserve below threshold) cannot be expressed; the loader checks them.
     """
-    running = RunningConfig.model_json_schema(ref_template="#/$defs/{model}")
+    running = _json_schema_bounds(RunningConfig.model_json_schema(ref_template="#/$defs/{model}"))
     definitions = running.pop("$defs")
     definitions["RunningConfig"] = running
     ref = {"$ref": "#/$defs/RunningConfig"}

@@ -40,6 +40,7 @@ __all__ = [
     "LEGACY_MEMORY_FILE",
     "MEMORY_FILE",
     "MemoryFileError",
+    "MIN_PROMPT_MAX_BYTES",
     "MemoryFiles",
     "check_section_title",
     "render_memory_prompt",
@@ -49,6 +50,8 @@ logger = logging.getLogger("copaw_context")
 
 MEMORY_FILE = "MEMORY.md"
 LEGACY_MEMORY_FILE = "Memory.md"
+MIN_PROMPT_MAX_BYTES = NOTICE_BUDGET_BYTES + 100
+"""The smallest ``max_bytes`` :func:`render_memory_prompt` accepts (room for the notice)."""
 _DAILY_LOG = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
 _SOURCE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -68,8 +71,8 @@ def render_memory_prompt(text: str, file_path: str, max_bytes: int) -> str:
     """
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
         raise TypeError(f"max_bytes must be an int, got {max_bytes!r}")
-    if max_bytes < NOTICE_BUDGET_BYTES + 100:
-        raise ValueError(f"max_bytes must be at least {NOTICE_BUDGET_BYTES + 100}, got {max_bytes}")
+    if max_bytes < MIN_PROMPT_MAX_BYTES:
+        raise ValueError(f"max_bytes must be at least {MIN_PROMPT_MAX_BYTES}, got {max_bytes}")
     text = normalise_text(text)
     if len(text.encode("utf-8")) <= max_bytes:
         return text

@@ -33,7 +33,7 @@ from copaw_context.core.tokens import TokenCounter, make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
-from .files import MemoryFiles
+from .files import MIN_PROMPT_MAX_BYTES, MemoryFiles
 from .instructions import SILENT, summariser_request, summariser_system_prompt
 from .markdown import bullet_key, entry_items, log_entry_text, normalise_text
 from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
@@ -260,9 +260,14 @@ class MemorySummariser:
         async with _workspace_lock(str(self._files.memory_dir)):
             try:
                 event = await self._summarise(record, base)
-            except Exception as error:  # reported, never raised
-                message = f"{type(error).__name__}: {error}; nothing was written"
-                event = replace(base, message=message)
+            except Exception as error:  # reported, never raised: keep what needs no model
+                reason = f"the request could not be built: {type(error).__name__}: {error}"
+                try:
+                    event = await self._extractive(record, base, reason)
+                except Exception as second:
+                    failed = f"{type(second).__name__}: {second}"
+                    message = f"{reason}; then {failed}; nothing was written"
+                    event = replace(base, message=message)
         event = replace(event, duration_seconds=time.monotonic() - started)
         await emit_memory_event(event, self._on_event)
         return event
@@ -296,8 +301,9 @@ class MemorySummariser:
         return await self._write(entries[:_MAX_ENTRIES], base, "llm")
 
     async def _memory_text(self, system_prompt: str, budget: int | None) -> str:
-        """MEMORY.md for the request, within a third of the request's budget."""
-        limit = self._memory_prompt_max_bytes
+        """MEMORY.md for the request, within a third of the request's budget (left out when
+        even the smallest rendering does not fit)."""
+        limit = max(MIN_PROMPT_MAX_BYTES, self._memory_prompt_max_bytes)
         while True:
             text = await self._files.render_for_prompt(limit)
             if budget is None or not text:
@@ -306,9 +312,9 @@ class MemorySummariser:
             used = self._counter.count(system_prompt) + self._counter.count(request)
             if used <= budget // 3:
                 return text
-            if limit <= 1000:
+            if limit <= MIN_PROMPT_MAX_BYTES:
                 return ""
-            limit = max(1000, limit // 2)
+            limit = max(MIN_PROMPT_MAX_BYTES, limit // 2)
 
     def _requests(
         self,
