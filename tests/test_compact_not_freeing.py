@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
@@ -44,3 +47,26 @@ async def test_compact_that_frees_tokens_still_compacts(tmp_path: Path) -> None:
     reply = await engine.run_command(host, "compact", "")
     assert reply.startswith("**Compact Complete!**")
     assert (await engine.report(host)).total < before
+
+
+async def test_compact_no_op_names_no_summary_when_there_is_none_and_logs_at_info(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:  # newuser D3
+    engine = ContextEngine(config(8000, compactor="extractive"), tmp_path)
+    messages = [user("Hi, can you help me?"), FakeMessage("assistant", [text("Sure, with what?")])]
+    host = FakeHost(messages, window=8000)
+    with caplog.at_level(logging.INFO, logger="copaw_context"):
+        reply = await engine.run_command(host, "compact", "")
+    assert "would not free" in reply and "previous summary" not in reply
+    (record,) = [r for r in caplog.records if "compaction_failed" in r.getMessage()]
+    assert record.levelno == logging.INFO
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_compact_no_op_keeps_an_existing_summary_and_says_so(tmp_path: Path) -> None:
+    engine = ContextEngine(config(8000, compactor="extractive"), tmp_path)
+    messages = [user("Hi, can you help me?"), FakeMessage("assistant", [text("Sure, with what?")])]
+    host = FakeHost(messages, window=8000)
+    host.summary = six_section_summary(1)
+    reply = await engine.run_command(host, "compact", "")
+    assert "would not free" in reply and "The previous summary is kept." in reply, reply

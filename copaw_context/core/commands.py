@@ -110,7 +110,9 @@ async def run_command(engine: ContextEngine, host: HostSession, name: str, argum
             "pinned or a pending tool call; the summary is unchanged."
         )
     if event.kind == "compaction_failed":
-        return f"**Nothing compacted.** The {event.message}. The previous summary is kept."
+        had_summary = bool(previous_summary(engine.state(host), host))
+        kept = " The previous summary is kept." if had_summary else ""
+        return f"**Nothing compacted.** The {event.message}.{kept}"
     return format_compact_reply(
         compacted=event.messages_compacted,
         tokens_before=before.total,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from copaw_context.core.events import ContextEvent
+from copaw_context.core.events import NOT_FREEING, ContextEvent
 from copaw_context.core.host import HostSession
 from copaw_context.core.report import TokenReport
 from copaw_context.core.session_state import SessionState
@@ -102,7 +102,7 @@ async def not_freeing_event(
         messages_kept=report.message_count,
         duration_seconds=engine.now() - started,
         message=(
-            f"compaction would not free tokens: the new summary and its guide take {added} "
+            f"{NOT_FREEING}: the new summary and its guide take {added} "
             f"tokens, what they would replace {replaced}; the context is unchanged and nothing "
             "was archived"
         ),

@@ -10,9 +10,12 @@ from typing import Any, Literal
 
 from copaw_context.core.transcript import TranscriptMessage
 
-__all__ = ["CompactionRecord", "ContextEvent", "EventCallback", "emit_event"]
+__all__ = ["NOT_FREEING", "CompactionRecord", "ContextEvent", "EventCallback", "emit_event"]
 
 logger = logging.getLogger("copaw_context")
+
+NOT_FREEING = "compaction would not free tokens"
+"""How the message of a ``compaction_failed`` that changed nothing (a harmless no-op) begins."""
 
 EventKind = Literal[
     "compaction_started",  # a compaction was planned: what will be compacted and kept
@@ -77,6 +80,8 @@ class CompactionRecord:
 async def emit_event(event: ContextEvent, callback: EventCallback | None) -> None:
     """Log ``event`` and hand it to ``callback``; a failing callback is logged, not raised."""
     warn = event.kind in ("warning", "compaction_failed", "compactor_paused")
+    if event.kind == "compaction_failed" and event.message.startswith(NOT_FREEING):
+        warn = False  # nothing changed and nothing was lost: not worth a warning
     level = logging.WARNING if warn else logging.INFO
     logger.log(level, "copaw-context %s: %s", event.kind, event.as_dict())
     if callback is None:
