@@ -175,6 +175,15 @@ async def test_other_model_errors_are_not_retried(tmp_path: Path) -> None:
         ("prompt is too long: 207605 tokens > 200000 maximum", (207605, 200000)),
         ("Range of input length should be [1, 30720]", (None, 30720)),
         ("Error code: 400 - context_length_exceeded", (None, None)),
+        # Misreads and absurd figures are not read: an HTML page's "<title>413", no window
+        # of 1 token or 10**12, a figure of more digits than int() may parse.
+        ("<html><head><title>413 Request Entity Too Large</title></head></html>", (None, None)),
+        ("prompt is too long: 3 tokens > 1 maximum", (None, None)),
+        ("maximum context length is 16000 tokens, resulted in 1000000000000 tokens", (None, 16000)),
+        (
+            "maximum context length is 16000 tokens, resulted in " + "9" * 5000 + " tokens",
+            (None, 16000),
+        ),
     ],
 )
 def test_the_figures_of_an_overflow_error_are_read(

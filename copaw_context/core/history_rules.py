@@ -94,7 +94,10 @@ async def bound_loaded_summary(
     report = await engine.report(host)
     budget = summary_budget_chars(report.window, report.factor)
     text = bare if bare is not None else split_summary_message(summary)
-    if len(text) <= budget and len(summary) <= 2 * budget + 4000:
+    # The message reaches the model, not only the bare text: it may hold no more than our
+    # own rendering of the bare text plus a guide's share (half the budget).
+    own = len(_render(engine, text, [])) + budget // 2
+    if len(text) <= budget and len(summary) <= min(own, 2 * budget + 4000):
         return summary, bare, 0
     language = engine.config.light_context_config.language
     fitted = await asyncio.to_thread(fit_summary, text, max_chars=budget, language=language)

@@ -11,7 +11,13 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["is_context_overflow", "overflow_figures", "started_stream"]
+__all__ = [
+    "MAX_PLAUSIBLE_TOKENS",
+    "MIN_PLAUSIBLE_TOKENS",
+    "is_context_overflow",
+    "overflow_figures",
+    "started_stream",
+]
 
 # Lower-cased fragments of the messages providers and OpenAI-compatible servers send
 # (tests/reliability/test_provider_wordings.py holds each provider's real text).
@@ -132,16 +138,26 @@ def _text_of(error: BaseException) -> str:
     return text if body is None else f"{text} {body}"
 
 
+# Figures outside these bounds are misreads or nonsense ("limit 1 token", 10**12 tokens, a
+# 5,000-digit number): no window is that small or that large, so they are ignored.
+MIN_PLAUSIBLE_TOKENS = 256
+MAX_PLAUSIBLE_TOKENS = 10**8
+_MAX_DIGITS = 12  # a bound before int(): Python refuses to parse more than 4,300 digits
+_MARKUP = re.compile(r"</?[a-z!][^<>]*>")  # an HTML tag: a proxy's error page ("<title>413 ...")
+
+
 def overflow_figures(exc: BaseException) -> tuple[int | None, int | None]:
     """(input tokens the provider counted, its limit) as an overflow error states them.
 
     The input figure, not a total with the completion's share ("N in the messages" of
     OpenAI's ``max_tokens`` wording; "N + M > limit" of Anthropic's): either may be None.
+    Figures inside HTML markup, or outside ``MIN_PLAUSIBLE_TOKENS``..``MAX_PLAUSIBLE_TOKENS``,
+    are not read.
     """
     sent: int | None = None
     limit: int | None = None
     for error in _errors(exc):
-        text = _text_of(error).lower()
+        text = _MARKUP.sub(" ", _text_of(error).lower())
         if sent is None:
             sent = _first_figure(_SENT, text)
         if limit is None:
@@ -151,8 +167,13 @@ def overflow_figures(exc: BaseException) -> tuple[int | None, int | None]:
 
 def _first_figure(patterns: list[re.Pattern[str]], text: str) -> int | None:
     for pattern in patterns:
-        if match := pattern.search(text):
-            return int(match.group(1).replace(",", ""))
+        for match in pattern.finditer(text):
+            digits = match.group(1).replace(",", "")
+            if len(digits) > _MAX_DIGITS:
+                continue
+            figure = int(digits)
+            if MIN_PLAUSIBLE_TOKENS <= figure <= MAX_PLAUSIBLE_TOKENS:
+                return figure
     return None
 
 

@@ -92,7 +92,11 @@ def learn_from_overflow(engine: ContextEngine, host: HostSession, error: BaseExc
     sent = state.last_prompt_tokens
     if sent <= 0:
         return
-    reported, limit = overflow_figures(error)
+    try:
+        reported, limit = overflow_figures(error)
+    except Exception:  # a misread never kills the reply: no figures, the modest guess
+        logger.exception("copaw-context: could not read the overflow error's figures")
+        reported, limit = None, None
     if reported is None and limit is None:
         state.overflow_factor = min(_MAX_OVERFLOW_FACTOR, state.overflow_factor * _GUESS_STEP)
         return
@@ -100,7 +104,7 @@ def learn_from_overflow(engine: ContextEngine, host: HostSession, error: BaseExc
     window = host.window().tokens
     if limit and limit < window:
         evidence = max(evidence, window / limit)
-    evidence = min(_MAX_OVERFLOW_FACTOR, evidence)
+    evidence = min(_MAX_OVERFLOW_FACTOR, max(1.0, evidence))
     state.overflow_evidence = evidence
     state.overflow_factor = evidence
 

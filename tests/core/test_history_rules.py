@@ -89,6 +89,28 @@ async def test_a_loaded_summary_is_bounded_like_a_compactors(tmp_path: Path) -> 
     assert report.total <= report.window
 
 
+async def test_a_long_summary_message_with_a_short_bare_summary_is_bounded(
+    tmp_path: Path,
+) -> None:
+    """The message reaches the model, not the bare text: a 5-character bare summary does
+    not let a 2 * budget + 4000 character CJK message through."""
+    engine = ContextEngine(_config(), tmp_path)
+    host = FakeHost([user("x")])
+    report = await engine.report(host)
+    budget = summary_budget_chars(report.window, report.factor)
+    data = {
+        "messages": [HI, ANSWER],
+        "summary": "中" * (2 * budget + 4000),
+        "bare_summary": "short",
+    }
+    (tmp_path / "cjk.json").write_text(json.dumps(data, ensure_ascii=False))
+    reply = await engine.run_command(host, "load_history", "cjk.json")
+    assert reply.startswith("**History loaded.**"), reply
+    assert "中" * 100 not in host.summary, "the long message must not reach the model"
+    report = await engine.report(host)
+    assert report.total <= report.window
+
+
 async def test_the_last_resort_cut_shortens_the_summary(tmp_path: Path) -> None:
     """A summary larger than the window, nothing else to cut: the summary is shortened."""
     engine = ContextEngine(_config(), tmp_path)

@@ -260,6 +260,49 @@ WORDINGS = [
         5000,
         4096,
     ),
+    # Misread or absurd figures: none may be learned from (an nginx page's "<title>413" is
+    # no 413-token limit; no window is 1 token or 10**12; 5,000 digits exceed int()'s bound).
+    Wording(
+        "nginx 413 html page",
+        lambda: HttpError(
+            "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n"
+            "<center><h1>413 Request Entity Too Large</h1></center>\r\n"
+            "<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n",
+            status_code=413,
+        ),
+        None,
+        None,
+    ),
+    Wording(
+        "absurd limit of 1 token",
+        lambda: _openai(
+            "This model's maximum context length is 1 tokens. However, your messages "
+            "resulted in 5000 tokens.",
+            code="context_length_exceeded",
+        ),
+        5000,
+        None,
+    ),
+    Wording(
+        "absurd 10**12 input tokens",
+        lambda: _openai(
+            "This model's maximum context length is 16000 tokens. However, your messages "
+            "resulted in 1000000000000 tokens.",
+            code="context_length_exceeded",
+        ),
+        None,
+        16000,
+    ),
+    Wording(
+        "a 5,000-digit figure",
+        lambda: _openai(
+            "This model's maximum context length is 16000 tokens. However, your messages "
+            "resulted in " + "9" * 5000 + " tokens.",
+            code="context_length_exceeded",
+        ),
+        None,
+        16000,
+    ),
 ]
 
 RATE_LIMITS: list[tuple[str, Callable[[], Exception]]] = [
