@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
 from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text, user
@@ -142,3 +144,18 @@ def test_every_event_kind_is_emitted_and_every_error_type_raised_somewhere() -> 
     for error in errors:
         names = {error.__name__} | {sub.__name__ for sub in error.__subclasses__()}
         assert names & raised, f"{error.__name__} is never raised"
+
+
+@pytest.mark.parametrize("saved", [10**9, 33, 5])
+def test_a_saved_pause_is_bounded_by_the_configured_maximum(saved: int) -> None:
+    """Found from outside: a planted pause of 10**9 kept a healthy compactor from ever being
+    called, and lowering ``compactor_pause_max_compactions`` did not shorten a saved pause."""
+    from copaw_context.core.breaker import CompactorBreaker
+    from copaw_context.core.session_state import SessionState
+
+    state = SessionState({"compactor_breaker": {"paused_left": saved, "last_pause": saved}})
+    breaker = CompactorBreaker(state, limit=3, max_pause=4)
+    assert breaker.paused_left == min(saved, 4) and breaker.last_pause == min(saved, 4)
+    for _ in range(4):
+        breaker.skipped()
+    assert breaker.allows("auto"), "the pause never ends"

@@ -39,12 +39,13 @@ class CompactorBreaker:
 
     @property
     def paused_left(self) -> int:
-        """Compactions still to be made without the model."""
-        return _int(self._data, "paused_left")
+        """Compactions still to be made without the model (never more than the configured
+        maximum: a saved state from a larger setting, or a planted one, is bounded)."""
+        return min(_int(self._data, "paused_left"), self.max_pause)
 
     @property
     def last_pause(self) -> int:
-        return _int(self._data, "last_pause")
+        return min(_int(self._data, "last_pause"), self.max_pause)
 
     def allows(self, trigger: str) -> bool:
         """Whether this compaction may call the model (``/compact`` always may)."""
