@@ -100,6 +100,16 @@ def partial_files(workspace: Path) -> tuple[int, list[str]]:
     return len(files), partial
 
 
+def dangling_notices(workspace: Path) -> list[str]:
+    """Files that archived notices name and that do not exist."""
+    texts = [p.read_text(encoding="utf-8") for p in (workspace / "dialog").glob("*.jsonl")]
+    return [
+        path
+        for path in referenced_offload_paths(texts)
+        if not (Path(path) if Path(path).is_absolute() else workspace / path).is_file()
+    ]
+
+
 def check_workspace(workspace: Path, expected: set[str]) -> dict[str, int]:
     """After the restarted session ended with /clear: everything archived exactly once.
     Counts what broke, then fails naming it."""
@@ -108,12 +118,7 @@ def check_workspace(workspace: Path, expected: set[str]) -> dict[str, int]:
     twice = [k for k, n in keys.items() if n > 1]
     missing = expected - set(keys)
     files, partial = partial_files(workspace)
-    texts = [p.read_text(encoding="utf-8") for p in (workspace / "dialog").glob("*.jsonl")]
-    dangling = [
-        path
-        for path in referenced_offload_paths(texts)
-        if not (Path(path) if Path(path).is_absolute() else workspace / path).is_file()
-    ]
+    dangling = dangling_notices(workspace)
     assert not torn, torn[:5]
     assert not twice, f"archived twice: {twice[:5]}"
     assert not missing, f"lost: {sorted(missing)[:5]}"

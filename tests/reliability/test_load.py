@@ -24,13 +24,13 @@ from pathlib import Path
 import pytest
 
 from copaw_context.core.memory.search import MemoryIndex
-from copaw_context.core.offload import OffloadStore, referenced_offload_paths
+from copaw_context.core.offload import OffloadStore
 from tests.reliability import load_child
 from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver
 from tests.reliability.invariants import archived_keys
 from tests.reliability.processes import fork_context
-from tests.reliability.test_crash_safety import torn_lines
+from tests.reliability.test_crash_safety import dangling_notices, torn_lines
 
 AGENTS = 8
 _FRAME = re.compile(r"BEGIN (\w+) (\d+)\n")
@@ -162,12 +162,7 @@ def test_eight_agents_share_one_workspace(driver: HostDriver, mode: str) -> None
         both = [k for k in in_context if k in keys]
         offloads, clobbered = clobbered_offloads(workspace)
         indexed = check_index(workspace)
-        texts = [p.read_text(encoding="utf-8") for p in (workspace / "dialog").glob("*.jsonl")]
-        dangling = [
-            path
-            for path in referenced_offload_paths(texts)
-            if not (Path(path) if Path(path).is_absolute() else workspace / path).is_file()
-        ]
+        dangling = dangling_notices(workspace)
     assert not torn, torn[:5]
     assert not twice, f"archived twice: {twice[:5]}"
     assert not lost, f"lost: {sorted(lost)[:5]}"

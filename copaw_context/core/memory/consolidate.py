@@ -33,17 +33,17 @@ from typing import Any, Literal
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.tokens import TokenCounter, make_token_counter
 
+from ._checks import check_proposal
 from ._io import acquire_async, atomic_write, file_lock, locked
 from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
 from .files import MEMORY_FILE, MemoryFiles
-from .instructions import SILENT, consolidation_request, consolidation_system_prompt
+from .instructions import consolidation_request, consolidation_system_prompt
 from .markdown import (
     bullet_key,
     entry_items,
     log_entry_text,
     normalise_text,
     replace_section,
-    section_titles,
 )
 from .summariser import memory_window
 from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
@@ -315,7 +315,7 @@ class MemoryConsolidator:
         except Exception as error:
             logger.warning("memory consolidation: the model failed: %s", error)
             return None, f"the model failed: {type(error).__name__}: {error}"
-        return _check_proposal(reply, memory_text)
+        return check_proposal(reply, memory_text)
 
     # --- state -----------------------------------------------------------------------------
 
@@ -379,24 +379,3 @@ def _render_logs(items: list[tuple[str, str]]) -> str:
     for day, entry in items:
         days.setdefault(day, []).append(f"- {entry}")
     return "\n\n".join(f"### {day}\n" + "\n".join(lines) for day, lines in days.items())
-
-
-def _check_proposal(reply: object, memory_text: str) -> tuple[str | None, str | None]:
-    if not isinstance(reply, str):
-        return None, f"the model returned {type(reply).__name__}, not text"
-    text = normalise_text(reply).strip()
-    if text.startswith("```"):
-        lines = text.split("\n")[1:]
-        if lines and lines[-1].strip().startswith("```"):
-            lines = lines[:-1]
-        text = "\n".join(lines).strip()
-    if not text or text.upper() == SILENT:
-        return None, "the model's answer was empty"
-    kept = {title.casefold() for title in section_titles(text)}
-    lost = [title for title in section_titles(memory_text) if title.casefold() not in kept]
-    if lost:
-        return None, f"the model's answer dropped section(s) {', '.join(map(repr, lost))}"
-    old_size = len(memory_text.encode("utf-8"))
-    if old_size > 1000 and len(text.encode("utf-8")) < old_size // 2:
-        return None, "the model's answer is less than half as long as MEMORY.md (cut off?)"
-    return text + "\n", None

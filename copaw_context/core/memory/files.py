@@ -24,8 +24,6 @@ from typing import Literal
 import filelock
 
 from copaw_context.core._confine import OutsideWorkspaceError, check_inside, read_bytes_inside
-from copaw_context.core.errors import CopawContextError
-from copaw_context.core.markdown_blocks import parse_blocks
 from copaw_context.core.truncation import (
     NOTICE_BUDGET_BYTES,
     count_lines,
@@ -33,8 +31,15 @@ from copaw_context.core.truncation import (
     truncate_text_output,
 )
 
+from ._checks import (
+    MemoryFileError,
+    check_content,
+    check_edited,
+    check_memory_text,
+    check_section_title,
+)
 from ._io import append_bytes, atomic_write, file_lock, locked
-from .markdown import format_log_entry, normalise_text, replace_section, section_titles
+from .markdown import format_log_entry, normalise_text, replace_section
 
 __all__ = [
     "LEGACY_MEMORY_FILE",
@@ -54,13 +59,6 @@ MIN_PROMPT_MAX_BYTES = NOTICE_BUDGET_BYTES + 100
 """The smallest ``max_bytes`` :func:`render_memory_prompt` accepts (room for the notice)."""
 _DAILY_LOG = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
 _SOURCE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_MAX_TITLE_CHARS = 80
-_MAX_SECTION_BYTES = 65536
-
-
-class MemoryFileError(CopawContextError):
-    """A memory file operation was refused or failed; the message says what to change."""
 
 
 def render_memory_prompt(text: str, file_path: str, max_bytes: int) -> str:
@@ -83,78 +81,6 @@ def render_memory_prompt(text: str, file_path: str, max_bytes: int) -> str:
         file_path=file_path,
         recut_notice=False,
     )
-
-
-def check_section_title(title: object) -> str:
-    """The title stripped, or :class:`MemoryFileError` saying what a title may be."""
-    if not isinstance(title, str) or not title.strip():
-        raise MemoryFileError(
-            "the section title is empty; give a short title such as 'Preferences'"
-        )
-    text = title.strip()
-    if text.startswith("#"):
-        text = text.lstrip("#").strip()
-        if not text:
-            raise MemoryFileError("the section title is only '#' characters; give a word")
-    if _CONTROL.search(text):
-        raise MemoryFileError("the section title must be one line without control characters")
-    if len(text) > _MAX_TITLE_CHARS:
-        raise MemoryFileError(
-            f"the section title is over {_MAX_TITLE_CHARS} characters; shorten it"
-        )
-    if text.startswith(("/", "\\", "~")) or ".." in text or "\\" in text:
-        raise MemoryFileError(
-            "the section title looks like a path; it is a heading inside MEMORY.md, e.g. 'Tools'"
-        )
-    return text
-
-
-def _check_content(content: object, *, allow_empty: bool) -> str:
-    if not isinstance(content, str):
-        raise MemoryFileError(f"the content must be text, got {type(content).__name__}")
-    text = normalise_text(content).strip("\n")
-    if not text.strip() and not allow_empty:
-        raise MemoryFileError("the content is empty; write what should be remembered")
-    if len(text.encode("utf-8")) > _MAX_SECTION_BYTES:
-        raise MemoryFileError(
-            f"the content is over {_MAX_SECTION_BYTES} bytes; memory holds short, lasting facts"
-        )
-    blocks = parse_blocks(text)
-    if blocks.unclosed_fence is not None:
-        raise MemoryFileError(
-            f"the content opens a code fence at its line {blocks.unclosed_fence + 1} that is "
-            "never closed, which would hide the sections after it; close the fence"
-        )
-    for heading in blocks.headings:
-        if heading.level <= 2:
-            line = text.split("\n")[heading.row]
-            raise MemoryFileError(
-                f"the content has a '#' or '##' heading ({line.strip()[:40]!r}), which would start "
-                "another section; use '###' inside a section, or edit each section separately"
-            )
-    return text
-
-
-def _check_memory_text(text: str, name: str) -> None:
-    """Refuse to edit a MEMORY.md whose sections the parser cannot all see."""
-    unclosed = parse_blocks(text).unclosed_fence
-    if unclosed is not None:
-        raise MemoryFileError(
-            f"{name} has a code fence opened at line {unclosed + 1} that is never closed; it "
-            "hides every section after it, so the edit could not find them. Close the fence "
-            f"(a line of ``` after the code) in {name}, then edit again"
-        )
-
-
-def _check_edited(text: str, title: str) -> None:
-    """The edited text must show section ``title`` exactly once."""
-    folded = " ".join(title.split()).casefold()
-    count = sum(1 for t in section_titles(text) if " ".join(t.split()).casefold() == folded)
-    if count != 1:
-        raise MemoryFileError(
-            f"the edit would leave {count} sections titled {title!r} in MEMORY.md; nothing was "
-            "written. Merge or rename the duplicate sections, then edit again"
-        )
 
 
 class MemoryFiles:
@@ -384,14 +310,14 @@ class MemoryFiles:
         if mode not in ("add", "replace"):
             raise MemoryFileError(f"mode must be 'add' or 'replace', got {mode!r}")
         title = check_section_title(section)
-        body = _check_content(content, allow_empty=mode == "replace")
+        body = check_content(content, allow_empty=mode == "replace")
 
         def edit() -> Path | None:
             with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
                 current = self.read_memory_sync()
-                _check_memory_text(current, self.memory_path().name)
+                check_memory_text(current, self.memory_path().name)
                 updated = replace_section(current, title, body, add=mode == "add")
-                _check_edited(updated, title)
+                check_edited(updated, title)
                 return self.write_memory_locked(updated)
 
         return await asyncio.to_thread(edit)
