@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.host import (
     ArchiveRecord,
     FixedParts,
@@ -271,3 +272,16 @@ class FakeHost:
 
 
 PART_KINDS: tuple[PartKind, ...] = ("text", "tool_call", "tool_result")
+
+
+def engine_config(window: int = 4000, **light: Any) -> RunningConfig:
+    """A running config for engine tests: ``window`` tokens, o200k_base, no memory summaries."""
+    return parse_running_config(
+        {
+            "running": {
+                "max_input_length": window,
+                "memory": {"summarise_on_compact": False},
+                "light_context_config": {"token_counter": "o200k_base", **light},
+            }
+        }
+    )

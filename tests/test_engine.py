@@ -9,26 +9,25 @@ from typing import Any
 import pytest
 
 from copaw_context.core.archive import read_archive
-from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host import MessageView
-from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text, user
+from tests.fake_host import (
+    FakeHost,
+    FakeMessage,
+    FakeModel,
+    call,
+    engine_config,
+    result,
+    text,
+    user,
+)
 from tests.helpers import six_section_summary
 
 SUMMARY = six_section_summary(2)
 
 
-def config(window: int = 4000, **light: Any) -> RunningConfig:
-    return parse_running_config(
-        {
-            "running": {
-                "max_input_length": window,
-                "memory": {"summarise_on_compact": False},
-                "light_context_config": {"token_counter": "o200k_base", **light},
-            }
-        }
-    )
+config = engine_config  # the engine tests' config (shared with the host-neutral tests)
 
 
 def conversation(turns: int, size: int = 120) -> list[FakeMessage]:

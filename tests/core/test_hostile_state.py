@@ -12,22 +12,9 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.session_state import SessionState
-from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
-
-
-def config(window: int) -> RunningConfig:
-    return parse_running_config(
-        {
-            "running": {
-                "max_input_length": window,
-                "memory": {"summarise_on_compact": False},
-                "light_context_config": {"token_counter": "o200k_base", "compactor": "extractive"},
-            }
-        }
-    )
+from tests.fake_host import FakeHost, FakeMessage, call, engine_config, result, text, user
 
 
 def conversation(turns: int) -> list[FakeMessage]:
@@ -51,7 +38,7 @@ def test_a_hostile_saved_factor_reads_as_a_number_from_1_to_8(value: Any) -> Non
 
 @pytest.mark.parametrize("value", [10**400, math.inf, 1e300], ids=repr)
 async def test_compaction_runs_under_a_hostile_saved_factor(tmp_path: Path, value: Any) -> None:
-    engine = ContextEngine(config(4000), tmp_path)
+    engine = ContextEngine(engine_config(4000, compactor="extractive"), tmp_path)
     host = FakeHost(conversation(14), window=4000)
     host.state["overflow_factor"] = value
     event = await engine.before_reasoning(host)
@@ -61,7 +48,7 @@ async def test_compaction_runs_under_a_hostile_saved_factor(tmp_path: Path, valu
 
 
 async def test_a_malformed_pending_record_is_set_aside_not_dropped(tmp_path: Path) -> None:
-    engine = ContextEngine(config(4000), tmp_path)
+    engine = ContextEngine(engine_config(4000, compactor="extractive"), tmp_path)
     host = FakeHost(conversation(14), window=4000)
     broken = [{"archive_id": "x"}, {"message": 7, "archive_id": "y"}, "not a record"]
     host.state["pending_archive"] = list(broken)

@@ -4,25 +4,11 @@ histories) are paired by block, not role (issue 17 item 8): host-neutral, throug
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.pairing import pairing_problems
 from copaw_context.core.split import plan_split
-from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
-
-
-def config(window: int = 4000, **light: Any) -> RunningConfig:
-    return parse_running_config(
-        {
-            "running": {
-                "max_input_length": window,
-                "memory": {"summarise_on_compact": False},
-                "light_context_config": {"token_counter": "o200k_base", **light},
-            }
-        }
-    )
+from tests.fake_host import FakeHost, FakeMessage, call, engine_config, result, text, user
 
 
 def reme_turn(n: int, size: int = 200) -> list[FakeMessage]:
@@ -35,7 +21,7 @@ def reme_turn(n: int, size: int = 200) -> list[FakeMessage]:
 
 
 async def test_user_role_results_are_split_by_block(tmp_path: Path) -> None:
-    engine = ContextEngine(config(4000, compactor="extractive"), tmp_path)
+    engine = ContextEngine(engine_config(4000, compactor="extractive"), tmp_path)
     messages = [m for n in range(4) for m in reme_turn(n)]
     # mid-turn: the newest user-role message is a tool result, not the user's request
     host = FakeHost(messages[:-1], window=4000)
