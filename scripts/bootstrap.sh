@@ -9,6 +9,7 @@ PYTHON="${PYTHON:-python3}"
 venv="${1:-.venv}"
 pin="${2:-}"
 if [ ! -x "$venv/bin/python" ]; then
+  echo "bootstrap: creating $venv ($("$PYTHON" --version 2>&1))"
   "$PYTHON" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
 fi
@@ -16,6 +17,8 @@ stamp="$venv/.copaw-context-installed"
 want="$(cat pyproject.toml <(echo "$pin") | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log="$venv/install.log"
+  echo "bootstrap: installing copaw-context[dev] ${pin:+with $pin }into $venv (about 1-2 minutes the first time; log: $log)"
+  started=$SECONDS
   # shellcheck disable=SC2086  # $pin is one requirement or nothing
   if ! "$venv/bin/python" -m pip install --quiet -e ".[dev]" $pin >"$log" 2>&1; then
     cat "$log" >&2
@@ -23,4 +26,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     exit 1
   fi
   echo "$want" > "$stamp"
+  echo "bootstrap: $venv ready in $((SECONDS - started)) s"
+else
+  echo "bootstrap: $venv up to date"
 fi

@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+echo "demo: a real AgentScope 2.x agent on a scripted model, offline (about a minute)"
 exec .venv/bin/copaw-context demo "$@"

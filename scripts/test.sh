@@ -10,28 +10,36 @@ cd "$(dirname "$0")/.."
 # and SQLAlchemy 2.1 break its import, and it imports tqdm without declaring it).
 AS1_PINS="agentscope==1.0.21 mcp<2 sqlalchemy<2.1 tqdm"
 
+step() { echo "== $* ($(date +%H:%M:%S)) =="; }
+
+step "environments: .venv (AgentScope 2.x) and .venv-as1 (AgentScope 1.0.21)"
 bash scripts/bootstrap.sh & as2_env=$!
 bash scripts/bootstrap.sh .venv-as1 "$AS1_PINS" & as1_env=$!
 wait "$as2_env"
 wait "$as1_env"
 
+step "lint: ruff check, ruff format --check"
 .venv/bin/ruff check copaw_context tests scripts benchmarks
 .venv/bin/ruff format --check copaw_context tests scripts benchmarks
+step "types: mypy (strict on the package, the benchmarks, the 1.x adapter); about a minute"
 .venv/bin/mypy
 .venv/bin/mypy --strict benchmarks
 .venv-as1/bin/mypy --config-file scripts/mypy-agentscope1.ini
+step "schema: configs/ matches the config models"
 .venv/bin/python scripts/gen_schema.py --check
 
 # The 1.x run goes alongside the 2.x one (both mostly wait on files and event loops).
 as1_log=.venv-as1/pytest.log
+step "pytest: AgentScope 1.x in the background (log: $as1_log, printed at the end), AgentScope 2.x here"
 AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true .venv-as1/bin/python -m pytest -q -p no:cacheprovider \
   --basetemp=.venv-as1/pytest-tmp tests >"$as1_log" 2>&1 & as1_tests=$!
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 as1_status=0
 wait "$as1_tests" || as1_status=$?
-echo "== AgentScope 1.x (.venv-as1) =="
+step "pytest: AgentScope 1.x (.venv-as1), from $as1_log"
 cat "$as1_log"
+echo "== done in $SECONDS s: AgentScope 2.x $([ "$status" -eq 0 ] && echo passed || echo FAILED), AgentScope 1.x $([ "$as1_status" -eq 0 ] && echo passed || echo FAILED) =="
 if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
