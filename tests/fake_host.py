@@ -84,15 +84,15 @@ def _part_dict(part: PartView) -> dict[str, Any]:
     return data
 
 
-def _message_of(data: Mapping[str, Any], index: int) -> FakeMessage:
+def _message_of(data: Mapping[str, Any], number: int) -> FakeMessage:
     """A message as ``archive_record`` wrote it (``ValueError`` when it is not one)."""
     role, content = data.get("role"), data.get("content")
     if role not in ("user", "assistant", "system") or not isinstance(content, list):
-        raise ValueError(f"message {index} is not a fake message (role and content)")
+        raise ValueError(f"message {number} is not a fake message (role and content)")
     parts = []
     for part in content:
         if not isinstance(part, dict) or part.get("kind") not in PART_KINDS + ("thinking",):
-            raise ValueError(f"message {index} has a part that is not a fake part: {part!r}")
+            raise ValueError(f"message {number} has a part that is not a fake part: {part!r}")
         parts.append(
             PartView(
                 part["kind"],
@@ -261,10 +261,10 @@ class FakeHost:
         return "fake"
 
     def views_of(self, messages: Sequence[Mapping[str, Any]]) -> list[MessageView]:
-        return [_message_of(data, index).view() for index, data in enumerate(messages)]
+        return [_message_of(data, index).view() for index, data in enumerate(messages, 1)]
 
     async def load_context(self, messages: Sequence[Mapping[str, Any]], summary: str) -> None:
-        self.messages = [_message_of(data, i) for i, data in enumerate(messages)]
+        self.messages = [_message_of(data, i) for i, data in enumerate(messages, 1)]
         self.summary = summary
 
     async def show_status(self, line: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from agentscope.message import Msg
 
+from copaw_context.agentscope1.loaded import check_archivable, check_blocks
 from copaw_context.agentscope1.messages import (
     ARCHIVE_FORM,
     ThinkingPolicy,
@@ -41,8 +42,10 @@ HIDDEN_MARKS = frozenset({"hint", "compressed"})
 StatusPrinter = Callable[[str], Awaitable[None]]
 
 
-def message_from_dict(data: Mapping[str, Any], index: int = 0) -> Msg:
-    """``Msg.from_dict`` with a clear ``ValueError`` for what 1.x would assert on."""
+def message_from_dict(data: Mapping[str, Any], number: int = 1) -> Msg:
+    """``Msg.from_dict`` with a clear ``ValueError`` for what 1.x would assert on, for blocks
+    its formatters cannot take, and for a message the archive could not write (``number``
+    counts from 1)."""
     problem = None
     if not isinstance(data.get("name"), str):
         problem = '"name" must be text'
@@ -57,8 +60,11 @@ def message_from_dict(data: Mapping[str, Any], index: int = 0) -> Msg:
     elif not isinstance(data.get("metadata") or {}, dict):
         problem = '"metadata" must be an object'
     if problem is not None:
-        raise ValueError(f"message {index} is not an AgentScope 1.x message: {problem}")
-    return Msg.from_dict(dict(data))
+        raise ValueError(f"message {number} is not an AgentScope 1.x message: {problem}")
+    check_blocks(data, number)
+    msg = Msg.from_dict(dict(data))
+    check_archivable(msg, number)
+    return msg
 
 
 class AgentScope1Session(SessionBase):
@@ -149,7 +155,7 @@ class AgentScope1Session(SessionBase):
 
     def views_of(self, messages: Sequence[Mapping[str, Any]]) -> list[MessageView]:
         return [
-            message_view(message_from_dict(m, i), self._thinking) for i, m in enumerate(messages)
+            message_view(message_from_dict(m, n), self._thinking) for n, m in enumerate(messages, 1)
         ]
 
     # ------------------------------------------------------------ writing
@@ -198,7 +204,7 @@ class AgentScope1Session(SessionBase):
 
     async def load_context(self, messages: Sequence[Mapping[str, Any]], summary: str) -> None:
         loaded: list[tuple[Msg, list[str]]] = [
-            (message_from_dict(m, i), []) for i, m in enumerate(messages)
+            (message_from_dict(m, n), []) for n, m in enumerate(messages, 1)
         ]
         content = self._content()
         content[:] = [e for e in content if HIDDEN_MARKS.intersection(e[1])]

@@ -9,8 +9,8 @@ from typing import Any
 from uuid import uuid4
 
 from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
-from pydantic import ValidationError
 
+from copaw_context.agentscope2.loaded import validated_messages
 from copaw_context.agentscope2.messages import (
     ARCHIVE_FORM,
     METADATA_KEY,
@@ -168,10 +168,10 @@ class AgentScope2Session(SessionBase):
         await self._clean_read_cache(kept)
 
     def views_of(self, messages: Sequence[Mapping[str, Any]]) -> list[MessageView]:
-        return [message_view(m, self._thinking) for m in _validated(messages)]
+        return [message_view(m, self._thinking) for m in validated_messages(messages)]
 
     async def load_context(self, messages: Sequence[Mapping[str, Any]], summary: str) -> None:
-        self.agent.state.context = _validated(messages)
+        self.agent.state.context = validated_messages(messages)
         self.agent.state.summary = summary
         await self._clean_read_cache(self.agent.state.context)
 
@@ -198,17 +198,3 @@ class AgentScope2Session(SessionBase):
             await self.agent.state.tool_context.clean_file_cache(reserved_file_paths=reserved)
         except Exception:
             logger.exception("copaw-context: could not clean the Read cache")
-
-
-def _validated(messages: Sequence[Mapping[str, Any]]) -> list[Msg]:
-    out: list[Msg] = []
-    for index, data in enumerate(messages):
-        try:
-            out.append(Msg.model_validate(data))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
-            raise ValueError(
-                f"message {index} is not an AgentScope 2.x message: {where}: {first['msg']}"
-            ) from None
-    return out

@@ -27,6 +27,8 @@ from copaw_context.core.history_rules import (
     HistoryRuleError,
     bound_loaded_summary,
     check_conversation,
+    check_nesting,
+    loaded_summary_message,
 )
 from copaw_context.core.host import HostSession, MessageView
 from copaw_context.core.pairing import pair_by_occurrence
@@ -223,7 +225,7 @@ def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | No
         raise HistoryFileError('its "messages" must be a list of messages')
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
-            raise HistoryFileError(f"message {index} is not a JSON object")
+            raise HistoryFileError(f"message {index + 1} is not a JSON object")
     file_form = data.get("form")
     if file_form is not None and file_form != form:
         raise HistoryFileError(
@@ -234,16 +236,17 @@ def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | No
     bare = data.get("bare_summary")
     if not isinstance(summary, str) or not (bare is None or isinstance(bare, str)):
         raise HistoryFileError('its "summary" and "bare_summary" must be text')
-    return messages, summary, bare
+    # A blank summary is no summary: it would reach the model as an empty message.
+    return messages, summary if summary.strip() else "", bare if bare and bare.strip() else None
 
 
 def _check_pairs(views: Sequence[MessageView]) -> None:
     """Unique message ids; every tool call answered by a later result, every result answering
-    an earlier call (paired by occurrence, the engine's one rule)."""
+    an earlier call (paired by occurrence, the engine's one rule). Numbered from 1."""
     seen_ids: set[str] = set()
     for index, view in enumerate(views):
         if view.msg_id in seen_ids:
-            raise HistoryFileError(f"message {index} repeats the id {view.msg_id!r}")
+            raise HistoryFileError(f"message {index + 1} repeats the id {view.msg_id!r}")
         seen_ids.add(view.msg_id)
     pairing = pair_by_occurrence(
         [
@@ -256,21 +259,23 @@ def _check_pairs(views: Sequence[MessageView]) -> None:
     )
     for call, index, earlier in pairing.duplicates:
         raise HistoryFileError(
-            f"message {index} makes the tool call {call!r} again while the one of message "
-            f"{earlier} has no result yet"
+            f"message {index + 1} makes the tool call {call!r} again while the one of "
+            f"message {earlier + 1} has no result yet"
         )
     for call, index in pairing.orphans:
         raise HistoryFileError(
-            f"message {index} holds a result for the call {call!r}, which no earlier message makes"
+            f"message {index + 1} holds a result for the call {call!r}, which no earlier "
+            "message makes"
         )
     for call, index in pairing.unanswered:
-        raise HistoryFileError(f"the tool call {call!r} of message {index} has no result")
+        raise HistoryFileError(f"the tool call {call!r} of message {index + 1} has no result")
 
 
 async def read_history_file(
     engine: ContextEngine, host: HostSession, argument: str
 ) -> tuple[Path, list[Mapping[str, Any]], str, str | None]:
-    """A history file, checked whole: (path, messages, summary message, bare summary)."""
+    """A history file, checked whole: (path, messages, summary message, bare summary); the
+    summary message is rendered from the bare summary when the file has none."""
     if not argument:
         raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
     roots = extra_read_roots(engine.config, engine.workspace)
@@ -280,12 +285,14 @@ async def read_history_file(
     except HistoryFileError as exc:
         raise HistoryFileError(f"{relative(engine, path)}: {exc}") from None
     try:
+        check_nesting(messages)
         views = host.views_of(messages)
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise HistoryFileError(str(exc)) from None
     _check_pairs(views)
-    try:
-        check_conversation(views, has_summary=bool(summary or bare))
+    summary = loaded_summary_message(engine, summary, bare)
+    try:  # the opening rule holds unless a summary message really goes in front
+        check_conversation(views, has_summary=bool(summary))
     except HistoryRuleError as exc:
         raise HistoryFileError(str(exc)) from None
     return path, messages, summary, bare
@@ -303,7 +310,7 @@ async def load_history(engine: ContextEngine, host: HostSession, argument: str) 
     count = len(ledger.messages)
     records = archive_records(host, [(i, None) for i in range(count)])
     state = engine.state(host)
-    summary, bare, original = await bound_loaded_summary(engine, host, summary, bare)
+    summary, bare, note = await bound_loaded_summary(engine, host, summary, bare)
 
     async def archive_then_load() -> bool:
         written = await write_records(engine, host, records)
@@ -321,11 +328,5 @@ async def load_history(engine: ContextEngine, host: HostSession, argument: str) 
     return (
         f"**History loaded.** {len(messages)} message(s) from {relative(engine, path)}"
         f"{' with its summary' if summary else ''}; the previous {count} message(s) were "
-        f"{where}."
-        + (
-            f" The summary was shortened from {original} to {len(bare or '')} characters "
-            f"to fit the window; the full text stays in {relative(engine, path)}."
-            if original
-            else ""
-        )
+        f"{where}." + (f" {note}; the full text stays in {relative(engine, path)}." if note else "")
     )

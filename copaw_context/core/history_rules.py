@@ -2,17 +2,19 @@
 
 Providers reject a conversation that opens with the assistant, holds an empty message or a
 system message after the conversation began; :func:`check_conversation` refuses such a file
-naming the message. A loaded summary is bounded like a compactor's
-(:func:`~copaw_context.core.compaction.summary_budget_chars`), and
-:func:`shrink_summary_to_window` is the last resort when nothing else is left to cut.
+naming the message (numbered from 1, as a user counts them). :func:`check_nesting` refuses
+data nested deeper than the archive and the formatters handle. A loaded summary is bounded
+like a compactor's, in characters and in tokens of the configured counter
+(:func:`bound_loaded_summary`), and :func:`shrink_summary_to_window` is the last resort when
+nothing else is left to cut.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from copaw_context.core.archiving import path_guide
 from copaw_context.core.compaction import summary_budget_chars
@@ -24,11 +26,19 @@ if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
 
 __all__ = [
+    "MAX_NESTING",
     "HistoryRuleError",
     "bound_loaded_summary",
     "check_conversation",
+    "check_nesting",
+    "loaded_summary_message",
+    "nesting_depth",
     "shrink_summary_to_window",
 ]
+
+MAX_NESTING = 100
+"""Deepest nesting of objects and lists a loaded message may hold (the message itself is
+level 1): pydantic's serialiser and ``copy.deepcopy`` fail a few hundred levels down."""
 
 logger = logging.getLogger(__name__)
 
@@ -52,13 +62,44 @@ def _is_results_only(view: MessageView) -> bool:
     return any(p.kind == "tool_result" for p in view.parts)
 
 
+def nesting_depth(value: Any) -> int:
+    """Levels of objects and lists in ``value`` (``0`` for a scalar); no recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def check_nesting(messages: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse a message nested deeper than :data:`MAX_NESTING` levels (numbered from 1)."""
+    for number, message in enumerate(messages, 1):
+        depth = nesting_depth(message)
+        if depth > MAX_NESTING:
+            ident = message.get("id")
+            named = f" (id {ident!r})" if isinstance(ident, str) else ""
+            raise HistoryRuleError(
+                f"message {number}{named} is nested {depth} levels deep and at most "
+                f"{MAX_NESTING} are allowed (the archive and the model's formatter cannot "
+                "handle deeper data); flatten its content or metadata"
+            )
+
+
 def check_conversation(views: Sequence[MessageView], *, has_summary: bool) -> None:
     """Refuse what providers reject: an empty message, a system message after the
-    conversation began, an unknown role, and (with no summary in front) a conversation that
-    does not open with a user message. Messages are numbered from 0, as in the file."""
+    conversation began, an unknown role, and (with no summary message in front) a
+    conversation that does not open with a user message. Messages are numbered from 1."""
     started = False
     for index, view in enumerate(views):
-        where = f"message {index} ({view.role}, id {view.msg_id!r})"
+        where = f"message {index + 1} ({view.role}, id {view.msg_id!r})"
         if view.role not in ("user", "assistant", "system"):
             raise HistoryRuleError(
                 f"{where} has the role {view.role!r}; use user, assistant or system"
@@ -84,24 +125,54 @@ def check_conversation(views: Sequence[MessageView], *, has_summary: bool) -> No
         started = True
 
 
+def loaded_summary_message(engine: ContextEngine, summary: str, bare: str | None) -> str:
+    """The summary message a file places: its own, else one rendered from its bare summary
+    (``""``: none). Blank texts count as none, so "is there a summary" has one answer."""
+    if summary.strip():
+        return summary
+    return _render(engine, bare, []) if bare is not None and bare.strip() else ""
+
+
 async def bound_loaded_summary(
     engine: ContextEngine, host: HostSession, summary: str, bare: str | None
-) -> tuple[str, str | None, int]:
-    """(summary message, bare summary, original characters) within a compactor's bound;
-    the original length is 0 when nothing was cut."""
-    if not summary and not bare:
-        return summary, bare, 0
+) -> tuple[str, str | None, str]:
+    """(summary message, bare summary, what was changed) within a compactor's bound, in
+    characters and in tokens of the configured counter; the note is ``""`` when nothing
+    was changed."""
+    if not summary:
+        return summary, bare, ""
     report = await engine.report(host)
     budget = summary_budget_chars(report.window, report.factor)
+    max_tokens = budget  # one token a character: what dense scripts (CJK) take
+    counter = (await engine.meter(host)).counter
     text = bare if bare is not None else split_summary_message(summary)
     # The message reaches the model, not only the bare text: it may hold no more than our
     # own rendering of the bare text plus a guide's share (half the budget).
     own = len(_render(engine, text, [])) + budget // 2
     if len(text) <= budget and len(summary) <= min(own, 2 * budget + 4000):
-        return summary, bare, 0
+        tokens = counter.count(summary)  # at most a few 10,000 characters
+        if tokens <= max_tokens:
+            return summary, bare, ""
     language = engine.config.light_context_config.language
-    fitted = await asyncio.to_thread(fit_summary, text, max_chars=budget, language=language)
-    return _render(engine, fitted, []), fitted, len(text)
+    limit = budget
+    for _ in range(8):  # dense text (CJK, rare scripts) holds more tokens per character
+        fitted = await asyncio.to_thread(fit_summary, text, max_chars=limit, language=language)
+        message = _render(engine, fitted, [])
+        tokens = counter.count(message)
+        if tokens <= max_tokens or limit <= 200:
+            break
+        limit = max(200, int(min(limit, len(fitted)) * max_tokens / tokens * 0.9))
+    if len(fitted) < len(text):
+        note = (
+            f"The summary was shortened from {len(text)} to {len(fitted)} characters "
+            f"({tokens} tokens) to fit the window"
+        )
+    else:  # the bare text fits; the message around it did not
+        note = (
+            f"The summary message was over its share of the window ({max_tokens} tokens); "
+            f"it was rebuilt from the bare summary ({len(fitted)} characters, {tokens} tokens)"
+        )
+    return message, fitted, note
 
 
 def _render(engine: ContextEngine, bare: str, guide: list[tuple[str, int]]) -> str:

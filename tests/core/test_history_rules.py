@@ -31,10 +31,10 @@ ANSWER = _msg("m2", "assistant", _text("hello"))
 
 def _refused() -> list[tuple[str, list[dict[str, Any]], str]]:
     return [
-        ("assistant first", [ANSWER, HI], "message 0 (assistant"),
-        ("empty user text", [HI, ANSWER, _msg("m3", "user", _text("  "))], "message 2 (user"),
-        ("no content", [HI, _msg("m3", "assistant")], "message 1 (assistant"),
-        ("system in middle", [HI, _msg("m3", "system", _text("be terse")), ANSWER], "message 1"),
+        ("assistant first", [ANSWER, HI], "message 1 (assistant"),
+        ("empty user text", [HI, ANSWER, _msg("m3", "user", _text("  "))], "message 3 (user"),
+        ("no content", [HI, _msg("m3", "assistant")], "message 2 (assistant"),
+        ("system in middle", [HI, _msg("m3", "system", _text("be terse")), ANSWER], "message 2 ("),
     ]
 
 
