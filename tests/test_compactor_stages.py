@@ -122,3 +122,24 @@ def test_a_message_larger_than_a_stage_is_still_cut() -> None:
     shown = render_transcript(stages[0])
     assert counter.count(shown) <= 1000
     assert "characters omitted" in shown and "FACT-1" in shown and "END-1" in shown
+
+
+def test_messages_of_many_parts_are_split_between_and_inside_parts() -> None:
+    counter = TiktokenCounter("o200k_base")
+    messages = [
+        TranscriptMessage(
+            "assistant",
+            "bot",
+            tuple(
+                TranscriptPart("tool_result", f"R-{m}-{i} " + "line of output\n" * 20, "sh", "c")
+                for i in range(6)
+            ),
+        )
+        for m in range(6)
+    ]
+    stages = chunk_messages(messages, 900, counter)
+    costs = [counter.count(render_transcript(stage)) for stage in stages]
+    assert max(costs) <= 900 and all(cost >= 450 for cost in costs[:-1]), costs
+    assert any(len(m.parts) < 6 for stage in stages for m in stage)  # some were split
+    words = [w for s in stages for m in s for p in m.parts for w in p.text.split() if w != "[…]"]
+    assert words == [w for m in messages for p in m.parts for w in p.text.split()]

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 MIN_STAGE_TOKENS = 256  # a stage never has less room than this, however tight the window
-REPLY_SHARE_OF_WINDOW = 4  # the reply reserve is at most a quarter of the compactor's window
+_REPLY_SHARE = 4  # the reply reserve is at most a quarter of the compactor's window
 _MIN_REPLY_CHARS = 1000  # what the extractive summary needs for its protected items
 _MARGIN_SHARE = 20  # 5% of the window against tokenizer differences, plus a fixed margin
 _MARGIN_TOKENS = 64
@@ -38,7 +38,7 @@ _MIN_SPLIT_SHARE = 8  # a message is split only when at least 1/8 of the room is
 def stage_reply_chars(summary_chars: int, window: int) -> int:
     """The size asked of each stage's reply: the summary budget, within a quarter of the
     compactor's ``window`` (at about 2 characters a token), never below 1000 characters."""
-    cap = max(_MIN_REPLY_CHARS, (window // REPLY_SHARE_OF_WINDOW) * 2)
+    cap = max(_MIN_REPLY_CHARS, (window // _REPLY_SHARE) * 2)
     return min(summary_chars, cap)
 
 
@@ -66,11 +66,6 @@ class StagePacker:
         self._counter = counter
         self._thinking = include_thinking
         self._handed = 0
-
-    @property
-    def done(self) -> bool:
-        """Whether every message has been handed out."""
-        return not self._pending
 
     def _cost(self, message: TranscriptMessage) -> int:
         return self._counter.count(render_transcript([message], include_thinking=self._thinking))
@@ -110,24 +105,30 @@ class StagePacker:
         """The message as a head within ``room`` tokens and the rest: cut at a line or word
         end inside its first part that does not fit (else between two parts); None when no
         useful head fits."""
-        for k, part in enumerate(message.parts):
-            if self._cost(replace(message, parts=message.parts[: k + 1])) <= room:
-                continue
-            before = message.parts[:k]
-            cut = self._cut_point(part.text, room - self._cost(replace(message, parts=before)))
-            for _attempt in range(6):  # counted again: the label and the joins cost too
-                if cut <= 0:
-                    break
-                first = replace(part, text=f"{part.text[:cut].rstrip()} {_CONTINUED}")
-                head = replace(message, parts=(*before, first))
-                if self._cost(head) <= room:
-                    second = replace(part, text=f"{_CONTINUED} {part.text[cut:].lstrip()}")
-                    return head, replace(message, parts=(second, *message.parts[k + 1 :]))
-                cut = _snap(part.text, cut * 9 // 10)
-            if before:
-                return replace(message, parts=before), replace(message, parts=message.parts[k:])
-            return None
-        return None  # the whole message fits after all
+        parts = message.parts
+        low, high = 0, len(parts)  # the most whole parts that fit, by bisection
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._cost(replace(message, parts=parts[:middle])) <= room:
+                low = middle
+            else:
+                high = middle - 1
+        if low == len(parts):
+            return None  # the whole message fits after all
+        k, part, before = low, parts[low], parts[:low]
+        cut = self._cut_point(part.text, room - self._cost(replace(message, parts=before)))
+        for _attempt in range(6):  # counted again: the label and the joins cost too
+            if cut <= 0:
+                break
+            first = replace(part, text=f"{part.text[:cut].rstrip()} {_CONTINUED}")
+            head = replace(message, parts=(*before, first))
+            if self._cost(head) <= room:
+                second = replace(part, text=f"{_CONTINUED} {part.text[cut:].lstrip()}")
+                return head, replace(message, parts=(second, *parts[k + 1 :]))
+            cut = _snap(part.text, cut * 9 // 10)
+        if before:
+            return replace(message, parts=before), replace(message, parts=parts[k:])
+        return None
 
     def _cut_point(self, text: str, tokens: int) -> int:
         """Where to cut ``text`` so its head holds about ``tokens`` tokens (a line or word end)."""
