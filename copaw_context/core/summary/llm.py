@@ -44,7 +44,7 @@ from copaw_context.core.summary.prompts import (
     render_transcript,
     size_retry_note,
 )
-from copaw_context.core.summary.staging import chunk_messages
+from copaw_context.core.summary.staging import StagePacker, stage_reply_chars, stage_room
 from copaw_context.core.summary.validate import validate_summary
 from copaw_context.core.tokens import TokenCounter
 from copaw_context.core.transcript import TranscriptMessage
@@ -59,7 +59,6 @@ __all__ = [
 
 logger = logging.getLogger("copaw_context")
 
-_INPUT_SHARE_OF_WINDOW = 0.6  # room left for the compactor's own prompt and its answer
 _MAX_RETRY_DELAY = 4.0  # seconds: the backoff doubles from ``retry_delay`` up to this
 
 
@@ -248,45 +247,50 @@ class SummaryCompactor:
         window = int(model.context_size)
         if window_tokens is not None:
             window = min(window, window_tokens)
-        budget = max(
-            256,
-            int(window * _INPUT_SHARE_OF_WINDOW)
-            - self._request_overhead(job.previous, extra_instruction),
-        )
-        transcripts = await asyncio.to_thread(self._stage_transcripts, job.messages, budget)
-        summary = job.previous
-        for transcript in transcripts:
+        told = stage_reply_chars(job.budget, window)  # the reply reserve fits this window
+        fixed = self._request_overhead(extra_instruction, told)
+        packer = StagePacker(job.messages, self.counter, include_thinking=self.include_thinking)
+        summary, stages = job.previous, 0
+        while (
+            transcript := await asyncio.to_thread(self._next, packer, summary, window, fixed, told)
+        ) is not None:
+            stages += 1
             request = build_compactor_request(
                 transcript,
                 previous_summary=summary,
                 extra_instruction=extra_instruction,
                 language=self.language,
-                max_chars=job.budget,
+                max_chars=told,
             )
-            summary = await self._ask(model, request, previous=summary, budget=job.budget)
-        return summary, len(transcripts)
+            summary = await self._ask(model, request, previous=summary, budget=told)
+        return summary, stages
 
-    def _request_overhead(self, previous: str, extra_instruction: str) -> int:
-        """Tokens of everything in a request but the transcript: the system prompt, the
-        instructions and rules, the note, and the summary carried from stage to stage (the
-        previous one, or one as large as the summary cap at 2 characters a token)."""
-        carried = max(self.counter.count(previous), self.max_summary_chars // 2)
+    def _request_overhead(self, extra_instruction: str, told: int) -> int:
+        """Tokens of everything in a request but the transcript and the carried summary: the
+        system prompt, the instructions and rules, the note."""
         request = build_compactor_request(
             ".",
             previous_summary=".",
             extra_instruction=extra_instruction,
             language=self.language,
-            max_chars=self.max_summary_chars,
+            max_chars=told,
         )
         system = compactor_system_prompt(self.language)
-        return self.counter.count(system) + self.counter.count(request) + carried + 64
+        return self.counter.count(system) + self.counter.count(request)
 
-    def _stage_transcripts(self, messages: Sequence[TranscriptMessage], budget: int) -> list[str]:
-        """The rendered transcript of each stage (see :func:`~.staging.chunk_messages`)."""
-        chunks = chunk_messages(
-            messages, budget, self.counter, include_thinking=self.include_thinking
+    def _next(
+        self, packer: StagePacker, summary: str, window: int, fixed: int, told: int
+    ) -> str | None:
+        """The rendered transcript of the next stage, packed up to the room the summary
+        carried in leaves (see :func:`~.staging.stage_room`); None when all are sent."""
+        carried = self.counter.count(summary)
+        room = stage_room(window, fixed_tokens=fixed, carried_tokens=carried, reply_chars=told)
+        stage = packer.next_stage(room)
+        return (
+            None
+            if stage is None
+            else render_transcript(stage, include_thinking=self.include_thinking)
         )
-        return [render_transcript(c, include_thinking=self.include_thinking) for c in chunks]
 
     def _keep_previous(self, previous: str, summary: str) -> str:
         """Put back the previous Goal, Constraints and Critical Context a model reply dropped.
