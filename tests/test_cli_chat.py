@@ -60,3 +60,16 @@ async def test_unknown_commands_are_answered_locally_and_paths_reach_the_model(
     assert users[0][-1] == "/etc/hosts is empty" and users[1][-1] == "/tmp is full"
     assert not any("foo" in (text or "") or "compat" in (text or "") for text in users[1])
     model.assert_complete()
+
+
+async def test_history_previews_the_reply_not_agentscopes_runtime_hint(tmp_path: Path) -> None:
+    """The chat's agent keeps AgentScope 2.x's runtime-state injection on: its hint block
+    sits in the context before the reply; /history shows the reply's text."""
+    replies = ["the parser builds", "two tests fail"]
+    model = ScriptedChatModel([text_step(reply) for reply in replies])
+    out = await _chat(tmp_path, ["build it", "run the tests", "/history", "/exit"], model)
+    rows = [line for line in out.split("**Context history**", 1)[1].splitlines()]
+    previews = [row.rsplit(" · ", 1)[1] for row in rows if " assistant (" in row]
+    assert replies[0] in previews and replies[1] in previews, out
+    assert not any("system-reminder" in preview for preview in previews), out
+    model.assert_complete()
