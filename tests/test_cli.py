@@ -208,3 +208,23 @@ def test_check_config_shows_every_setting_and_the_effective_figures(
     assert "memory model    window 1000 tokens (memory.model_max_input_length;" in out
     assert f"request up to {int(1000 * 0.6)} tokens" in out
     assert f"up to {4000 * 2 // 5} bytes of MEMORY.md (memory_prompt_max_bytes 16000" in out
+
+
+@pytest.mark.parametrize(
+    ("light", "shown"),
+    [
+        ({"compactor_retries": True}, "got true;"),
+        ({"show_status": None}, "got null;"),
+        ({"language": "fr"}, 'got "fr";'),
+        ({"extra_read_roots": "notes"}, 'got "notes";'),
+    ],
+)
+def test_config_errors_show_values_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], light: dict[str, Any], shown: str
+) -> None:
+    """The value in an error is spelled as in the file (``true``, ``null``, ``"fr"``)."""
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps({"running": {"light_context_config": light}}), encoding="utf-8")
+    assert main(["check-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"running.light_context_config.{next(iter(light))} in {path}: {shown}" in err, err
