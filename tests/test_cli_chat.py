@@ -48,11 +48,13 @@ async def test_unknown_commands_are_answered_locally_and_paths_reach_the_model(
     tmp_path: Path,
 ) -> None:
     model = ScriptedChatModel([text_step("about hosts"), text_step("about tmp")])
-    lines = ["/foo", "/compat keep the numbers", "/help", "/etc/hosts is empty", "/tmp is full"]
+    lines = ["/foo", "/compat keep the numbers", "/help", "/exit now"]
+    lines += ["/etc/hosts is empty", "/tmp is full"]
     out = await _chat(tmp_path, [*lines, "/exit"], model)
     assert "unknown command /foo Known: /compact [note], /context" in out
     assert "unknown command /compat; did you mean /compact?" in out
     assert "commands: /compact [note]" in out
+    assert "/exit takes no argument; type /exit alone to quit." in out
     assert "assistant> about hosts" in out and "assistant> about tmp" in out
     users = [
         [m.get_text_content() for m in call.messages if m.role == "user"] for call in model.calls

@@ -40,6 +40,8 @@ def unknown_command_reply(text: str) -> str | None:
     name = head[1:].lower()
     if name == "help":
         return f"commands: {', '.join(KNOWN_COMMANDS)}; anything else goes to the model."
+    if name in ("exit", "quit"):
+        return f"/{name} takes no argument; type /{name} alone to quit."
     close = difflib.get_close_matches(name, [*COMMANDS, *_LOCAL], n=1, cutoff=0.75)
     if rest.strip() and not close:
         return None  # e.g. "/tmp is full": a sentence, not a command
