@@ -44,8 +44,8 @@ def _body(result: ReadResult) -> str:
         assert parse_truncation_notice(result.text) is None
         return result.text
     if not result.truncated:  # all the lines asked for: a short notice, no "truncated"
-        assert "truncated" not in result.text.lower()
         body, _, notice = result.text.rpartition("\n[")
+        assert "truncat" not in notice.lower() and parse_truncation_notice(result.text) is None
         assert notice.startswith("Line") and f" of {result.total_lines} shown in full." in notice
         assert notice.endswith(f'file_path="{result.path}" start_line={result.next_line}.]')
         assert result.next_offset == 0
