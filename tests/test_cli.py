@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -155,3 +156,75 @@ def test_module_entry_point_exits_2_on_a_bad_file(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "running.max_input_length" in result.stderr and "got 10" in result.stderr
+
+
+def _schema_leaves(schema: dict[str, Any], name: str, prefix: str) -> list[str]:
+    """Dotted paths of every leaf setting, from the committed JSON Schema (not the models)."""
+    leaves = []
+    for key, node in schema["$defs"][name]["properties"].items():
+        ref = node.get("$ref") or next(
+            (n["$ref"] for n in node.get("allOf", []) + node.get("anyOf", []) if "$ref" in n), None
+        )
+        if ref:
+            leaves += _schema_leaves(schema, ref.rsplit("/", 1)[1], f"{prefix}{key}.")
+        else:
+            leaves.append(f"{prefix}{key}")
+    return leaves
+
+
+def test_check_config_shows_every_setting_and_the_effective_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every setting of the schema is printed with its value and whether the file sets it;
+    the breaker, the memory model's window and the window-bounded MEMORY.md share too."""
+    schema = json.loads((ROOT / "configs" / "agent-json.schema.json").read_text("utf-8"))
+    leaves = _schema_leaves(schema, "RunningConfig", "running.")
+    assert len(leaves) > 40 and "running.memory.model_max_input_length" in leaves
+    path = tmp_path / "agent.json"
+    running = {
+        "max_input_length": 4000,
+        "light_context_config": {
+            "compactor_failure_limit": 2,
+            "compactor_pause_max_compactions": 5,
+        },
+        "memory": {"model_max_input_length": 1000},
+    }
+    path.write_text(json.dumps({"running": running}), encoding="utf-8")
+    assert main(["check-config", str(path)]) == 0
+    out = capsys.readouterr().out
+    printed = {}
+    for line in out.splitlines():
+        flag, _, rest = line.strip().partition("running.")
+        if line.startswith("    ") and " = " in rest:
+            key, _, value = rest.partition(" = ")
+            printed[f"running.{key}"] = (flag.strip() == "*", value)
+    assert sorted(printed) == sorted(leaves)
+    assert printed["running.light_context_config.compactor_failure_limit"] == (True, "2")
+    assert printed["running.memory.model_max_input_length"] == (True, "1000")
+    assert printed["running.memory.memory_prompt_max_bytes"] == (False, "16000")
+    assert printed["running.light_context_config.show_status"] == (False, "false")
+    assert "after 2 failed compaction(s) in a row, extractive for 2" in out
+    assert "doubling up to 5" in out
+    assert "memory model    window 1000 tokens (memory.model_max_input_length;" in out
+    assert f"request up to {int(1000 * 0.6)} tokens" in out
+    assert f"up to {4000 * 2 // 5} bytes of MEMORY.md (memory_prompt_max_bytes 16000" in out
+
+
+@pytest.mark.parametrize(
+    ("light", "shown"),
+    [
+        ({"compactor_retries": True}, "got true;"),
+        ({"show_status": None}, "got null;"),
+        ({"language": "fr"}, 'got "fr";'),
+        ({"extra_read_roots": "notes"}, 'got "notes";'),
+    ],
+)
+def test_config_errors_show_values_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], light: dict[str, Any], shown: str
+) -> None:
+    """The value in an error is spelled as in the file (``true``, ``null``, ``"fr"``)."""
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps({"running": {"light_context_config": light}}), encoding="utf-8")
+    assert main(["check-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"running.light_context_config.{next(iter(light))} in {path}: {shown}" in err, err

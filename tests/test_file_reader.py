@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from copaw_context.core.file_reader import ReadResult, is_path_allowed, read_text_file
 from copaw_context.core.truncation import (
     TRUNCATION_NOTICE_MARKER,
-    TruncationNotice,
     parse_truncation_notice,
     truncate_text_output,
 )
@@ -44,6 +43,13 @@ def _body(result: ReadResult) -> str:
     if result.next_line is None:
         assert parse_truncation_notice(result.text) is None
         return result.text
+    if not result.truncated:  # all the lines asked for: a short notice, no "truncated"
+        body, _, notice = result.text.rpartition("\n[")
+        assert "truncat" not in notice.lower() and parse_truncation_notice(result.text) is None
+        assert notice.startswith("Line") and f" of {result.total_lines} shown in full." in notice
+        assert notice.endswith(f'file_path="{result.path}" start_line={result.next_line}.]')
+        assert result.next_offset == 0
+        return body
     parsed = parse_truncation_notice(result.text)
     assert parsed is not None, result.text
     body, notice = parsed
@@ -125,10 +131,11 @@ def test_line_ranges_and_their_notices_rebuild_the_file(
 async def test_line_range_is_cat_like_and_clamped(tmp_path: Path) -> None:
     path = _write(tmp_path, "one\ntwo\r\nthree\nfour", "a.txt")
     result = await _read(path, tmp_path, start_line=2, end_line=3)
-    body, notice = parse_truncation_notice(result.text) or ("", None)
-    assert body == "two\r\nthree\n"
-    assert notice == TruncationNotice(str(path.resolve()), 4, 2, 0, 11, 4, 0)
-    assert "covers the next 11 bytes" in result.text
+    assert result.text == (
+        "two\r\nthree\n\n[Lines 2-3 of 4 shown in full. To read on, call `read_file` with "
+        f'file_path="{path.resolve()}" start_line=4.]'
+    )
+    assert parse_truncation_notice(result.text) is None
     assert not result.truncated and (result.next_line, result.next_offset) == (4, 0)
     clamped = await _read(path, tmp_path, start_line=3, end_line=900)
     assert clamped.text == "three\nfour" and clamped.next_line is None
@@ -152,9 +159,12 @@ async def test_line_range_larger_than_limit_is_cut(tmp_path: Path) -> None:
 async def test_reading_up_to_the_empty_last_line_needs_no_notice(tmp_path: Path) -> None:
     path = _write(tmp_path, "a\nb\n", "t.txt")
     result = await _read(path, tmp_path, end_line=2)
-    assert result.text == "a\nb\n" and result.next_line is None and result.total_lines == 3
+    assert result.text == "a\nb\n" and result.next_line is None and result.total_lines == 2
     last = await _read(path, tmp_path, start_line=3)
-    assert last.ok and last.text == ""
+    assert not last.ok and last.text == (
+        f"Error: start_line=3 is past the end of {path.resolve()}: the file has 2 lines. "
+        "Use start_line between 1 and 2."
+    )
 
 
 async def test_line_offset_skips_characters(tmp_path: Path) -> None:
@@ -195,8 +205,8 @@ async def test_start_past_end_is_an_error(tmp_path: Path) -> None:
     result = await _read(path, tmp_path, start_line=900)
     assert not result.ok and result.path is None
     assert result.text == (
-        f"Error: start_line=900 is past the end of {path.resolve()} (120 lines). "
-        "Use start_line between 1 and 120."
+        f"Error: start_line=900 is past the end of {path.resolve()}: the file has 119 lines. "
+        "Use start_line between 1 and 119."
     )
 
 
@@ -329,12 +339,12 @@ async def test_line_count_cache_follows_file_changes(tmp_path: Path) -> None:
     path = _write(tmp_path, "a\nb\nc\n", "settled.txt")
     os.utime(path, (1_000_000, 1_000_000))  # settled: its line count may be cached
     first = await _read(path, tmp_path, start_line=2, end_line=2)
-    assert first.total_lines == 4 and _body(first) == "b\n"
-    assert (await _read(path, tmp_path, start_line=5)).text.startswith("Error: start_line=5")
+    assert first.total_lines == 3 and _body(first) == "b\n"
+    assert (await _read(path, tmp_path, start_line=4)).text.startswith("Error: start_line=4")
     path.write_bytes(b"a\nb\nc\nd\ne\n")
     os.utime(path, (2_000_000, 2_000_000))
     second = await _read(path, tmp_path, start_line=5)
-    assert second.ok and second.total_lines == 6 and second.text == "e\n"
+    assert second.ok and second.total_lines == 5 and second.text == "e\n"
 
 
 @pytest.mark.parametrize(

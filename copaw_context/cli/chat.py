@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -15,14 +16,19 @@ from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
 from copaw_context.agentscope2.stream import STATUS_EVENT
+from copaw_context.cli._chat_input import Endpoint as _Endpoint
+from copaw_context.cli._chat_input import unknown_command_reply
 from copaw_context.cli.demo import real_chat_model
 from copaw_context.core.config import RunningConfig, aload_running_config, load_running_config
 
 __all__ = ["run_chat"]
 
+logger = logging.getLogger("copaw_context")
+
 _BANNER = (
     "copaw-context chat: type a message; /compact [note], /context, /clear, /new, /history, "
-    "/dump_history [path] and /load_history path are handled by the context manager; /exit "
+    "/dump_history [path] and /load_history path are handled by the context manager; /help "
+    "lists them, /exit "
     "or Ctrl-D quits."
 )
 
@@ -59,11 +65,11 @@ async def run_chat(
             middlewares=[hook],
         )
         print(_BANNER, file=stdout)
-        await _chat_loop(agent, stdin, stdout)
+        await _chat_loop(agent, stdin, stdout, _Endpoint(provider, base_url, api_key_env))
     return 0  # the hook is closed: memory summaries still running are written
 
 
-async def _chat_loop(agent: Agent, stdin: TextIO, stdout: TextIO) -> None:
+async def _chat_loop(agent: Agent, stdin: TextIO, stdout: TextIO, endpoint: _Endpoint) -> None:
     loop = asyncio.get_running_loop()
     while True:
         print("you> ", end="", file=stdout, flush=True)
@@ -75,11 +81,23 @@ async def _chat_loop(agent: Agent, stdin: TextIO, stdout: TextIO) -> None:
             continue
         if text in ("/exit", "/quit"):
             return
-        async for item in agent.reply_stream(UserMsg("user", text), yield_final_msg=True):
-            if isinstance(item, CustomEvent) and item.name == STATUS_EVENT:
-                print(f"[context] {item.value.get('text', '')}", file=stdout, flush=True)
-            elif isinstance(item, Msg):
-                print(f"assistant> {item.get_text_content() or ''}", file=stdout, flush=True)
+        unknown = unknown_command_reply(text)
+        if unknown is not None:
+            print(unknown, file=stdout, flush=True)
+            continue
+        try:
+            await _reply(agent, text, stdout)
+        except Exception as error:  # a provider error must not end the chat
+            logger.debug("copaw-context chat: the reply failed", exc_info=True)
+            print(f"assistant> error: {endpoint.explain(error)}", file=stdout, flush=True)
+
+
+async def _reply(agent: Agent, text: str, stdout: TextIO) -> None:
+    async for item in agent.reply_stream(UserMsg("user", text), yield_final_msg=True):
+        if isinstance(item, CustomEvent) and item.name == STATUS_EVENT:
+            print(f"[context] {item.value.get('text', '')}", file=stdout, flush=True)
+        elif isinstance(item, Msg):
+            print(f"assistant> {item.get_text_content() or ''}", file=stdout, flush=True)
 
 
 def _with_status(config: RunningConfig) -> RunningConfig:

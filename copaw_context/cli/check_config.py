@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from copaw_context.cli._all_settings import setting_rows
 from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.memory.summariser import memory_window
+from copaw_context.core.memory.window import INPUT_SHARE, request_budget
+from copaw_context.core.memory_service import memory_prompt_limit
 
 __all__ = ["add_check_config"]
 
@@ -30,6 +34,9 @@ def _run_check_config(args: argparse.Namespace) -> int:
     print(f"{args.path}: valid")
     for label, text in _summary(config):
         print(f"  {label:<15} {text}")
+    print("  every setting (* = set in the file, else the default):")
+    for path, value, is_set in setting_rows(config):
+        print(f"    {'*' if is_set else ' '} running.{path} = {value}")
     return 0
 
 
@@ -83,6 +90,9 @@ def _compaction_summary(config: RunningConfig) -> list[tuple[str, str]]:
     retries = f"{light.compactor_retries} retr{'y' if light.compactor_retries == 1 else 'ies'}"
     compactor_text = (
         f"{light.compactor}, timeout {light.compactor_timeout_seconds:g} s, {retries}; "
+        f"after {light.compactor_failure_limit} failed compaction(s) in a row, extractive "
+        f"for {min(2, light.compactor_pause_max_compactions)} compaction(s), doubling up to "
+        f"{light.compactor_pause_max_compactions} (a success or /compact ends the pause); "
         f"after a compaction that frees too little, wait for "
         f"{int(window * light.recompact_growth_ratio)} tokens of growth "
         f"({light.recompact_growth_ratio:g} x {window})"
@@ -152,7 +162,46 @@ def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:
     return [
         ("memory", files_text),
         ("memory summary", summary_text),
+        ("memory model", _memory_model_text(config)),
         ("consolidation", consolidation_text),
-        ("memory prompt", f"up to {memory.memory_prompt_max_bytes} bytes of MEMORY.md"),
+        ("memory prompt", _memory_prompt_text(config)),
         ("memory search", search_text),
     ]
+
+
+def _memory_model_text(config: RunningConfig) -> str:
+    """The window of the summariser's and the consolidation's requests."""
+    window = memory_window(config)
+    share = f"{INPUT_SHARE:.0%}"
+    if window is None:
+        return (
+            f"window: the model's own context size (memory.model_max_input_length and "
+            f"max_input_length are not set); each request up to {share} of it"
+        )
+    source = (
+        "memory.model_max_input_length"
+        if config.memory.model_max_input_length is not None
+        else "max_input_length"
+    )
+    return (
+        f"window {window} tokens ({source}; the model's context size when smaller); each "
+        f"request up to {request_budget(None, window)} tokens ({share}), larger input in parts"
+    )
+
+
+def _memory_prompt_text(config: RunningConfig) -> str:
+    """The MEMORY.md share of the system prompt, as the runtime bounds it for the window."""
+    most = config.memory.memory_prompt_max_bytes
+    if not config.max_input_length_is_set:
+        return (
+            f"up to {most} bytes of MEMORY.md (less for a small model window: about "
+            "0.4 bytes a token of it)"
+        )
+    window = config.max_input_length
+    limit = memory_prompt_limit(config, window)
+    if limit == most:
+        return f"up to {most} bytes of MEMORY.md (memory_prompt_max_bytes)"
+    return (
+        f"up to {limit} bytes of MEMORY.md (memory_prompt_max_bytes {most}, lowered for the "
+        f"{window}-token window)"
+    )

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from copaw_context import __version__
+from copaw_context.cli._workspace import workspace_error
 from copaw_context.cli.check_config import add_check_config
 from copaw_context.cli.memory import add_memory
 from copaw_context.core.errors import ConfigError
@@ -96,6 +97,8 @@ def _run_demo(args: argparse.Namespace) -> int:
     if args.steps < 2:
         print("copaw-context: error: --steps must be at least 2", file=sys.stderr)
         return 2
+    if _bad_workspace(args.workspace):
+        return 2
     return demo_main(
         config_path=args.config,
         workspace=args.workspace,
@@ -106,6 +109,14 @@ def _run_demo(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         api_key_env=args.api_key_env,
     )
+
+
+def _bad_workspace(workspace: str) -> bool:
+    """Say so (and return True) when ``workspace`` is no folder and cannot be made one."""
+    problem = workspace_error(workspace, create=True)
+    if problem is not None:
+        print(f"copaw-context: error: {problem}", file=sys.stderr)
+    return problem is not None
 
 
 def _add_chat(subcommands: _Subcommands) -> None:
@@ -127,6 +138,8 @@ def _run_chat(args: argparse.Namespace) -> int:
         return 2
     from copaw_context.cli.chat import chat_main
 
+    if _bad_workspace(args.workspace):
+        return 2
     return chat_main(
         config=args.config,
         workspace=args.workspace,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import filelock
 
+from copaw_context.cli._workspace import workspace_error
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.memory import MemoryConsolidator, MemoryIndex, format_hits
@@ -80,9 +81,10 @@ def _error(message: str, status: int) -> int:
 
 
 def _setup(args: argparse.Namespace) -> tuple[Path, RunningConfig] | int:
+    problem = workspace_error(args.workspace, create=False)
+    if problem is not None:
+        return _error(problem, 2)
     workspace = Path(args.workspace).expanduser().absolute()
-    if not workspace.is_dir():
-        return _error(f"--workspace {args.workspace}: no such directory", 2)
     config = load_running_config(args.config) if args.config else RunningConfig()
     return workspace, config
 

@@ -213,7 +213,8 @@ class LightContextConfig(Section):
         ge=1,
         le=1000,
         description="The longest pause of a failing compactor, in compactions: the pause "
-        "starts at 2 and doubles after each failed retry, up to this; a success ends it.",
+        "starts at 2 (1 when this is 1) and doubles after each failed retry, up to this; a "
+        "success ends it.",
     )
     recompact_growth_ratio: Float = Field(
         0.05,

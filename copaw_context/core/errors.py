@@ -7,6 +7,7 @@ CopawContextError
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 __all__ = ["ArchiveError", "ConfigError", "CopawContextError"]
@@ -28,7 +29,15 @@ class ConfigError(CopawContextError, ValueError):
         self.allowed = allowed
         self.source = source
         where = f" in {source}" if source else ""
-        super().__init__(f"{path}{where}: got {value!r}; {allowed}")
+        super().__init__(f"{path}{where}: got {_as_json(value)}; {allowed}")
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as the file spells it (``true``, ``null``, ``"text"``); repr otherwise."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 class ArchiveError(CopawContextError):

@@ -29,6 +29,7 @@ from .truncation import (
     format_truncation_notice,
     notice_path,
 )
+from .truncation_notice import _quote_path as quote_path
 
 __all__ = ["ReadResult", "is_path_allowed", "read_text_file"]
 
@@ -203,23 +204,18 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
                 "reads text files."
             )
         info = os.fstat(stream.fileno())
-        start_pos, total = locate_line(stream, real, info, start_line)
-        if start_pos is None:
-            raise _ReadFailure(
-                f"start_line={start_line} is past the end of {real} ({total} lines). Use "
-                f"start_line between 1 and {total}."
-            )
+        start_pos, segments = locate_line(stream, real, info, start_line)
+        # Lines as `wc -l` and `cat -n` count them: a final newline ends the last line.
+        total = segments - 1 if _ends_with_newline(stream, info.st_size) else segments
+        if start_pos is None or start_line > max(total, 1):
+            raise _ReadFailure(_past_the_end(start_line, real, total))
         last_line = total if request.end_line is None else min(request.end_line, total)
-        # Newlines the slice must include; the file's last line has none, so read to EOF.
+        # Newlines the slice must include; the file's last line may have none, so read to EOF.
         newlines_wanted = last_line - start_line + 1 if last_line < total else None
         text, complete = _decode_slice(
             stream, real, start_pos, start_line, line_offset, newlines_wanted, limit, encoding
         )
-        more_after = (
-            complete
-            and last_line < total
-            and not _only_empty_line_left(stream, last_line, total, info.st_size)
-        )
+        more_after = complete and last_line < total
     except OSError as exc:
         raise _ReadFailure(f"cannot read {real}: {exc.strerror or exc}.") from None
 
@@ -236,7 +232,32 @@ def _read_slice(stream: BinaryIO, request: _Request, real: Path, notice_path: st
         next_line=None,
         next_offset=None,
     )
-    return _with_notice(result, notice_path, encoding) if truncated or more_after else result
+    if truncated:
+        return _with_notice(result, notice_path, encoding)
+    return _with_range_notice(result, last_line, notice_path) if more_after else result
+
+
+def _past_the_end(start_line: int, real: Path, total: int) -> str:
+    if total == 0:
+        return f"start_line={start_line} is past the end of {real}: the file is empty."
+    return (
+        f"start_line={start_line} is past the end of {real}: the file has {total} "
+        f"line{'s' if total > 1 else ''}. Use start_line between 1 and {total}."
+    )
+
+
+def _with_range_notice(result: ReadResult, last_line: int, notice_path: str) -> ReadResult:
+    """``result`` (all of the lines asked for) ending with where the file goes on."""
+    first = result.start_line
+    span = f"Lines {first}-{last_line}" if last_line > first else f"Line {first}"
+    if result.line_offset:
+        span += f" (from character {result.line_offset} of line {first})"
+    next_line = last_line + 1
+    call = f"file_path={quote_path(notice_path)} start_line={next_line}"
+    notice = (
+        f"[{span} of {result.total_lines} shown in full. To read on, call `read_file` with {call}.]"
+    )
+    return replace(result, text=f"{result.text}\n{notice}", next_line=next_line, next_offset=0)
 
 
 def _with_notice(result: ReadResult, notice_path: str, encoding: str) -> ReadResult:
@@ -344,9 +365,9 @@ def _up_to_newlines(text: str, wanted: int) -> tuple[str, int]:
     return text[: index + 1], 0
 
 
-def _only_empty_line_left(stream: BinaryIO, last_line: int, total: int, file_size: int) -> bool:
-    """Whether all that follows ``last_line`` is the empty final line after a trailing newline."""
-    if last_line != total - 1 or file_size == 0:
-        return False
+def _ends_with_newline(stream: BinaryIO, file_size: int) -> bool:
+    """Whether the file ends with a newline (an empty file counts: it has no lines)."""
+    if file_size == 0:
+        return True
     stream.seek(file_size - 1)
     return stream.read(1) == b"\n"

@@ -60,10 +60,13 @@ class HistoryFileError(ValueError):
 
 
 def _preview(view: MessageView) -> str:
-    for part in view.parts:
-        if part.kind in ("text", "hint") and part.text.strip():
-            text = " ".join(part.text.split())
-            return text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
+    """The message's first text (a host's injected hint only when it has no text)."""
+    for kind in ("text", "hint"):
+        for part in view.parts:
+            if part.kind == kind and part.text.strip():
+                text = " ".join(part.text.split())
+                text = text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…"
+                return text if kind == "text" else f"(hint) {text}"
     kinds = [f"{p.kind} {p.tool_name}" if p.tool_name else p.kind for p in view.parts if p.sent]
     return ", ".join(kinds) or "(empty)"
 

@@ -24,11 +24,22 @@ from copaw_context.core.memory import (
     MemoryTools,
 )
 
-__all__ = ["MemoryService"]
+__all__ = ["MemoryService", "memory_prompt_limit"]
 
 logger = logging.getLogger("copaw_context")
 
 _MIN_PROMPT_BYTES = 1000  # the notice of a cut MEMORY.md and a few lines of it
+
+
+def memory_prompt_limit(config: RunningConfig, window_tokens: int | None) -> int:
+    """Bytes of MEMORY.md the system prompt carries: ``memory_prompt_max_bytes``, lowered
+    for a small window (``window_tokens``) to about a tenth of it."""
+    limit = config.memory.memory_prompt_max_bytes
+    if window_tokens is not None:
+        limit = min(limit, max(_MIN_PROMPT_BYTES, window_tokens * 2 // 5))
+    return limit
+
+
 _PROMPT_TITLE = {
     "en": "# Long-term memory (MEMORY.md)\n"
     "What you know from earlier sessions; keep it up to date with memory_edit.\n\n",
@@ -105,9 +116,7 @@ class MemoryService:
         if not self.enabled:
             return ""
         path = self.tools.files.memory_path()
-        limit = self.config.memory.memory_prompt_max_bytes
-        if window_tokens is not None:
-            limit = min(limit, max(_MIN_PROMPT_BYTES, window_tokens * 2 // 5))
+        limit = memory_prompt_limit(self.config, window_tokens)
         try:
             info = path.stat()
             key = (str(path), info.st_mtime_ns, info.st_size, limit)
