@@ -20,11 +20,18 @@ from copaw_context.core.read_tool import ReadFileTool
 from copaw_context.core.report import TokenReport
 from copaw_context.core.tokens import UsageCalibration
 
-__all__ = ["Attached", "EngineHook"]
+__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook"]
 
 logger = logging.getLogger("copaw_context")
 
 H = TypeVar("H")
+
+ANOTHER_HOOK = (
+    "attach(): this agent already has another copaw-context hook; an agent takes one hook "
+    "(one hook can serve several agents): attach that hook, or build the agent with this one "
+    "instead"
+)
+"""The refusal of a second, different hook on one agent (the same on both majors)."""
 
 
 class Attached(Generic[H]):
