@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 import weakref
 from dataclasses import replace
@@ -30,23 +29,26 @@ from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.summary.facts import extract_facts
 from copaw_context.core.tokens import TokenCounter, make_token_counter
-from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from copaw_context.core.transcript import TranscriptMessage
 
+from ._render import (
+    MAX_ENTRIES,
+    MAX_ENTRY_CHARS,
+    clip,
+    parse_memory_entries,
+    render_message,
+    render_transcript,
+)
 from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
 from .files import MIN_PROMPT_MAX_BYTES, MemoryFiles
-from .instructions import SILENT, summariser_request, summariser_system_prompt
-from .markdown import bullet_key, entry_items, log_entry_text, normalise_text
+from .instructions import summariser_request, summariser_system_prompt
+from .markdown import bullet_key, entry_items, log_entry_text
 from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
 
 __all__ = ["MemorySummariser", "memory_window", "parse_memory_entries", "render_transcript"]
 
 logger = logging.getLogger("copaw_context")
 
-_MAX_ENTRIES = 20
-_MAX_ENTRY_CHARS = 600
-_PART_LIMITS = {"text": 4000, "tool_call": 1000, "tool_result": 1500, "hint": 1000}
-_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
-_ERROR_RESULT_CHARS = 3000  # failures are where the lessons are
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
 )
@@ -64,89 +66,6 @@ def memory_window(config: RunningConfig) -> int | None:
 def _workspace_lock(key: str) -> asyncio.Lock:
     loop = asyncio.get_running_loop()
     return _LOCKS.setdefault(loop, {}).setdefault(key, asyncio.Lock())
-
-
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else f"{text[:limit]} [... {len(text) - limit} chars cut]"
-
-
-def _render_part(part: TranscriptPart) -> str | None:
-    if part.kind in ("text", "hint"):
-        return _clip(part.text, _PART_LIMITS[part.kind]) or None
-    if part.kind == "tool_call":
-        return f"  -> call {part.tool_name or '?'}: {_clip(part.text, _PART_LIMITS['tool_call'])}"
-    if part.kind == "tool_result":
-        limit = _ERROR_RESULT_CHARS if part.is_error else _PART_LIMITS["tool_result"]
-        status = " (error)" if part.is_error else ""
-        return f"  <- {part.tool_name or '?'}{status}: {_clip(part.text, limit)}"
-    return None  # thinking and binary data are not memory material
-
-
-def _render_message(message: TranscriptMessage) -> str:
-    who = message.role if message.name in ("", message.role) else f"{message.role} {message.name}"
-    when = f" {message.timestamp}" if message.timestamp else ""
-    body = "\n".join(p for p in map(_render_part, message.parts) if p)
-    return f"[{who}{when}]\n{body or '(no text)'}"
-
-
-def render_transcript(messages: tuple[TranscriptMessage, ...], max_bytes: int = 48000) -> str:
-    """The messages as plain text for the summariser, at most about ``max_bytes`` UTF-8 bytes:
-    long parts are clipped, and when still too long the middle messages are left out."""
-    rendered = [_render_message(m) for m in messages]
-    sizes = [len(text.encode("utf-8")) + 2 for text in rendered]
-    if sum(sizes) <= max_bytes:
-        return "\n\n".join(rendered)
-    head: list[str] = []
-    tail: list[str] = []
-    used = 0
-    left, right = 0, len(rendered) - 1
-    while left <= right:  # alternate: the request that started it, the latest state
-        take_left = len(head) <= len(tail)
-        index = left if take_left else right
-        if used + sizes[index] > max_bytes:
-            break
-        used += sizes[index]
-        if take_left:
-            head.append(rendered[index])
-            left += 1
-        else:
-            tail.insert(0, rendered[index])
-            right -= 1
-    if not head and not tail:  # even one message is too long: the latest, clipped
-        last = rendered[-1].encode("utf-8")[: max(0, max_bytes - 64)].decode("utf-8", "ignore")
-        tail, right = [last], len(rendered) - 2
-    omitted = right - left + 1
-    marker = [f"[... {omitted} message(s) omitted ...]"] if omitted > 0 else []
-    return "\n\n".join([*head, *marker, *tail])
-
-
-def parse_memory_entries(reply: str) -> list[str] | None:
-    """The entries of a summariser reply; ``None`` when it is ``[SILENT]`` (or empty).
-
-    With bullets, each bullet (and its indented continuation lines) is an entry and other
-    lines are ignored; without any, each non-heading line is one.
-    """
-    lines = [
-        line
-        for line in normalise_text(reply).strip().split("\n")
-        if line.strip() and not line.lstrip().startswith(("```", "~~~", "#"))
-    ]
-    items: list[list[str]] = []
-    for line in lines:
-        if _BULLET.match(line):
-            items.append([_BULLET.sub("", line, count=1).strip()])
-        elif items and line[:1].isspace():
-            items[-1].append(line.strip())
-    if not items:
-        if any(SILENT in line.upper() for line in lines):
-            return None
-        items = [[line.strip()] for line in lines]
-    entries = [" ".join(item).strip() for item in items]
-    kept = [
-        _clip(entry, _MAX_ENTRY_CHARS) for entry in entries if entry and SILENT not in entry.upper()
-    ]
-    return kept[:_MAX_ENTRIES] or None
 
 
 class MemorySummariser:
@@ -298,7 +217,7 @@ class MemorySummariser:
             entries.extend(parse_memory_entries(reply) or [])
         if not entries:
             return replace(base, kind="memory_summary_silent", message="nothing worth keeping")
-        return await self._write(entries[:_MAX_ENTRIES], base, "llm")
+        return await self._write(entries[:MAX_ENTRIES], base, "llm")
 
     async def _memory_text(self, system_prompt: str, budget: int | None) -> str:
         """MEMORY.md for the request, within a third of the request's budget (left out when
@@ -334,7 +253,7 @@ class MemorySummariser:
             return [request]
         empty = summariser_request(memory_text, "", self._language)
         room = max(MIN_ROOM_TOKENS // 2, budget - overhead - self._counter.count(empty) - 16)
-        rendered = [_render_message(m) for m in messages]
+        rendered = [render_message(m) for m in messages]
         requests: list[str] = []
         for group in group_to_fit(rendered, room, self._counter):
             part = tuple(messages[i] for i in group)
@@ -357,8 +276,8 @@ class MemorySummariser:
         logger.warning("memory summariser: %s; writing the extractive entries", reason)
         facts = await asyncio.to_thread(extract_facts, record.messages)
         found = [*facts.constraints, *facts.error_lines, *facts.decisions]
-        entries = [_clip(" ".join(item.split()), _MAX_ENTRY_CHARS) for item in found]
-        entries = [entry for entry in entries if entry][:_MAX_ENTRIES]
+        entries = [clip(" ".join(item.split()), MAX_ENTRY_CHARS) for item in found]
+        entries = [entry for entry in entries if entry][:MAX_ENTRIES]
         if not entries:
             message = f"{reason}; no constraints or errors to keep"
             return replace(
