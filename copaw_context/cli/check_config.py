@@ -132,7 +132,8 @@ def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:
         model = memory.summariser_model or "the adapter's model (usually the compactor's)"
         summary_text = (
             "after each compaction, /compact, /clear and /new, in "
-            f"{config.light_context_config.language}; model: {model}"
+            f"{config.light_context_config.language}; model: {model}; close() waits up to "
+            f"{memory.close_timeout_seconds:g} s for them"
         )
     else:
         summary_text = "off"

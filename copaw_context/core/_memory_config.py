@@ -87,6 +87,15 @@ class MemoryConfig(Section):
         description="Name of the model the summariser and the consolidation use; null (the "
         "default) = the adapter's choice (usually the compactor model). Not read by the core.",
     )
+    close_timeout_seconds: Float = Field(
+        30,
+        ge=0,
+        le=3600,
+        description="Most seconds hook.close() (and so `async with hook:` and the chat's /exit) "
+        "waits for the memory summaries still running, in all. Those still running then are "
+        "stopped; their inputs stay in <memory_dir>/.pending/ and are summarised at the next "
+        "start, so nothing is lost. 0 = do not wait.",
+    )
     model_max_input_length: Int | None = Field(
         None,
         ge=1000,

@@ -21,16 +21,22 @@ import asyncio
 import logging
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from copaw_context.core.breaker import CompactorBreaker
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import CompactionRecord
+from copaw_context.core.session_state import SessionState
+from copaw_context.core.summary.deadline import ProgressCallback, call_timeout, watch_call
 from copaw_context.core.summary.facts import extract_facts
 from copaw_context.core.tokens import TokenCounter, make_token_counter
 from copaw_context.core.transcript import TranscriptMessage
 
+from ._jobs import SummaryJobs
+from ._pending import PendingSummaries
 from ._render import (
     MAX_ENTRIES,
     MAX_ENTRY_CHARS,
@@ -48,6 +54,8 @@ from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
 __all__ = ["MemorySummariser", "memory_window", "parse_memory_entries", "render_transcript"]
 
 logger = logging.getLogger("copaw_context")
+
+_REPLY_TOKENS = 1000  # a reply of up to 20 short entries
 
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
@@ -84,6 +92,9 @@ class MemorySummariser:
         on_event: MemoryEventCallback | None = None,
         counter: TokenCounter | None = None,
         max_input_tokens: int | None = None,
+        failure_limit: int = 3,
+        pause_max: int = 32,
+        keep_pending: bool = False,
     ) -> None:
         self._files = files
         self._counter = counter or make_token_counter()
@@ -95,7 +106,11 @@ class MemorySummariser:
         self._transcript_max_bytes = transcript_max_bytes
         self._timeout = timeout_seconds
         self._on_event = on_event
-        self._tasks: set[asyncio.Task[MemoryEvent | None]] = set()
+        # A model that keeps failing (down, hung) is not asked again for a while: the breaker
+        # of the compactor, kept in memory for this summariser.
+        self._breaker = CompactorBreaker(SessionState({}), limit=failure_limit, max_pause=pause_max)
+        store = PendingSummaries(files.memory_dir, files.workspace) if keep_pending else None
+        self._jobs = SummaryJobs(self._run, store)
 
     @classmethod
     def from_config(
@@ -108,15 +123,20 @@ class MemorySummariser:
     ) -> MemorySummariser:
         """A summariser with the settings of ``config`` (``running.memory``, the language)."""
         memory = config.memory
+        light = config.light_context_config
         return cls(
             MemoryFiles(workspace, memory.memory_dir),
             model,
-            language=config.light_context_config.language,
+            language=light.language,
             enabled=memory.enabled and memory.summarise_on_compact,
             memory_prompt_max_bytes=memory.memory_prompt_max_bytes,
             on_event=on_event,
-            counter=make_token_counter(config.light_context_config.token_counter),
+            timeout_seconds=light.compactor_timeout_seconds,
+            counter=make_token_counter(light.token_counter),
             max_input_tokens=memory_window(config),
+            failure_limit=light.compactor_failure_limit,
+            pause_max=light.compactor_pause_max_compactions,
+            keep_pending=True,
         )
 
     @property
@@ -127,7 +147,7 @@ class MemorySummariser:
     @property
     def pending(self) -> int:
         """Jobs scheduled and not finished yet."""
-        return len(self._tasks)
+        return self._jobs.pending
 
     def on_compaction(self, record: CompactionRecord) -> None:
         """Compaction listener: schedule a summary of ``record`` and return at once.
@@ -137,25 +157,24 @@ class MemorySummariser:
         """
         if not self.enabled or not record.messages:
             return
-        try:
-            task = asyncio.get_running_loop().create_task(self._run(record))
-        except RuntimeError:
+        if not self._jobs.schedule(record):
             logger.warning("memory summariser: no running event loop; compaction not summarised")
-            return
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+
+    def resume(self) -> None:
+        """Run, in the background, the summaries an earlier process left unfinished (their
+        inputs saved in ``<memory_dir>/.pending/``); once, and only when enabled."""
+        if self.enabled:
+            self._jobs.resume()
 
     async def drain(self) -> None:
         """Wait until every scheduled job has finished (for shutdown and tests)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._jobs.drain()
 
-    async def close(self, *, cancel: bool = False) -> None:
-        """Finish (or with ``cancel``, abandon) the scheduled jobs."""
-        if cancel:
-            for task in list(self._tasks):
-                task.cancel()
-        await self.drain()
+    async def close(self, *, cancel: bool = False, wait_seconds: float | None = None) -> int:
+        """Finish (or with ``cancel``, abandon) the scheduled jobs, waiting at most
+        ``wait_seconds`` (None: no limit); jobs stopped then keep their saved inputs for
+        the next start. Returns how many were stopped."""
+        return await self._jobs.close(wait_seconds, cancel=cancel)
 
     async def _run(self, record: CompactionRecord) -> MemoryEvent | None:
         try:
@@ -193,6 +212,16 @@ class MemorySummariser:
 
     async def _summarise(self, record: CompactionRecord, base: MemoryEvent) -> MemoryEvent:
         assert self._model is not None
+        breaker = self._breaker
+        if not breaker.allows("auto"):
+            breaker.skipped()
+            left = breaker.paused_left
+            which = f"this summary and the next {left} are" if left else "this summary is"
+            reason = (
+                f"the model failed {breaker.failures} times in a row: {which} made without it "
+                "(running.light_context_config.compactor_failure_limit; then it is tried again)"
+            )
+            return await self._extractive(record, base, reason)
         system_prompt = summariser_system_prompt(self._language)
         budget = request_budget(self._model, self._max_input_tokens)
         memory_text = await self._memory_text(system_prompt, budget)
@@ -202,22 +231,52 @@ class MemorySummariser:
         entries: list[str] = []
         for request in requests:
             try:
-                reply = await asyncio.wait_for(
-                    self._model.complete(system_prompt, request), self._timeout
-                )
-            except TimeoutError:
-                reason = f"the model did not answer within {self._timeout:g} s"
-                return await self._extractive(record, base, reason)
+                reply = await self._call(system_prompt, request)
+            except TimeoutError as error:
+                reason = f"the model did not answer in time ({error})"
+                return await self._failed(record, base, reason)
             except Exception as error:  # a provider error, e.g. a request it rejects
                 reason = f"the model failed: {type(error).__name__}: {error}"
-                return await self._extractive(record, base, reason)
+                return await self._failed(record, base, reason)
             if not isinstance(reply, str):
                 reason = f"the model returned {type(reply).__name__}, not text"
-                return await self._extractive(record, base, reason)
+                return await self._failed(record, base, reason)
             entries.extend(parse_memory_entries(reply) or [])
+        breaker.succeeded()
         if not entries:
             return replace(base, kind="memory_summary_silent", message="nothing worth keeping")
         return await self._write(entries[:MAX_ENTRIES], base, "llm")
+
+    async def _call(self, system_prompt: str, request: str) -> str:
+        """One model call within the compactor's progress-based timeout (see
+        :mod:`copaw_context.core.summary.deadline`)."""
+        assert self._model is not None
+        model = self._model
+        streams = bool(getattr(model, "reports_progress", False))
+        tokens = self._counter.count(system_prompt) + self._counter.count(request)
+        limits = call_timeout(self._timeout, tokens, _REPLY_TOKENS)
+
+        def start(on_progress: ProgressCallback | None) -> Awaitable[str]:
+            if on_progress is None:
+                return model.complete(system_prompt, request)
+            complete: Callable[..., Awaitable[str]] = model.complete
+            return complete(system_prompt, request, on_progress=on_progress)
+
+        return await watch_call(start, limits, streams=streams)
+
+    async def _failed(
+        self, record: CompactionRecord, base: MemoryEvent, reason: str
+    ) -> MemoryEvent:
+        """The model failed: count it against the breaker, then the extractive path."""
+        pause = self._breaker.failed()
+        if pause:
+            logger.warning(
+                "memory summariser: the model failed %d times in a row; the next %d summaries "
+                "are extractive (no model call), then it is tried again",
+                self._breaker.failures,
+                pause,
+            )
+        return await self._extractive(record, base, reason)
 
     async def _memory_text(self, system_prompt: str, budget: int | None) -> str:
         """MEMORY.md for the request, within a third of the request's budget (left out when
