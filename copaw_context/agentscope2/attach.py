@@ -7,7 +7,7 @@ from typing import Any
 from copaw_context.agentscope2.middleware import MemoryCompactionHook
 from copaw_context.core.hook_base import ANOTHER_HOOK, Attached
 
-__all__ = ["attach"]
+__all__ = ["attach", "refuse_another_hook"]
 
 # AgentScope 2.x computes each hook's middleware list once in Agent.__init__ and has no
 # public add_middleware; these private lists are the only way in. Pinned by
@@ -23,9 +23,9 @@ _HOOK_LISTS = {
 }
 
 
-def _refuse_another_hook(agent: Any, hook: MemoryCompactionHook) -> None:
-    """One copaw-context hook per agent, as on 1.x: a second one would run a second pipeline
-    over the same context and put a second MEMORY.md into the prompt."""
+def refuse_another_hook(agent: Any, hook: MemoryCompactionHook) -> None:
+    """One copaw-context hook per agent, as on 1.x (ValueError): a second one would run a
+    second pipeline over the same context and put a second MEMORY.md into the prompt."""
     chains = [getattr(agent, attribute, None) for attribute in _HOOK_LISTS.values()]
     for chain in chains:
         if isinstance(chain, list) and any(
@@ -46,7 +46,7 @@ def attach(agent: Any, hook: MemoryCompactionHook) -> Attached[MemoryCompactionH
         raise TypeError(
             f"attach() needs an AgentScope 2.x Agent; {type(agent).__name__} has no toolkit"
         )
-    _refuse_another_hook(agent, hook)
+    refuse_another_hook(agent, hook)
     for hook_name, attribute in _HOOK_LISTS.items():
         if not hook.is_implemented(hook_name):
             continue
