@@ -12,7 +12,12 @@ raised into the caller: failures are logged and reported as
 Every request fits the model's window (:mod:`.window`): MEMORY.md is shortened and a transcript
 too large for one request is staged, one request per part. When the model fails or rejects a
 request, the user's constraints and the exact error lines of the removed messages are written
-instead (the extractive path, ``method="extractive"``).
+instead (the extractive path, ``method="extractive"``). Each call has the compactor's
+progress-based timeout (``compactor_timeout_seconds``), and the compactor's breaker: after
+``compactor_failure_limit`` failures in a row the model is not asked for a pause of summaries
+(extractive meanwhile). Built :meth:`~MemorySummariser.from_config`, each job's input is kept
+on disk until it is done (:mod:`._jobs`), so ``close()`` can stop waiting after
+``memory.close_timeout_seconds`` and nothing is lost.
 """
 
 from __future__ import annotations
