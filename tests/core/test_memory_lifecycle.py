@@ -25,6 +25,7 @@ __all__ = [
     "test_a_hung_memory_model_is_paused_by_the_breaker",
     "test_close_waits_a_bounded_time_and_the_rest_runs_at_the_next_start",
     "test_a_summary_cut_off_by_the_loop_end_is_logged_and_kept",
+    "test_kept_inputs_stay_in_the_workspace_and_a_bad_one_is_left_alone",
 ]
 
 LESSON = "Never run the migration on the prod database without a backup."
@@ -129,3 +130,32 @@ async def test_a_summary_cut_off_by_the_loop_end_is_logged_and_kept(
     assert "back up prod before a migration" in log_text(tmp_path)
     assert pending_files(tmp_path) == []
     _keep.clear()
+
+
+async def test_kept_inputs_stay_in_the_workspace_and_a_bad_one_is_left_alone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    (workspace / "memory").mkdir(parents=True)
+    outside.mkdir()
+    (workspace / "memory" / ".pending").symlink_to(outside, target_is_directory=True)
+    model = ScriptedModel("- Lesson: back up prod before a migration")
+    summariser = MemorySummariser.from_config(config(), workspace, model)
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        summariser.on_compaction(record(LESSON))
+        await summariser.drain()
+    assert "could not keep the summary's input" in caplog.text
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    assert "back up prod before a migration" in log_text(workspace)  # the summary still ran
+
+    (workspace / "memory" / ".pending").unlink()
+    bad = workspace / "memory" / ".pending" / "20240501T120000-bad.json"
+    bad.parent.mkdir()
+    bad.write_text("{not json", encoding="utf-8")
+    caplog.clear()
+    again = MemorySummariser.from_config(config(), workspace, ScriptedModel())
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        again.resume()
+        await again.drain()
+    assert "is not a readable pending summary" in caplog.text
+    assert bad.read_text(encoding="utf-8") == "{not json"  # kept for a look, not deleted
