@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import warnings
 from pathlib import Path
 
@@ -41,16 +42,23 @@ async def test_async_with_waits_for_the_pending_memory_summaries(tmp_path: Path)
     assert len(logs) == 1 and "never touch prod.yaml" in logs[0].read_text(encoding="utf-8")
 
 
-async def test_a_hook_collected_unclosed_with_pending_summaries_warns(tmp_path: Path) -> None:
+async def test_a_hook_collected_unclosed_with_pending_summaries_warns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     gate = asyncio.Event()
     model = ScriptedModel("- Lesson: never touch prod.yaml", gate=gate)
     hook = _hook(tmp_path)
     memory = hook.engine.memory
     memory.bind_model(model)
     memory.on_compaction(record("Never touch prod.yaml"))
-    with pytest.warns(ResourceWarning, match="1 memory summaries still running"):
+    with (
+        pytest.warns(ResourceWarning, match="1 memory summaries still running"),
+        caplog.at_level(logging.WARNING, logger="copaw_context"),
+    ):
         del hook
         gc.collect()
+    # Visible by default too (found from outside: a ResourceWarning alone is hidden).
+    assert "collected with 1 memory summaries still running and never closed" in caplog.text
     gate.set()
     await memory.close()  # nothing was lost: the summary is written once closed
     assert memory.pending == 0 and len(model.calls) == 1

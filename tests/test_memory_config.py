@@ -178,3 +178,25 @@ def test_check_config_prints_the_effective_memory_settings(
     path.write_text(json.dumps(running(memory={"summarise_on_compact": False})), encoding="utf-8")
     assert main(["check-config", str(path)]) == 0
     assert "memory summary  off" in capsys.readouterr().out
+
+
+def test_summariser_model_is_deprecated_and_check_config_says_what_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found from outside: the setting was never read, yet check-config showed it as the
+    summariser's model."""
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(running(memory={"summariser_model": "qwen-turbo"})), "utf-8")
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        assert main(["check-config", str(path)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "memory summary" in line)
+    assert "model: the compactor's (the hook's compactor_model=, else the agent's own)" in row
+    assert "summariser_model 'qwen-turbo' is ignored (deprecated)" in row
+    assert "close() waits up to 30 s" in row
+    assert "running.memory.summariser_model is deprecated and ignored" in caplog.text
+    assert "pass it to the hook as compactor_model=" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        load_running_config(CONFIGS / "agent.qwenpaw.json")
+    assert "summariser_model" not in caplog.text  # not set: no warning

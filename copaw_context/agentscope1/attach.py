@@ -27,7 +27,7 @@ from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
-from copaw_context.core.hook_base import Attached
+from copaw_context.core.hook_base import ANOTHER_HOOK, Attached
 
 if TYPE_CHECKING:
     from copaw_context.agentscope1.hook import MemoryCompactionHook
@@ -73,7 +73,7 @@ def _check_agent(agent: Any, hook: MemoryCompactionHook) -> None:
         )
     other = attached_hook(agent)
     if other is not None and other is not hook:
-        raise ValueError("attach(): this agent already has another copaw-context hook")
+        raise ValueError(ANOTHER_HOOK)
 
 
 def _command_text(msg: object) -> str | None:

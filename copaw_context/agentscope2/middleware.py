@@ -232,7 +232,11 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         next_handler: Callable[..., AsyncGenerator[Any, None]],
     ) -> AsyncGenerator[Any, None]:
         """Answer ``/compact``, ``/context``, ``/clear`` and ``/new`` without the model (and
-        add the tools of a plain :meth:`attach` first)."""
+        add the tools of a plain :meth:`attach` first). An agent built with two different
+        hooks is refused here (ValueError), as :meth:`attach` refuses a second one."""
+        from copaw_context.agentscope2.attach import refuse_another_hook
+
+        refuse_another_hook(agent, self)
         try:
             await self.add_tools(agent)
         except Exception:

@@ -139,10 +139,13 @@ def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:
             "these files are used instead"
         )
     if memory.summarise_on_compact:
-        model = memory.summariser_model or "the adapter's model (usually the compactor's)"
+        model = "the compactor's (the hook's compactor_model=, else the agent's own)"
+        if memory.summariser_model is not None:
+            model += f"; summariser_model {memory.summariser_model!r} is ignored (deprecated)"
         summary_text = (
             "after each compaction, /compact, /clear and /new, in "
-            f"{config.light_context_config.language}; model: {model}"
+            f"{config.light_context_config.language}; model: {model}; close() waits up to "
+            f"{memory.close_timeout_seconds:g} s for them"
         )
     else:
         summary_text = "off"

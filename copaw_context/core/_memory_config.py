@@ -84,8 +84,18 @@ class MemoryConfig(Section):
     )
     summariser_model: NonEmptyStr | None = Field(
         None,
-        description="Name of the model the summariser and the consolidation use; null (the "
-        "default) = the adapter's choice (usually the compactor model). Not read by the core.",
+        description="Deprecated and ignored (a warning names it): a model name alone cannot "
+        "build a model (provider, credentials). The summariser and the consolidation use the "
+        "compactor's model: the hook's compactor_model= when given, else the agent's own.",
+    )
+    close_timeout_seconds: Float = Field(
+        30,
+        ge=0,
+        le=3600,
+        description="Most seconds hook.close() (and so `async with hook:` and the chat's /exit) "
+        "waits for the memory summaries still running, in all. Those still running then are "
+        "stopped; their inputs stay in <memory_dir>/.pending/ and are summarised at the next "
+        "start, so nothing is lost. 0 = do not wait.",
     )
     model_max_input_length: Int | None = Field(
         None,
@@ -246,6 +256,12 @@ def memory_warnings(running: Mapping[str, Any], prefix: str) -> list[str]:
             "full-text, without embeddings): " + "; ".join(unknown)
         )
     memory = running.get("memory")
+    if isinstance(memory, Mapping) and memory.get("summariser_model") is not None:
+        warnings.append(
+            f"{prefix}.memory.summariser_model is deprecated and ignored: the memory summariser "
+            "and the consolidation use the compactor's model. To use another model, pass it to "
+            "the hook as compactor_model=; then remove the key"
+        )
     for qwenpaw_path, key in QWENPAW_MEMORY_KEYS:
         found, value = _lookup(running, qwenpaw_path)
         if found and isinstance(memory, Mapping) and key in memory and memory[key] != value:

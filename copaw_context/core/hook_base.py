@@ -20,11 +20,18 @@ from copaw_context.core.read_tool import ReadFileTool
 from copaw_context.core.report import TokenReport
 from copaw_context.core.tokens import UsageCalibration
 
-__all__ = ["Attached", "EngineHook"]
+__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook"]
 
 logger = logging.getLogger("copaw_context")
 
 H = TypeVar("H")
+
+ANOTHER_HOOK = (
+    "attach(): this agent already has another copaw-context hook; an agent takes one hook "
+    "(one hook can serve several agents): attach that hook, or build the agent with this one "
+    "instead"
+)
+"""The refusal of a second, different hook on one agent (the same on both majors)."""
 
 
 class Attached(Generic[H]):
@@ -138,14 +145,15 @@ class EngineHook(ABC):
         except Exception:  # half-built or interpreter shutdown
             return
         if pending:
-            warnings.warn(
+            text = (
                 f"copaw-context: {type(self).__name__} collected with {pending} memory "
-                "summaries still running and never closed; they may be lost. Use `async with "
-                "hook:` or `await hook.close()` before exiting",
-                ResourceWarning,
-                stacklevel=2,
-                source=self,
+                "summaries still running and never closed; their inputs are kept in "
+                "<memory_dir>/.pending/ and are summarised at the next start. Use `async with "
+                "hook:` or `await hook.close()` before exiting"
             )
+            # A WARNING log is visible by default; the ResourceWarning is for -X dev and tests.
+            logger.warning("%s", text)
+            warnings.warn(text, ResourceWarning, stacklevel=2, source=self)
 
     async def command_reply(self, agent: Any, command: ChatCommand) -> str:
         """The reply to a chat command (a failure is reported, never raised)."""

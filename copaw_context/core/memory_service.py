@@ -79,6 +79,7 @@ class MemoryService:
         if not self.enabled or model is None or self._summariser is not None:
             return
         self._summariser = MemorySummariser.from_config(self.config, self.workspace, model)
+        self._summariser.resume()  # what an earlier process left unfinished
         consolidator = MemoryConsolidator.from_config(self.config, self.workspace, model)
         self._scheduler = MemoryScheduler.for_consolidation(
             consolidator, self.config.memory.consolidation_cron
@@ -141,11 +142,13 @@ class MemoryService:
         return self._summariser.pending if self._summariser is not None else 0
 
     async def close(self) -> None:
-        """Stop the schedule and let the summariser finish its jobs."""
+        """Stop the schedule and let the summariser finish its jobs, waiting at most
+        ``memory.close_timeout_seconds`` for them (the rest run at the next start)."""
         self.closed = True
         if self._scheduler is not None:
             await self._scheduler.stop()
         if self._indexing is not None:
             await asyncio.shield(self._indexing)
         if self._summariser is not None:
-            await asyncio.shield(self._summariser.drain())
+            wait = self.config.memory.close_timeout_seconds
+            await asyncio.shield(self._summariser.close(wait_seconds=wait))

@@ -12,41 +12,56 @@ raised into the caller: failures are logged and reported as
 Every request fits the model's window (:mod:`.window`): MEMORY.md is shortened and a transcript
 too large for one request is staged, one request per part. When the model fails or rejects a
 request, the user's constraints and the exact error lines of the removed messages are written
-instead (the extractive path, ``method="extractive"``).
+instead (the extractive path, ``method="extractive"``). Each call has the compactor's
+progress-based timeout (``compactor_timeout_seconds``), and the compactor's breaker: after
+``compactor_failure_limit`` failures in a row the model is not asked for a pause of summaries
+(extractive meanwhile). Built :meth:`~MemorySummariser.from_config`, each job's input is kept
+on disk until it is done (:mod:`._jobs`), so ``close()`` can stop waiting after
+``memory.close_timeout_seconds`` and nothing is lost.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from copaw_context.core.breaker import CompactorBreaker
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import CompactionRecord
+from copaw_context.core.session_state import SessionState
+from copaw_context.core.summary.deadline import ProgressCallback, call_timeout, watch_call
 from copaw_context.core.summary.facts import extract_facts
 from copaw_context.core.tokens import TokenCounter, make_token_counter
-from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from copaw_context.core.transcript import TranscriptMessage
 
+from ._jobs import SummaryJobs
+from ._pending import PendingSummaries
+from ._render import (
+    MAX_ENTRIES,
+    MAX_ENTRY_CHARS,
+    clip,
+    parse_memory_entries,
+    render_message,
+    render_transcript,
+)
 from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
 from .files import MIN_PROMPT_MAX_BYTES, MemoryFiles
-from .instructions import SILENT, summariser_request, summariser_system_prompt
-from .markdown import bullet_key, entry_items, log_entry_text, normalise_text
+from .instructions import summariser_request, summariser_system_prompt
+from .markdown import bullet_key, entry_items, log_entry_text
 from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
 
 __all__ = ["MemorySummariser", "memory_window", "parse_memory_entries", "render_transcript"]
 
 logger = logging.getLogger("copaw_context")
 
-_MAX_ENTRIES = 20
-_MAX_ENTRY_CHARS = 600
-_PART_LIMITS = {"text": 4000, "tool_call": 1000, "tool_result": 1500, "hint": 1000}
-_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
-_ERROR_RESULT_CHARS = 3000  # failures are where the lessons are
+_REPLY_TOKENS = 1000  # a reply of up to 20 short entries
+
 _LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
 )
@@ -66,89 +81,6 @@ def _workspace_lock(key: str) -> asyncio.Lock:
     return _LOCKS.setdefault(loop, {}).setdefault(key, asyncio.Lock())
 
 
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else f"{text[:limit]} [... {len(text) - limit} chars cut]"
-
-
-def _render_part(part: TranscriptPart) -> str | None:
-    if part.kind in ("text", "hint"):
-        return _clip(part.text, _PART_LIMITS[part.kind]) or None
-    if part.kind == "tool_call":
-        return f"  -> call {part.tool_name or '?'}: {_clip(part.text, _PART_LIMITS['tool_call'])}"
-    if part.kind == "tool_result":
-        limit = _ERROR_RESULT_CHARS if part.is_error else _PART_LIMITS["tool_result"]
-        status = " (error)" if part.is_error else ""
-        return f"  <- {part.tool_name or '?'}{status}: {_clip(part.text, limit)}"
-    return None  # thinking and binary data are not memory material
-
-
-def _render_message(message: TranscriptMessage) -> str:
-    who = message.role if message.name in ("", message.role) else f"{message.role} {message.name}"
-    when = f" {message.timestamp}" if message.timestamp else ""
-    body = "\n".join(p for p in map(_render_part, message.parts) if p)
-    return f"[{who}{when}]\n{body or '(no text)'}"
-
-
-def render_transcript(messages: tuple[TranscriptMessage, ...], max_bytes: int = 48000) -> str:
-    """The messages as plain text for the summariser, at most about ``max_bytes`` UTF-8 bytes:
-    long parts are clipped, and when still too long the middle messages are left out."""
-    rendered = [_render_message(m) for m in messages]
-    sizes = [len(text.encode("utf-8")) + 2 for text in rendered]
-    if sum(sizes) <= max_bytes:
-        return "\n\n".join(rendered)
-    head: list[str] = []
-    tail: list[str] = []
-    used = 0
-    left, right = 0, len(rendered) - 1
-    while left <= right:  # alternate: the request that started it, the latest state
-        take_left = len(head) <= len(tail)
-        index = left if take_left else right
-        if used + sizes[index] > max_bytes:
-            break
-        used += sizes[index]
-        if take_left:
-            head.append(rendered[index])
-            left += 1
-        else:
-            tail.insert(0, rendered[index])
-            right -= 1
-    if not head and not tail:  # even one message is too long: the latest, clipped
-        last = rendered[-1].encode("utf-8")[: max(0, max_bytes - 64)].decode("utf-8", "ignore")
-        tail, right = [last], len(rendered) - 2
-    omitted = right - left + 1
-    marker = [f"[... {omitted} message(s) omitted ...]"] if omitted > 0 else []
-    return "\n\n".join([*head, *marker, *tail])
-
-
-def parse_memory_entries(reply: str) -> list[str] | None:
-    """The entries of a summariser reply; ``None`` when it is ``[SILENT]`` (or empty).
-
-    With bullets, each bullet (and its indented continuation lines) is an entry and other
-    lines are ignored; without any, each non-heading line is one.
-    """
-    lines = [
-        line
-        for line in normalise_text(reply).strip().split("\n")
-        if line.strip() and not line.lstrip().startswith(("```", "~~~", "#"))
-    ]
-    items: list[list[str]] = []
-    for line in lines:
-        if _BULLET.match(line):
-            items.append([_BULLET.sub("", line, count=1).strip()])
-        elif items and line[:1].isspace():
-            items[-1].append(line.strip())
-    if not items:
-        if any(SILENT in line.upper() for line in lines):
-            return None
-        items = [[line.strip()] for line in lines]
-    entries = [" ".join(item).strip() for item in items]
-    kept = [
-        _clip(entry, _MAX_ENTRY_CHARS) for entry in entries if entry and SILENT not in entry.upper()
-    ]
-    return kept[:_MAX_ENTRIES] or None
-
-
 class MemorySummariser:
     """Appends what is worth remembering from each compaction to today's log, in the background."""
 
@@ -165,6 +97,9 @@ class MemorySummariser:
         on_event: MemoryEventCallback | None = None,
         counter: TokenCounter | None = None,
         max_input_tokens: int | None = None,
+        failure_limit: int = 3,
+        pause_max: int = 32,
+        keep_pending: bool = False,
     ) -> None:
         self._files = files
         self._counter = counter or make_token_counter()
@@ -176,7 +111,11 @@ class MemorySummariser:
         self._transcript_max_bytes = transcript_max_bytes
         self._timeout = timeout_seconds
         self._on_event = on_event
-        self._tasks: set[asyncio.Task[MemoryEvent | None]] = set()
+        # A model that keeps failing (down, hung) is not asked again for a while: the breaker
+        # of the compactor, kept in memory for this summariser.
+        self._breaker = CompactorBreaker(SessionState({}), limit=failure_limit, max_pause=pause_max)
+        store = PendingSummaries(files.memory_dir, files.workspace) if keep_pending else None
+        self._jobs = SummaryJobs(self._run, store)
 
     @classmethod
     def from_config(
@@ -189,15 +128,20 @@ class MemorySummariser:
     ) -> MemorySummariser:
         """A summariser with the settings of ``config`` (``running.memory``, the language)."""
         memory = config.memory
+        light = config.light_context_config
         return cls(
             MemoryFiles(workspace, memory.memory_dir),
             model,
-            language=config.light_context_config.language,
+            language=light.language,
             enabled=memory.enabled and memory.summarise_on_compact,
             memory_prompt_max_bytes=memory.memory_prompt_max_bytes,
             on_event=on_event,
-            counter=make_token_counter(config.light_context_config.token_counter),
+            timeout_seconds=light.compactor_timeout_seconds,
+            counter=make_token_counter(light.token_counter),
             max_input_tokens=memory_window(config),
+            failure_limit=light.compactor_failure_limit,
+            pause_max=light.compactor_pause_max_compactions,
+            keep_pending=True,
         )
 
     @property
@@ -208,7 +152,7 @@ class MemorySummariser:
     @property
     def pending(self) -> int:
         """Jobs scheduled and not finished yet."""
-        return len(self._tasks)
+        return self._jobs.pending
 
     def on_compaction(self, record: CompactionRecord) -> None:
         """Compaction listener: schedule a summary of ``record`` and return at once.
@@ -218,25 +162,24 @@ class MemorySummariser:
         """
         if not self.enabled or not record.messages:
             return
-        try:
-            task = asyncio.get_running_loop().create_task(self._run(record))
-        except RuntimeError:
+        if not self._jobs.schedule(record):
             logger.warning("memory summariser: no running event loop; compaction not summarised")
-            return
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+
+    def resume(self) -> None:
+        """Run, in the background, the summaries an earlier process left unfinished (their
+        inputs saved in ``<memory_dir>/.pending/``); once, and only when enabled."""
+        if self.enabled:
+            self._jobs.resume()
 
     async def drain(self) -> None:
         """Wait until every scheduled job has finished (for shutdown and tests)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._jobs.drain()
 
-    async def close(self, *, cancel: bool = False) -> None:
-        """Finish (or with ``cancel``, abandon) the scheduled jobs."""
-        if cancel:
-            for task in list(self._tasks):
-                task.cancel()
-        await self.drain()
+    async def close(self, *, cancel: bool = False, wait_seconds: float | None = None) -> int:
+        """Finish (or with ``cancel``, abandon) the scheduled jobs, waiting at most
+        ``wait_seconds`` (None: no limit); jobs stopped then keep their saved inputs for
+        the next start. Returns how many were stopped."""
+        return await self._jobs.close(wait_seconds, cancel=cancel)
 
     async def _run(self, record: CompactionRecord) -> MemoryEvent | None:
         try:
@@ -274,6 +217,16 @@ class MemorySummariser:
 
     async def _summarise(self, record: CompactionRecord, base: MemoryEvent) -> MemoryEvent:
         assert self._model is not None
+        breaker = self._breaker
+        if not breaker.allows("auto"):
+            breaker.skipped()
+            left = breaker.paused_left
+            which = f"this summary and the next {left} are" if left else "this summary is"
+            reason = (
+                f"the model failed {breaker.failures} times in a row: {which} made without it "
+                "(running.light_context_config.compactor_failure_limit; then it is tried again)"
+            )
+            return await self._extractive(record, base, reason)
         system_prompt = summariser_system_prompt(self._language)
         budget = request_budget(self._model, self._max_input_tokens)
         memory_text = await self._memory_text(system_prompt, budget)
@@ -283,22 +236,52 @@ class MemorySummariser:
         entries: list[str] = []
         for request in requests:
             try:
-                reply = await asyncio.wait_for(
-                    self._model.complete(system_prompt, request), self._timeout
-                )
-            except TimeoutError:
-                reason = f"the model did not answer within {self._timeout:g} s"
-                return await self._extractive(record, base, reason)
+                reply = await self._call(system_prompt, request)
+            except TimeoutError as error:
+                reason = f"the model did not answer in time ({error})"
+                return await self._failed(record, base, reason)
             except Exception as error:  # a provider error, e.g. a request it rejects
                 reason = f"the model failed: {type(error).__name__}: {error}"
-                return await self._extractive(record, base, reason)
+                return await self._failed(record, base, reason)
             if not isinstance(reply, str):
                 reason = f"the model returned {type(reply).__name__}, not text"
-                return await self._extractive(record, base, reason)
+                return await self._failed(record, base, reason)
             entries.extend(parse_memory_entries(reply) or [])
+        breaker.succeeded()
         if not entries:
             return replace(base, kind="memory_summary_silent", message="nothing worth keeping")
-        return await self._write(entries[:_MAX_ENTRIES], base, "llm")
+        return await self._write(entries[:MAX_ENTRIES], base, "llm")
+
+    async def _call(self, system_prompt: str, request: str) -> str:
+        """One model call within the compactor's progress-based timeout (see
+        :mod:`copaw_context.core.summary.deadline`)."""
+        assert self._model is not None
+        model = self._model
+        streams = bool(getattr(model, "reports_progress", False))
+        tokens = self._counter.count(system_prompt) + self._counter.count(request)
+        limits = call_timeout(self._timeout, tokens, _REPLY_TOKENS)
+
+        def start(on_progress: ProgressCallback | None) -> Awaitable[str]:
+            if on_progress is None:
+                return model.complete(system_prompt, request)
+            complete: Callable[..., Awaitable[str]] = model.complete
+            return complete(system_prompt, request, on_progress=on_progress)
+
+        return await watch_call(start, limits, streams=streams)
+
+    async def _failed(
+        self, record: CompactionRecord, base: MemoryEvent, reason: str
+    ) -> MemoryEvent:
+        """The model failed: count it against the breaker, then the extractive path."""
+        pause = self._breaker.failed()
+        if pause:
+            logger.warning(
+                "memory summariser: the model failed %d times in a row; the next %d summaries "
+                "are extractive (no model call), then it is tried again",
+                self._breaker.failures,
+                pause,
+            )
+        return await self._extractive(record, base, reason)
 
     async def _memory_text(self, system_prompt: str, budget: int | None) -> str:
         """MEMORY.md for the request, within a third of the request's budget (left out when
@@ -334,7 +317,7 @@ class MemorySummariser:
             return [request]
         empty = summariser_request(memory_text, "", self._language)
         room = max(MIN_ROOM_TOKENS // 2, budget - overhead - self._counter.count(empty) - 16)
-        rendered = [_render_message(m) for m in messages]
+        rendered = [render_message(m) for m in messages]
         requests: list[str] = []
         for group in group_to_fit(rendered, room, self._counter):
             part = tuple(messages[i] for i in group)
@@ -357,8 +340,8 @@ class MemorySummariser:
         logger.warning("memory summariser: %s; writing the extractive entries", reason)
         facts = await asyncio.to_thread(extract_facts, record.messages)
         found = [*facts.constraints, *facts.error_lines, *facts.decisions]
-        entries = [_clip(" ".join(item.split()), _MAX_ENTRY_CHARS) for item in found]
-        entries = [entry for entry in entries if entry][:_MAX_ENTRIES]
+        entries = [clip(" ".join(item.split()), MAX_ENTRY_CHARS) for item in found]
+        entries = [entry for entry in entries if entry][:MAX_ENTRIES]
         if not entries:
             message = f"{reason}; no constraints or errors to keep"
             return replace(

@@ -1,0 +1,171 @@
+"""The memory summariser's background jobs: scheduled, kept on disk until done, closed within
+a time limit, resumed at the next start.
+
+A job saves its input first (:class:`~._pending.PendingSummaries`) and removes it once the
+summary is written, so a job that does not finish (``close()`` stopped it at
+``memory.close_timeout_seconds``, or the loop ended without ``close()``) runs again when the
+summariser is next bound to a model. A job interrupted without ``close()`` logs a WARNING
+(visible by default, unlike a ResourceWarning).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from copaw_context.core.events import CompactionRecord
+
+from ._pending import PendingSummaries
+from .events import MemoryEvent
+
+__all__ = ["SummaryJobs"]
+
+logger = logging.getLogger("copaw_context")
+
+Run = Callable[[CompactionRecord], Awaitable[MemoryEvent | None]]
+
+# The saved inputs a job of this process is working on: not resumed a second time (another
+# hook on the same workspace, or a compaction saved while the resume reads the folder).
+_LIVE: set[Path] = set()
+
+
+class SummaryJobs:
+    """The running summaries of one summariser."""
+
+    def __init__(self, run: Run, store: PendingSummaries | None) -> None:
+        self._run = run
+        self._store = store
+        self._tasks: set[asyncio.Task[MemoryEvent | None]] = set()
+        self._closing = False
+        self._resumed = False
+        self._loader: asyncio.Task[None] | None = None  # reads what to resume
+
+    @property
+    def pending(self) -> int:
+        return len(self._tasks)
+
+    def schedule(self, record: CompactionRecord, saved: Path | None = None) -> bool:
+        """Start a job for ``record`` (``saved``: its input is already on disk); False when
+        no event loop runs."""
+        try:
+            task = asyncio.get_running_loop().create_task(self._job(record, saved))
+        except RuntimeError:
+            return False
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    def resume(self) -> None:
+        """Run the summaries an earlier process left unfinished (once; in the background)."""
+        if self._resumed or self._store is None:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self._resume(self._store))
+        except RuntimeError:
+            return  # no loop yet: the next bind tries again
+        self._resumed = True
+        self._loader = task
+
+    async def _resume(self, store: PendingSummaries) -> None:
+        saved = await store.load()
+        if saved:
+            logger.info(
+                "memory summariser: %d summaries left unfinished earlier; running them", len(saved)
+            )
+        for path, record in saved:
+            if path not in _LIVE:
+                self.schedule(record, path)
+
+    async def _job(self, record: CompactionRecord, saved: Path | None) -> MemoryEvent | None:
+        store = self._store
+        if saved is None and store is not None:
+            saved = store.new_path()  # named first: a cancel during the write still keeps it
+            fresh = True
+        else:
+            fresh = False
+        live = saved
+        if live is not None:
+            _LIVE.add(live)
+        try:
+            if fresh and store is not None and saved is not None:
+                if not await store.save(record, saved):
+                    saved = None
+            elif saved is not None and not await asyncio.to_thread(saved.exists):
+                return None  # another hook on this workspace ran it
+            event = await self._run(record)
+            if saved is not None and store is not None and _done(event):
+                await store.remove(saved)
+            return event
+        except asyncio.CancelledError:
+            if not self._closing:
+                tail = (
+                    f"its input is kept in {saved} and runs at the next start"
+                    if saved
+                    else "it is lost"
+                )
+                logger.warning(
+                    "copaw-context: a memory summary was interrupted because the hook was not "
+                    "closed (use `async with hook:` or `await hook.close()` before the event "
+                    "loop ends); %s",
+                    tail,
+                )
+            raise
+        finally:
+            if live is not None:
+                _LIVE.discard(live)
+
+    async def drain(self) -> None:
+        """Wait until every job has finished."""
+        if self._loader is not None:
+            await asyncio.gather(self._loader, return_exceptions=True)
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self, wait_seconds: float | None, *, cancel: bool = False) -> int:
+        """Wait for the jobs, at most ``wait_seconds`` in all (None: no limit); stop the
+        rest (their inputs stay saved for the next start). Returns how many were stopped."""
+        self._closing = True
+        try:
+            if cancel:
+                for task in list(self._tasks):
+                    task.cancel()
+            loop = asyncio.get_running_loop()
+            deadline = None if wait_seconds is None else loop.time() + wait_seconds
+            loader = self._loader
+            if loader is not None and not loader.done():
+                await asyncio.wait({loader}, timeout=wait_seconds)
+                loader.cancel()  # still reading at the limit: the files stay for next time
+                await asyncio.gather(loader, return_exceptions=True)
+            while self._tasks:
+                remaining = None if deadline is None else deadline - loop.time()
+                if remaining is not None and remaining <= 0:
+                    break
+                await asyncio.wait(list(self._tasks), timeout=remaining)
+            left = list(self._tasks)
+            for task in left:
+                task.cancel()
+            await asyncio.gather(*left, return_exceptions=True)
+        finally:
+            self._closing = False
+        if left and not cancel:
+            where = f"kept in {self._store.folder}" if self._store else "not kept"
+            one = len(left) == 1
+            logger.warning(
+                "copaw-context: close() stopped %d memory summar%s still running after %g s "
+                "(running.memory.close_timeout_seconds; the model is slow or down); %s %s and "
+                "run%s at the next start",
+                len(left),
+                "y" if one else "ies",
+                wait_seconds,
+                "its input is" if one else "their inputs are",
+                where,
+                "s" if one else "",
+            )
+        return len(left)
+
+
+def _done(event: MemoryEvent | None) -> bool:
+    """Whether the job's input may be forgotten (its entries written, or nothing to keep)."""
+    return event is not None and event.kind != "memory_summary_failed"
