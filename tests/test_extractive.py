@@ -884,3 +884,11 @@ def test_a_request_that_mentions_errors_is_not_an_error_line() -> None:
         ),
     ]
     assert extract_facts(messages).error_lines == ("ValueError: bad input x",)
+
+
+def test_preserve_previous_does_not_take_a_fragment_of_another_item_for_the_item() -> None:
+    # Found by hypothesis: "x -" was taken as present inside "- _x - :" and dropped.
+    previous = _summary_from({0: ["_x"], 1: [":", "x -"]})
+    out = preserve_previous(previous, _summary_from({}))
+    assert _section_items(out, 1) == ["- :", "- x -"]
+    assert preserve_previous(previous, out) == out

@@ -161,16 +161,21 @@ def flatten_carried(summary: Summary) -> Summary:
 # --------------------------------------------------------------------------- previous
 
 
+def _contains(text: str, key: str) -> bool:
+    """Whether ``key`` occurs in ``text`` as whole words: "x -" is not in "_x - :"."""
+    return re.search(rf"(?<!\S){re.escape(key)}(?!\S)", text) is not None
+
+
 def _missing_lines(item: str, text: str) -> list[str] | None:
     """The lines of ``item`` to add so that all of it is in ``text`` (whitespace collapsed);
     None if present. A carried block ("- Files:" and its sub-items) only brings its missing
     sub-items."""
     lines = [line for line in item.split("\n") if line.strip()]
-    if all(item_key(line) in text for line in lines):
+    if all(_contains(text, item_key(line)) for line in lines):
         return None
     if carried_label(item) is None or len(lines) < 2:
         return [item]
-    subs = [line for line in lines[1:] if item_key(line) not in text]
+    subs = [line for line in lines[1:] if not _contains(text, item_key(line))]
     return ["\n".join([lines[0], *subs])]
 
 
