@@ -170,7 +170,11 @@ class _Run:
             cut = await truncate_instead(
                 engine, host, self.report, self.base, self.trigger, self.started, limits
             )
-            if cut is not None:
+            if (await engine.report(host, limits)).total > self.report.window:
+                # Still over the window: compact after all, with the summary message cut
+                # down to what fits (a pointer to the archive at the least).
+                added = 0
+            elif cut is not None:
                 return cut
         if added >= replaced:
             return await not_freeing_event(
