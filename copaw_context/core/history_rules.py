@@ -260,8 +260,7 @@ async def _pointer_instead(
         report = await engine.report(host)
         if report.total <= report.window:
             break
-    if not host.scratch.get("summary_pointer_warned"):
-        host.scratch["summary_pointer_warned"] = True
+    if engine.state(host).warn_once("summary_pointer"):
         what = (
             "dropped the summary message (its text is kept for the next compaction)"
             if not host.summary_text()

@@ -6,6 +6,7 @@ that rejects over-window input, every reply comes (found from outside: 1,247 tok
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -73,4 +74,41 @@ def test_memory_on_at_the_minimum_window_fits_and_replies(driver: HostDriver, wi
         max_input_ratio=round(figures.max_input_ratio, 3),
         over_window=figures.over_window,
         warnings=len(warnings),
+    )
+
+
+def test_fixed_parts_over_the_window_warn_once_and_replies_come(driver: HostDriver) -> None:
+    """A system prompt and the memory tools' schemas that alone exceed the window cannot fit:
+    one clear warning names the limit and the fix, and every reply still comes."""
+    window = 1000
+    figures = StepFigures()
+    events: list[Any] = []
+
+    async def main(workspace: Path) -> list[str]:
+        async def answer(call: Any) -> Any:
+            formatted = await driver.provider_inputs(call)
+            with contextlib.suppress(AssertionError):  # cannot fit: counted below
+                check_model_input(formatted, driver.tool_schemas(call), window, figures)
+            return driver.text_step("ok")
+
+        hook = driver.hook(_config(window), workspace, on_event=events.append)
+        model = driver.model([answer] * 20, context_size=window)
+        agent = await driver.agent(hook, model, [], system_prompt="rule " * 300)
+        replies = [await driver.ask(agent, f"question {i}") for i in range(3)]
+        await hook.close()
+        return replies
+
+    with tempfile.TemporaryDirectory() as name:
+        replies = asyncio.run(main(Path(name)))
+    wording = "exceed the 1000-token window"
+    limit = [e for e in events if e.kind == "warning" and wording in e.message]
+    assert replies == ["ok"] * 3
+    assert len(limit) == 1, [e.message for e in events if e.kind == "warning"]
+    assert "max_input_length" in limit[0].message and "memory.enabled" in limit[0].message
+    record(
+        "small_window_memory[fixed_over_window]",
+        model_calls=figures.model_calls,
+        max_input_ratio=round(figures.max_input_ratio, 3),
+        over_window=figures.over_window,
+        limit_warnings=len(limit),
     )
