@@ -30,6 +30,7 @@ from copaw_context.core.cutting import (
     request_cap_bytes,
     truncate_instead,
 )
+from copaw_context.core.data_fit import drop_data_to_fit
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host import ArchiveRecord, HostSession
 from copaw_context.core.ledger import Ledger
@@ -199,6 +200,7 @@ class _Run:
 
             if await shrink_summary_to_window(engine, host, after):
                 after = await engine.report(host, limits)
+        after = await drop_data_to_fit(engine, host, after, limits)
         crowded = after.total > self.report.threshold - self.margin
         self.state.guard_total = after.total if crowded else None
         event = ContextEvent(

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from copaw_context.core.data_fit import drop_data_to_fit
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.fresh_share import COMBINED, combine_fresh_results, shared_cap
 from copaw_context.core.host import HostSession
@@ -122,6 +123,7 @@ async def truncate_instead(
 
         if await shrink_summary_to_window(engine, host, after):
             after = await engine.report(host, limits)
+    after = await drop_data_to_fit(engine, host, after, limits)
     message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
     if after.total > after.window:
         message += (
