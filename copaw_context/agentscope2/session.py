@@ -28,6 +28,7 @@ from copaw_context.agentscope2.messages import (
     set_result_output,
     with_blocks,
 )
+from copaw_context.agentscope2.runtime_hint import runtime_hint_allowance
 from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Window
 from copaw_context.core.session_base import SessionBase
 from copaw_context.core.summary import CompactorModel
@@ -98,12 +99,14 @@ class AgentScope2Session(SessionBase):
 
     async def fixed_parts(self) -> FixedParts:
         model_input = self.model_input
+        hint = ""
         if model_input is None:
             # Private but unavoidable: the exact system prompt and tool schemas the model
             # gets. Pinned by tests/test_agentscope_pins.py.
             model_input = await self.agent._prepare_model_input()
+            hint = runtime_hint_allowance(self.agent)  # appended after our step
         messages: Sequence[Msg] = model_input.get("messages") or []
-        system = (messages[0].get_text_content() or "") if messages else ""
+        system = ((messages[0].get_text_content() or "") if messages else "") + hint
         tools = list(model_input.get("tools") or [])
         return FixedParts(
             system_prompt=system,
