@@ -237,7 +237,8 @@ async def _pointer_instead(
     before = report.total
     counter = (await engine.meter(host)).counter
     empty = render_pointer_message("", guide, language=language, recall_tool=recall)
-    left = report.window - (report.total - report.summary) - report.factor * counter.count(empty)
+    others = report.total - report.summary * report.factor  # all but the summary message
+    left = report.window - others - report.factor * counter.count(empty)
     bare_tokens = max(1, counter.count(bare)) * report.factor
     candidates: list[str] = []
     if bare and left > 0:
