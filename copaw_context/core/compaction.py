@@ -168,13 +168,10 @@ class _Run:
             # prompt): keep the messages and cut instead, within the window. The context
             # stays crowded: the storm guard holds the compactor back until it grows.
             self.state.guard_total = self.report.total
-            cut = await truncate_instead(
-                engine, host, self.report, self.base, self.trigger, self.started, limits
-            )
+            run = (engine, host, self.report, self.base, self.trigger, self.started, limits)
+            cut = await truncate_instead(*run, last_resort=False)
             if (await engine.report(host, limits)).total > self.report.window:
-                # Still over the window: compact after all, with the summary message cut
-                # down to what fits (a pointer to the archive at the least).
-                added = 0
+                added = 0  # still over: compact after all, the summary cut to what fits
             elif cut is not None:
                 return cut
         if added >= replaced:

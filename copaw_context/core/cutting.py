@@ -106,8 +106,12 @@ async def truncate_instead(
     trigger: str,
     started: float,
     limits: Limits | None,
+    *,
+    last_resort: bool = True,
 ) -> ContextEvent | None:
-    """Nothing is safe to compact: cut tool results (and the request) instead."""
+    """Nothing is safe to compact: cut tool results (and the request) instead. With
+    ``last_resort`` False the caller compacts after all when the input is still over the
+    window, so that is not reported as what cannot be cut."""
     if trigger == "command" and report.total <= report.threshold:
         return None
     pruning = engine.config.light_context_config.tool_result_pruning_config
@@ -118,6 +122,8 @@ async def truncate_instead(
         after = await fit_fresh_to_window(engine, host, after, limits)
     if after.total > after.window and await cut_pinned_texts(engine, host, report.window):
         after = await engine.report(host, limits)
+    if after.total > after.window and not last_resort:
+        return None  # the caller compacts after all (the summary and data fit after it)
     if after.total > after.window:
         from copaw_context.core.history_rules import shrink_summary_to_window  # a cycle
 
