@@ -210,6 +210,12 @@ class FakeHost:
         old = self.messages[index].parts[part]
         self.messages[index].parts[part] = replace(old, text=content)
 
+    def data_url(self, index: int, part: int) -> str:
+        return str(self.messages[index].parts[part].meta.get("url", "data:image/png;base64,"))
+
+    def set_data_text(self, index: int, part: int, content: str) -> None:
+        self.messages[index].parts[part] = PartView("text", content)
+
     def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:
         msg = self.messages[index]
         chosen = msg.parts if parts is None else [msg.parts[i] for i in parts]

@@ -32,12 +32,14 @@ __all__ = [
     "ThinkingPolicy",
     "archive_id",
     "blocks_of",
+    "data_url",
     "is_pinned",
     "message_view",
     "part_keys",
     "pin_message",
     "result_meta",
     "result_parts",
+    "set_data_text",
     "set_result",
     "set_text",
     "with_blocks",
@@ -254,3 +256,27 @@ def set_text(msg: Msg, part: int, text: str) -> None:
         kind = block.get("type") if isinstance(block, dict) else type(block).__name__
         raise TypeError(f"part {part} of message {msg.id} is a {kind}, not a text")
     block["text"] = text
+
+
+def _data_block(msg: Msg, part: int) -> dict[str, Any]:
+    block = msg.content[part] if isinstance(msg.content, list) else None
+    if not isinstance(block, dict) or block.get("type") not in _DATA_TYPES:
+        raise TypeError(f"part {part} of message {msg.id} is not an image, audio or video")
+    return block
+
+
+def data_url(msg: Msg, part: int) -> str:
+    """The URL of a data part, or ``data:<type>;base64,<data>`` for inline data."""
+    source = _data_block(msg, part).get("source")
+    source = source if isinstance(source, dict) else {}
+    if isinstance(source.get("url"), str):
+        return str(source["url"])
+    mime = source.get("media_type") or "application/octet-stream"
+    return f"data:{mime};base64,{source.get('data') or ''}"
+
+
+def set_data_text(msg: Msg, part: int, text: str) -> None:
+    """Replace a data part by a text block."""
+    _data_block(msg, part)
+    assert isinstance(msg.content, list)
+    msg.content[part] = {"type": "text", "text": text}

@@ -24,8 +24,10 @@ from copaw_context.agentscope1.messages import (
     ThinkingPolicy,
     archive_id,
     blocks_of,
+    data_url,
     message_view,
     part_keys,
+    set_data_text,
     set_result,
     set_text,
     with_blocks,
@@ -166,6 +168,12 @@ class AgentScope1Session(SessionBase):
 
     def set_text(self, index: int, part: int, text: str) -> None:
         set_text(self._msg(index), part, text)
+
+    def data_url(self, index: int, part: int) -> str:
+        return data_url(self._msg(index), part)
+
+    def set_data_text(self, index: int, part: int, text: str) -> None:
+        set_data_text(self._msg(index), part, text)
 
     def set_summary(self, text: str) -> None:
         self._summary = text

@@ -8,7 +8,15 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 from uuid import uuid4
 
-from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
+from agentscope.message import (
+    Base64Source,
+    DataBlock,
+    HintBlock,
+    Msg,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 
 from copaw_context.agentscope2.loaded import validated_messages
 from copaw_context.agentscope2.messages import (
@@ -20,6 +28,7 @@ from copaw_context.agentscope2.messages import (
     set_result_output,
     with_blocks,
 )
+from copaw_context.agentscope2.runtime_hint import runtime_hint_allowance
 from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Window
 from copaw_context.core.session_base import SessionBase
 from copaw_context.core.summary import CompactorModel
@@ -90,12 +99,14 @@ class AgentScope2Session(SessionBase):
 
     async def fixed_parts(self) -> FixedParts:
         model_input = self.model_input
+        hint = ""
         if model_input is None:
             # Private but unavoidable: the exact system prompt and tool schemas the model
             # gets. Pinned by tests/test_agentscope_pins.py.
             model_input = await self.agent._prepare_model_input()
+            hint = runtime_hint_allowance(self.agent)  # appended after our step
         messages: Sequence[Msg] = model_input.get("messages") or []
-        system = (messages[0].get_text_content() or "") if messages else ""
+        system = ((messages[0].get_text_content() or "") if messages else "") + hint
         tools = list(model_input.get("tools") or [])
         return FixedParts(
             system_prompt=system,
@@ -142,6 +153,25 @@ class AgentScope2Session(SessionBase):
         if not isinstance(block, TextBlock):
             raise TypeError(f"part {part} of message {index} is a {block.type}, not a text")
         block.text = text
+
+    def data_url(self, index: int, part: int) -> str:
+        block = self.agent.state.context[index].content[part]
+        if not isinstance(block, DataBlock):
+            raise TypeError(f"part {part} of message {index} is a {block.type}, not data")
+        source = block.source
+        if isinstance(source, Base64Source):
+            return f"data:{source.media_type};base64,{source.data}"
+        return str(source.url)
+
+    def set_data_text(self, index: int, part: int, text: str) -> None:
+        msg = self.agent.state.context[index]
+        if not isinstance(msg.content[part], DataBlock):
+            raise TypeError(f"part {part} of message {index} is not data")
+        # User messages take text blocks only; others a hint, as AgentScope's image limit.
+        block = TextBlock(text=text) if msg.role == "user" else HintBlock(hint=text)
+        content = list(msg.content)
+        content[part] = block
+        msg.content = content
 
     def set_summary(self, text: str) -> None:
         self.agent.state.summary = text

@@ -30,6 +30,7 @@ from copaw_context.core.cutting import (
     request_cap_bytes,
     truncate_instead,
 )
+from copaw_context.core.data_fit import drop_data_to_fit
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host import ArchiveRecord, HostSession
 from copaw_context.core.ledger import Ledger
@@ -167,10 +168,11 @@ class _Run:
             # prompt): keep the messages and cut instead, within the window. The context
             # stays crowded: the storm guard holds the compactor back until it grows.
             self.state.guard_total = self.report.total
-            cut = await truncate_instead(
-                engine, host, self.report, self.base, self.trigger, self.started, limits
-            )
-            if cut is not None:
+            run = (engine, host, self.report, self.base, self.trigger, self.started, limits)
+            cut = await truncate_instead(*run, last_resort=False)
+            if (await engine.report(host, limits)).total > self.report.window:
+                added = 0  # still over: compact after all, the summary cut to what fits
+            elif cut is not None:
                 return cut
         if added >= replaced:
             return await not_freeing_event(
@@ -195,6 +197,7 @@ class _Run:
 
             if await shrink_summary_to_window(engine, host, after):
                 after = await engine.report(host, limits)
+        after = await drop_data_to_fit(engine, host, after, limits)
         crowded = after.total > self.report.threshold - self.margin
         self.state.guard_total = after.total if crowded else None
         event = ContextEvent(

@@ -68,6 +68,21 @@ def event_base(host: HostSession, report: TokenReport, trigger: str) -> dict[str
 async def warn_fixed_parts(
     engine: ContextEngine, state: SessionState, report: TokenReport, base: dict[str, Any]
 ) -> None:
+    unsummarised = (report.system + report.tools) * report.factor
+    if unsummarised >= report.window and state.warn_once("fixed_over_window"):
+        await engine.emit(
+            ContextEvent(
+                kind="warning",
+                tokens_before=report.total,
+                message=(
+                    f"system prompt ({report.system}) and tool schemas ({report.tools}) alone "
+                    f"exceed the {report.window}-token window: no model input can fit it; raise "
+                    "max_input_length, shorten the system prompt or remove tools (with memory "
+                    "on, its tools are part of the schemas: memory.enabled false drops them)"
+                ),
+                **base,
+            )
+        )
     if report.fixed * report.factor < report.threshold or not state.warn_once("fixed_parts"):
         return
     await engine.emit(

@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from copaw_context.core.data_fit import drop_data_to_fit
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.fresh_share import COMBINED, combine_fresh_results, shared_cap
 from copaw_context.core.host import HostSession
@@ -105,8 +106,12 @@ async def truncate_instead(
     trigger: str,
     started: float,
     limits: Limits | None,
+    *,
+    last_resort: bool = True,
 ) -> ContextEvent | None:
-    """Nothing is safe to compact: cut tool results (and the request) instead."""
+    """Nothing is safe to compact: cut tool results (and the request) instead. With
+    ``last_resort`` False the caller compacts after all when the input is still over the
+    window, so that is not reported as what cannot be cut."""
     if trigger == "command" and report.total <= report.threshold:
         return None
     pruning = engine.config.light_context_config.tool_result_pruning_config
@@ -117,11 +122,14 @@ async def truncate_instead(
         after = await fit_fresh_to_window(engine, host, after, limits)
     if after.total > after.window and await cut_pinned_texts(engine, host, report.window):
         after = await engine.report(host, limits)
+    if after.total > after.window and not last_resort:
+        return None  # the caller compacts after all (the summary and data fit after it)
     if after.total > after.window:
         from copaw_context.core.history_rules import shrink_summary_to_window  # a cycle
 
         if await shrink_summary_to_window(engine, host, after):
             after = await engine.report(host, limits)
+    after = await drop_data_to_fit(engine, host, after, limits)
     message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
     if after.total > after.window:
         message += (

@@ -20,7 +20,12 @@ from copaw_context.core.archiving import path_guide
 from copaw_context.core.compaction import summary_budget_chars
 from copaw_context.core.host import HostSession, MessageView
 from copaw_context.core.report import TokenReport
-from copaw_context.core.summary import fit_summary, render_summary_message, split_summary_message
+from copaw_context.core.summary import (
+    fit_summary,
+    render_pointer_message,
+    render_summary_message,
+    split_summary_message,
+)
 
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
@@ -184,28 +189,91 @@ def _render(engine: ContextEngine, bare: str, guide: list[tuple[str, int]]) -> s
 async def shrink_summary_to_window(
     engine: ContextEngine, host: HostSession, report: TokenReport
 ) -> bool:
-    """Shorten the summary until the whole input fits the window (nothing else is left to
-    cut); whether it changed."""
+    """Shorten the summary message until the whole input fits the window (nothing else is
+    left to cut); whether it changed. First the summary is cut under the full guide; when
+    that is still too much (the system prompt and tool schemas fill most of the window),
+    the message becomes a one-line pointer to the archive with the summary cut to what is
+    left, then the bare pointer, and as the very last resort no summary message at all
+    (the bare summary stays in the session state for the next compaction; the compacted
+    messages are in the archive)."""
     state = engine.state(host)
     message = host.summary_text()
     if not message or report.summary <= 0:
         return False
     bare = state.summary if state.summary is not None else split_summary_message(message)
     room = report.window - (report.total - report.summary)
-    if room <= 0 or not bare:
-        return False
-    target = max(200, int(len(bare) * room / report.summary * 0.8) - 600)
-    if target >= len(bare):
-        return False
+    guide = await path_guide(engine, host)
+    changed = False
+    target = max(200, int(len(bare) * room / report.summary * 0.8) - 600) if room > 0 else 0
+    if bare and 0 < target < len(bare):
+        language = engine.config.light_context_config.language
+        fitted = await asyncio.to_thread(fit_summary, bare, max_chars=target, language=language)
+        if len(fitted) < len(bare):
+            logger.warning(
+                "copaw-context: the summary was cut from %d to %d characters to fit the window",
+                len(bare),
+                len(fitted),
+            )
+            state.summary = bare = fitted
+            host.set_summary(_render(engine, fitted, guide))
+            changed = True
+            report = await engine.report(host)
+    if report.total <= report.window:
+        return changed
+    return await _pointer_instead(engine, host, report, bare, guide) or changed
+
+
+async def _pointer_instead(
+    engine: ContextEngine,
+    host: HostSession,
+    report: TokenReport,
+    bare: str,
+    guide: list[tuple[str, int]],
+) -> bool:
+    """The full guide leaves no room: a pointer message (with what of the summary fits),
+    the bare pointer, or no summary message; logged once a session."""
     language = engine.config.light_context_config.language
-    fitted = await asyncio.to_thread(fit_summary, bare, max_chars=target, language=language)
-    if len(fitted) >= len(bare):
-        return False
-    logger.warning(
-        "copaw-context: the summary was cut from %d to %d characters to fit the window",
-        len(bare),
-        len(fitted),
-    )
-    state.summary = fitted
-    host.set_summary(_render(engine, fitted, await path_guide(engine, host)))
+    recall = "memory_search" if engine.memory.enabled else None
+    before = report.total
+    counter = (await engine.meter(host)).counter
+    empty = render_pointer_message("", guide, language=language, recall_tool=recall)
+    others = report.total - report.summary * report.factor  # all but the summary message
+    left = report.window - others - report.factor * counter.count(empty)
+    bare_tokens = max(1, counter.count(bare)) * report.factor
+    candidates: list[str] = []
+    if bare and left > 0:
+        chars = int(len(bare) * left / bare_tokens * 0.9)
+        for max_chars in (chars, chars // 2):
+            if max_chars >= 80:
+                fitted = (
+                    bare
+                    if max_chars >= len(bare)
+                    else await asyncio.to_thread(
+                        fit_summary, bare, max_chars=max_chars, language=language
+                    )
+                )
+                candidates.append(
+                    render_pointer_message(fitted, guide, language=language, recall_tool=recall)
+                )
+    candidates += [empty, ""]
+    for text in candidates:
+        host.set_summary(text)
+        report = await engine.report(host)
+        if report.total <= report.window:
+            break
+    if engine.state(host).warn_once("summary_pointer"):
+        what = (
+            "dropped the summary message (its text is kept for the next compaction)"
+            if not host.summary_text()
+            else "replaced the summary message with a short pointer to the dialog archive"
+        )
+        logger.warning(
+            "copaw-context: the system prompt, tool schemas and the latest messages leave "
+            "no room for the summary in the %d-token window: %s (%d -> %d tokens); raise "
+            "max_input_length or shorten the system prompt or tool list for a full summary",
+            report.window,
+            what,
+            before,
+            report.total,
+        )
     return True

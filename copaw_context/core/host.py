@@ -193,6 +193,14 @@ class HostSession(ContextSource, Protocol):
         """Replace the text of a text part (used to cut an oversized user request)."""
         ...
 
+    def data_url(self, index: int, part: int) -> str:
+        """Where a data part (an image ...) is: its URL, or ``data:<type>;base64,<data>``."""
+        ...
+
+    def set_data_text(self, index: int, part: int, text: str) -> None:
+        """Replace a data part by a text block (a notice naming where its data went)."""
+        ...
+
     def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:
         """The message (or only ``parts`` of it) in the archive's form."""
         ...

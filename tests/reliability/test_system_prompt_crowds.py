@@ -45,6 +45,7 @@ def test_a_crowding_system_prompt_never_pushes_the_input_over(
     grew = [e for e in events if e.kind == "compaction" and e.tokens_after > e.tokens_before]
     assert replies == ["ok"] * 8
     assert not grew, [(e.tokens_before, e.tokens_after) for e in grew]
+    assert figures.over_window == 0, problems
     record(
         f"system_prompt_crowds[{window}]",
         model_calls=figures.model_calls,

@@ -42,7 +42,11 @@ from copaw_context.core.summary.llm import (
 )
 from copaw_context.core.summary.markdown import is_placeholder, section_index, subsection_index
 from copaw_context.core.summary.merge import merge
-from copaw_context.core.summary.message import render_summary_message, split_summary_message
+from copaw_context.core.summary.message import (
+    render_pointer_message,
+    render_summary_message,
+    split_summary_message,
+)
 from copaw_context.core.summary.model import Block, Summary
 from copaw_context.core.summary.prompts import (
     build_compactor_request,
@@ -81,6 +85,7 @@ __all__ = [
     "keep_previous",
     "merge",
     "preserve_previous",
+    "render_pointer_message",
     "render_summary_message",
     "render_transcript",
     "scan_errors",

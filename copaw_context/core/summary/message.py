@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from copaw_context.core.summary.language import Language, check_language
 
-__all__ = ["render_summary_message", "split_summary_message"]
+__all__ = ["render_pointer_message", "render_summary_message", "split_summary_message"]
 
 _SUMMARY_OPEN = "\n<summary>\n"
 _SUMMARY_CLOSE = "\n</summary>\n"
@@ -103,6 +103,35 @@ def render_summary_message(
         f"{_MESSAGE_TITLES[language]}\n\n{guide}\n{_SUMMARY_OPEN}{summary}"
         f"{_SUMMARY_CLOSE}\n{_CLOSINGS[language]}"
     )
+
+
+_POINTERS: dict[Language, str] = {
+    "en": "Earlier messages are archived in {where}; read them with `read_file`{recall}.",
+    "zh": "早前消息已归档在 {where}；用 `read_file` 阅读{recall}。",
+}
+_POINTER_RECALL: dict[Language, str] = {
+    "en": " or search them with `{tool}`",
+    "zh": "或用 `{tool}` 搜索",
+}
+
+
+def render_pointer_message(
+    summary: str,
+    archive_files: Sequence[tuple[str, int]],
+    *,
+    language: Language = "en",
+    recall_tool: str | None = None,
+) -> str:
+    """The smallest message standing for the compacted history, for a window with no room
+    for the full guide: one line naming the newest archive file (``dialog/`` when none is
+    listed) and how to read it, then the summary (possibly empty);
+    :func:`split_summary_message` recovers ``summary`` exactly."""
+    language = check_language(language)
+    named = [p for p, _n in sorted(archive_files) if isinstance(p, str) and p.strip()]
+    where = named[-1] if named else "dialog/"
+    recall = _POINTER_RECALL[language].format(tool=recall_tool) if recall_tool else ""
+    line = _POINTERS[language].format(where=where, recall=recall)
+    return f"{_MESSAGE_TITLES[language]}\n{line}{_SUMMARY_OPEN}{summary}{_SUMMARY_CLOSE}"
 
 
 def split_summary_message(text: str) -> str:
