@@ -97,7 +97,7 @@ async def test_save_failure_during_replace_removes_temp(
 ) -> None:
     store = make_store(tmp_path)
 
-    def failing_replace(src: object, dst: object) -> None:
+    def failing_replace(src: object, dst: object, **kw: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing_replace)

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import filelock
 
 from ._confine import OutsideWorkspaceError, check_inside
+from ._confine_write import confined_dir, name_at, open_append_at
 from .archive_lines import (
     Appended,
     AppendError,
@@ -267,21 +268,18 @@ class DialogArchive:
 
     def _write_batches(self, batches: dict[date, list[ArchiveLine]]) -> list[ArchivedFile]:
         self._confine(self._directory)
-        try:
-            self._directory.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ArchiveError(
-                f"cannot create archive directory {self._directory}: {error}; nothing was written"
-            ) from error
-        days = sorted(batches)
-        with contextlib.ExitStack() as locks:
+        with contextlib.ExitStack() as held:
+            # The folder by descriptor: a folder swapped for a link after the check is refused.
+            dir_fd = held.enter_context(self._open_directory())
+            days = sorted(batches)
             # All locks first, always in date order: no deadlock between writers, and no
             # other writer can append after our lines before a rollback removes them.
             for day in days:
                 path = self._path_for(day)
-                lock = filelock.FileLock(str(path) + ".lock", timeout=self._lock_timeout)
+                lock_name = name_at(dir_fd, path) + ".lock"
+                lock = filelock.FileLock(lock_name, timeout=self._lock_timeout)
                 try:
-                    locks.enter_context(lock)
+                    held.enter_context(lock)
                 except (OSError, filelock.Timeout) as error:
                     raise ArchiveError(
                         f"cannot append to archive file {path}: {self._cause(path, error)}; "
@@ -293,20 +291,45 @@ class DialogArchive:
             for day in days:
                 path = self._path_for(day)
                 try:
-                    lines = self._not_yet_archived(path, batches[day])
+                    fd = self._open_day(dir_fd, path)
+                    held.callback(os.close, fd)
+                    lines = self._not_yet_archived(path, batches[day], fd)
                     if lines:
-                        done.append(append_lines(path, lines))
+                        done.append(append_lines(path, lines, fd))
                 except AppendError as error:
                     self._undo(done, error)
-                except OSError as error:  # reading the existing ids failed
+                except OSError as error:  # refused (a link), or reading the existing ids failed
                     self._undo(done, AppendError(path, error, None))
                 except BaseException:
                     for item in done:
-                        truncate_to(item.path, item.size_before)
+                        truncate_to(item.path, item.size_before, item.fd)
                     raise
         return [ArchivedFile(item.path, item.lines_after) for item in done]
 
-    def _not_yet_archived(self, path: Path, batch: list[ArchiveLine]) -> list[bytes]:
+    @contextlib.contextmanager
+    def _open_directory(self) -> Iterator[int | None]:
+        """The archive folder's descriptor (None without a workspace), created if missing."""
+        try:
+            if self._workspace is None:
+                self._directory.mkdir(parents=True, exist_ok=True)
+                yield None
+                return
+            with confined_dir(self._directory, self._workspace) as fd:
+                yield fd
+        except OutsideWorkspaceError as error:
+            raise ArchiveError(f"{error}; nothing was written") from error
+        except OSError as error:
+            raise ArchiveError(
+                f"cannot create archive directory {self._directory}: {error}; nothing was written"
+            ) from error
+
+    def _open_day(self, dir_fd: int | None, path: Path) -> int:
+        """A descriptor of the day file ``path`` opened for appending, confined."""
+        if dir_fd is None or self._workspace is None:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
+        return open_append_at(dir_fd, path.name, path, self._workspace)
+
+    def _not_yet_archived(self, path: Path, batch: list[ArchiveLine], fd: int) -> list[bytes]:
         """The lines of ``batch`` this session has not written to ``path`` yet.
 
         A line whose archive id is known, or all of whose parts are, is skipped; a line with
@@ -314,7 +337,7 @@ class DialogArchive:
         """
         if all(item.archive_id is None for item in batch):
             return [item.data for item in batch]
-        known_ids, known_parts = archived_keys(path, self._session_id)
+        known_ids, known_parts = archived_keys(path, self._session_id, fd)
         fresh: list[bytes] = []
         for item in batch:
             if item.archive_id is not None and item.archive_id in known_ids:
@@ -342,7 +365,7 @@ class DialogArchive:
         stuck = [
             ArchivedFile(item.path, item.lines_after)
             for item in done
-            if not truncate_to(item.path, item.size_before)
+            if not truncate_to(item.path, item.size_before, item.fd)
         ]
         if failure.left_lines is not None:
             stuck.append(ArchivedFile(failure.path, failure.left_lines))

@@ -73,6 +73,7 @@ class Appended:
     path: Path
     size_before: int
     lines_after: int
+    fd: int | None = None  # the descriptor it was appended through (rolled back through it)
 
 
 def _write_all(handle: Any, payload: bytes) -> None:
@@ -94,12 +95,14 @@ class AppendError(Exception):
         self.left_lines = left_lines
 
 
-def append_lines(path: Path, lines: list[bytes]) -> Appended:
-    """Append ``lines`` to ``path`` (its lock held) with one write and ``fsync``."""
+def append_lines(path: Path, lines: list[bytes], fd: int | None = None) -> Appended:
+    """Append ``lines`` to ``path`` (its lock held) with one write and ``fsync``; through the
+    open descriptor ``fd`` when given (the caller keeps and closes it)."""
     size: int | None = None
     try:
         # Unbuffered: a failed write can be rolled back without a buffer flushing later.
-        with open(path, "a+b", buffering=0) as handle:
+        opened: int | Path = path if fd is None else os.dup(fd)
+        with open(opened, "a+b", buffering=0) as handle:
             size = handle.seek(0, os.SEEK_END)
             payload = b"".join(lines)
             if size:
@@ -108,9 +111,9 @@ def append_lines(path: Path, lines: list[bytes]) -> Appended:
                     size, payload = _end_last_line(handle, path, size, payload)
             _write_all(handle, payload)
             os.fsync(handle.fileno())
-            return Appended(path, size, count_lines(handle))
+            return Appended(path, size, count_lines(handle), fd)
     except BaseException as error:
-        rolled_back = size is None or truncate_to(path, size)
+        rolled_back = size is None or truncate_to(path, size, fd)
         if not isinstance(error, OSError):
             raise
         left = None if rolled_back else lines_in(path)
@@ -141,9 +144,14 @@ def _end_last_line(handle: Any, path: Path, size: int, payload: bytes) -> tuple[
     return size, b"\n" + payload
 
 
-def truncate_to(path: Path, size: int) -> bool:
-    """Cut ``path`` back to ``size`` bytes and persist that; False (logged) if impossible."""
+def truncate_to(path: Path, size: int, fd: int | None = None) -> bool:
+    """Cut ``path`` (through ``fd`` when given) back to ``size`` bytes and persist that;
+    False (logged) if impossible."""
     try:
+        if fd is not None:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+            return True
         with open(path, "r+b", buffering=0) as handle:
             handle.truncate(size)
             os.fsync(handle.fileno())

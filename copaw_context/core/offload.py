@@ -139,10 +139,9 @@ class OffloadStore:
         time share their directory fsyncs. Returns the path, line count and size.
         """
         codecs.lookup(encoding)  # LookupError here, before any file is created
-        if self._workspace is not None:  # never through a link out of the workspace
-            check_inside(self._directory, self._workspace, write=True)
+        # Never through a link out of the workspace, even one swapped in after the check.
         return await asyncio.to_thread(
-            write_atomically, self._directory, tuple(parts), separator, encoding
+            write_atomically, self._directory, tuple(parts), separator, encoding, self._workspace
         )
 
     def save_early(self, parts: Sequence[str]) -> str:

@@ -21,8 +21,6 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Literal
 
-import filelock
-
 from copaw_context.core._confine import OutsideWorkspaceError, check_inside, read_bytes_inside
 from copaw_context.core.truncation import (
     NOTICE_BUDGET_BYTES,
@@ -38,7 +36,7 @@ from ._checks import (
     check_memory_text,
     check_section_title,
 )
-from ._io import append_bytes, atomic_write, file_lock, locked
+from ._io import AnyLock, append_bytes, atomic_write, file_lock, locked
 from .markdown import format_log_entry, normalise_text, replace_section
 
 __all__ = [
@@ -259,7 +257,7 @@ class MemoryFiles:
         header = f"# {moment.date().isoformat()}\n\n".encode()
 
         def write() -> None:
-            with locked(self.lock_path(path.name), self._lock_timeout):
+            with locked(self.lock_path(path.name), self._lock_timeout, self._workspace):
                 append_bytes(path, entry.encode("utf-8"), header, self._workspace)
 
         await asyncio.to_thread(write)
@@ -267,9 +265,9 @@ class MemoryFiles:
 
     # --- MEMORY.md -------------------------------------------------------------------------
 
-    def memory_lock(self) -> filelock.FileLock:
+    def memory_lock(self) -> AnyLock:
         """A new (unacquired) inter-process lock of MEMORY.md, for read-modify-write spans."""
-        return file_lock(self.lock_path(MEMORY_FILE), self._lock_timeout)
+        return file_lock(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace)
 
     def write_memory_locked(self, text: str) -> Path | None:
         """Replace MEMORY.md with ``text`` (the caller holds :meth:`memory_lock`).
@@ -293,7 +291,7 @@ class MemoryFiles:
         """Replace MEMORY.md with ``text`` under its lock (dated backup first)."""
 
         def write() -> Path | None:
-            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
+            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace):
                 return self.write_memory_locked(text)
 
         return await asyncio.to_thread(write)
@@ -313,7 +311,7 @@ class MemoryFiles:
         body = check_content(content, allow_empty=mode == "replace")
 
         def edit() -> Path | None:
-            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
+            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace):
                 current = self.read_memory_sync()
                 check_memory_text(current, self.memory_path().name)
                 updated = replace_section(current, title, body, add=mode == "add")
@@ -328,8 +326,7 @@ class MemoryFiles:
 
     def _backup(self, data: bytes) -> Path:
         stamp = self.now().strftime("%Y-%m-%dT%H%M%S")
-        directory = self.backups_dir
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = self.backups_dir  # created by atomic_write, inside the workspace
         candidate = directory / f"MEMORY.{stamp}.md"
         counter = 1
         while candidate.exists():
