@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,29 +39,46 @@ class LinkRace:
         self.after_check = after_check
         self.checks = 0
         self.swaps = 0
+        self._lock = threading.RLock()  # checks run in worker threads at the same time
 
     def before(self) -> None:
         if self.after_check is None:
             self.restore()
 
     def after(self) -> None:
-        self.checks += 1
-        if self.after_check is None or self.checks == self.after_check:
-            self.swap()
+        with self._lock:
+            self.checks += 1
+            if self.after_check is None or self.checks == self.after_check:
+                self.swap()
 
     def swap(self) -> None:
-        if self.folder.is_symlink():
-            return
-        if self.folder.is_dir():
-            os.rename(self.folder, self.aside)
-        os.symlink(self.outside, self.folder, target_is_directory=True)
-        self.swaps += 1
+        with self._lock:
+            if self.folder.is_symlink() or self.aside.exists():
+                return
+            link = self.folder.with_name(f".{self.folder.name}-link")
+            os.symlink(self.outside, link, target_is_directory=True)
+            if self.folder.is_dir():
+                os.rename(self.folder, self.aside)
+            try:  # the package may create the folder again in between: no swap then
+                os.rename(link, self.folder)
+            except OSError:
+                link.unlink()
+                return
+            self.swaps += 1
 
     def restore(self) -> None:
-        if self.folder.is_symlink():
-            self.folder.unlink()
-        if self.aside.exists():
-            os.rename(self.aside, self.folder)
+        with self._lock:
+            if self.folder.is_symlink():
+                self.folder.unlink()
+            if not self.aside.exists():
+                return
+            try:
+                os.rename(self.aside, self.folder)
+            except OSError:  # created again meanwhile (inside): keep both folders' files
+                for entry in self.aside.iterdir():
+                    if not (self.folder / entry.name).exists():
+                        os.rename(entry, self.folder / entry.name)
+                shutil.rmtree(self.aside)
 
 
 def _racing(real: Callable[..., Any], races: list[LinkRace]) -> Callable[..., Any]:
