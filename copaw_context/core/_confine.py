@@ -34,7 +34,7 @@ def _roots(workspace: Path, extra: Sequence[Path]) -> list[Path]:
 
 def outside_reason(path: Path, workspace: Path) -> str:
     """Why ``path`` is outside the workspace, naming the link on the way when there is one:
-    ``"dialog/dumps is a symbolic link to /tmp/x"``, else ``"<path> is <real>"``."""
+    ``"<ws>/dialog/dumps is a symbolic link to /tmp/x"``, else where it resolves to."""
     path = Path(path)
     root = Path(workspace).resolve()
     walked = Path(path.anchor) if path.is_absolute() else Path()
@@ -49,7 +49,8 @@ def outside_reason(path: Path, workspace: Path) -> str:
             if not real.is_relative_to(root):
                 shown = f"{target} (that is {real})" if target != real else str(target)
                 return f"{walked} is a symbolic link to {shown}"
-    return f"{path} is {path.resolve()}"
+    real = path.resolve()
+    return f"{path} is not inside it" if real == path else f"{path} is {real}, not inside it"
 
 
 def refusal(path: Path, workspace: Path, why: str | None = None) -> OutsideWorkspaceError:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from copaw_context.core._confine import outside_reason
 from copaw_context.core._safe_open import ReadFailure, is_path_allowed, open_inside
 from copaw_context.core.archiving import relative, shielded, write_records
 from copaw_context.core.compaction import archive_records
@@ -92,15 +93,21 @@ async def history_lines(engine: ContextEngine, host: HostSession) -> str:
     return "\n".join(lines)
 
 
+_LINK = " is a symbolic link to "  # in outside_reason's text when a link is on the way
+
+
 def _inside(workspace: Path, argument: str, default: Path) -> Path:
     """A path the user named, resolved against the workspace; dumps stay inside it."""
     path = Path(argument).expanduser() if argument else default
     path = path if path.is_absolute() else workspace / path
     resolved = path.resolve()
     if not resolved.is_relative_to(workspace.resolve()):
+        named = f"{argument!r}" if argument else f"The default dump folder {path.parent}"
+        reason = outside_reason(path, workspace)
+        fix = "Remove the link (or make it a real folder), or pass" if _LINK in reason else "Pass"
         raise HistoryFileError(
-            f"{argument!r} is outside the workspace {workspace}; dumps are written "
-            "inside it (give a relative path)"
+            f"{named} is outside the workspace {workspace}: {reason}; dumps are written only "
+            f"inside it. {fix} another path relative to the workspace: /dump_history <path>"
         )
     return resolved
 
@@ -184,9 +191,12 @@ def _read(workspace: Path, roots: Sequence[Path], argument: str) -> tuple[Path, 
     # Checked before anything is read (or said about the file): a chat user must not be able
     # to load, or probe for, files outside the folders read_file may read.
     if not is_path_allowed(path, workspace, roots):
+        reason = outside_reason(path, workspace)
+        fix = " (not a link to it)" if _LINK in reason else ""
         raise HistoryFileError(
-            f"{argument!r} is outside the workspace {workspace} (and the extra_read_roots); "
-            "history files are loaded from inside it"
+            f"{argument!r} is outside the workspace {workspace} (and the extra_read_roots): "
+            f"{reason}; history files are loaded only from inside them. Copy the file into "
+            f"the workspace{fix} and load that copy"
         )
     path = path.resolve()
     if not path.exists():
