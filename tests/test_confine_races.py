@@ -10,6 +10,7 @@ before is kept.
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 
@@ -128,3 +129,18 @@ async def test_a_swap_after_any_one_check_never_sends_a_write_outside(
         else:
             raise AssertionError(f"{name}: more than 39 checks")
     assert refused > 0
+
+
+async def test_cleanup_never_removes_files_through_a_folder_swapped_after_the_check(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Expired-looking files named like offloads in an outside folder survive a cleanup
+    whose tool_result/ is swapped for a link to that folder right after the check."""
+    race = _race(workspace, outside, "tool_result")
+    victim = outside / f"{'a' * 32}.txt"
+    victim.write_text("someone else's file")
+    os.utime(victim, (1, 1))
+    store = OffloadStore(race.folder, 0, workspace=workspace)
+    with swap_after_checks(monkeypatch, race):
+        removed = await store.cleanup()
+    assert race.swaps > 0 and removed == [] and victim.read_text() == "someone else's file"

@@ -101,13 +101,15 @@ def name_at(dir_fd: int | None, path: Path) -> str:
 
 
 @contextlib.contextmanager
-def writable_dir(directory: Path, workspace: Path | None) -> Iterator[int]:
-    """:func:`confined_dir` with a workspace; without one, ``directory`` by name (created)."""
+def writable_dir(directory: Path, workspace: Path | None, *, create: bool = True) -> Iterator[int]:
+    """:func:`confined_dir` with a workspace; without one, ``directory`` by name (created
+    when ``create``)."""
     if workspace is not None:
-        with confined_dir(directory, workspace) as fd:
+        with confined_dir(directory, workspace, create=create) as fd:
             yield fd
         return
-    directory.mkdir(parents=True, exist_ok=True)
+    if create:
+        directory.mkdir(parents=True, exist_ok=True)
     fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     try:
         yield fd

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -26,13 +26,15 @@ from typing import Any, NoReturn
 import filelock
 
 from ._confine import OutsideWorkspaceError, check_inside
-from ._confine_write import confined_dir, name_at, open_append_at
+from ._confine_write import name_at
 from .archive_lines import (
     Appended,
     AppendError,
     ArchiveLine,
     append_lines,
     dump_line,
+    open_archive_dir,
+    open_day,
     truncate_to,
     without_parts,
 )
@@ -270,7 +272,7 @@ class DialogArchive:
         self._confine(self._directory)
         with contextlib.ExitStack() as held:
             # The folder by descriptor: a folder swapped for a link after the check is refused.
-            dir_fd = held.enter_context(self._open_directory())
+            dir_fd = held.enter_context(open_archive_dir(self._directory, self._workspace))
             days = sorted(batches)
             # All locks first, always in date order: no deadlock between writers, and no
             # other writer can append after our lines before a rollback removes them.
@@ -291,7 +293,7 @@ class DialogArchive:
             for day in days:
                 path = self._path_for(day)
                 try:
-                    fd = self._open_day(dir_fd, path)
+                    fd = open_day(dir_fd, path, self._workspace)
                     held.callback(os.close, fd)
                     lines = self._not_yet_archived(path, batches[day], fd)
                     if lines:
@@ -305,29 +307,6 @@ class DialogArchive:
                         truncate_to(item.path, item.size_before, item.fd)
                     raise
         return [ArchivedFile(item.path, item.lines_after) for item in done]
-
-    @contextlib.contextmanager
-    def _open_directory(self) -> Iterator[int | None]:
-        """The archive folder's descriptor (None without a workspace), created if missing."""
-        try:
-            if self._workspace is None:
-                self._directory.mkdir(parents=True, exist_ok=True)
-                yield None
-                return
-            with confined_dir(self._directory, self._workspace) as fd:
-                yield fd
-        except OutsideWorkspaceError as error:
-            raise ArchiveError(f"{error}; nothing was written") from error
-        except OSError as error:
-            raise ArchiveError(
-                f"cannot create archive directory {self._directory}: {error}; nothing was written"
-            ) from error
-
-    def _open_day(self, dir_fd: int | None, path: Path) -> int:
-        """A descriptor of the day file ``path`` opened for appending, confined."""
-        if dir_fd is None or self._workspace is None:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
-        return open_append_at(dir_fd, path.name, path, self._workspace)
 
     def _not_yet_archived(self, path: Path, batch: list[ArchiveLine], fd: int) -> list[bytes]:
         """The lines of ``batch`` this session has not written to ``path`` yet.

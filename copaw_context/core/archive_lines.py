@@ -8,14 +8,19 @@ reader can index a file by reading the head of each line only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._confine import OutsideWorkspaceError
+from ._confine_write import confined_dir, open_append_at
 from .archive_reader import count_lines
+from .errors import ArchiveError
 
 __all__ = [
     "AppendError",
@@ -23,6 +28,8 @@ __all__ = [
     "ArchiveLine",
     "append_lines",
     "dump_line",
+    "open_archive_dir",
+    "open_day",
     "truncate_to",
     "without_parts",
 ]
@@ -167,3 +174,30 @@ def lines_in(path: Path) -> int:
             return count_lines(handle)
     except OSError:
         return 0
+
+
+@contextlib.contextmanager
+def open_archive_dir(directory: Path, workspace: Path | None) -> Iterator[int | None]:
+    """The archive folder's descriptor (None without a workspace), created if missing and
+    reached without following links; an ArchiveError (nothing written) otherwise."""
+    try:
+        if workspace is None:
+            directory.mkdir(parents=True, exist_ok=True)
+            yield None
+            return
+        with confined_dir(directory, workspace) as fd:
+            yield fd
+    except OutsideWorkspaceError as error:
+        raise ArchiveError(f"{error}; nothing was written") from error
+    except OSError as error:
+        raise ArchiveError(
+            f"cannot create archive directory {directory}: {error}; nothing was written"
+        ) from error
+
+
+def open_day(dir_fd: int | None, path: Path, workspace: Path | None) -> int:
+    """A descriptor of the day file ``path`` opened for appending, confined (no link, no
+    hard link) when there is a workspace."""
+    if dir_fd is None or workspace is None:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
+    return open_append_at(dir_fd, path.name, path, workspace)

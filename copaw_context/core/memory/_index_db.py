@@ -9,6 +9,7 @@ rowid is the chunk id. ``PRAGMA user_version`` is the schema version.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -182,10 +183,14 @@ class IndexDatabase:
                 except (NeedsRebuild, sqlite3.Error):
                     pass
                 logger.warning("memory index %s is broken, rebuilding it: %s", self.path, reason)
-            if self.path.exists():
-                if reason == REBUILD_REQUESTED:
-                    self.path.unlink()
-                else:
-                    os.replace(self.path, self.path.with_name(INDEX_FILE + ".corrupt"))
-            for suffix in ("-wal", "-shm"):  # never let an old log meet the new database
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            with writable_dir(self.path.parent, self.workspace) as dir_fd:  # never via a link
+                name = self.path.name
+                with contextlib.suppress(FileNotFoundError):
+                    if reason == REBUILD_REQUESTED:
+                        os.unlink(name, dir_fd=dir_fd)
+                    else:
+                        corrupt = INDEX_FILE + ".corrupt"
+                        os.replace(name, corrupt, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                for suffix in ("-wal", "-shm"):  # never let an old log meet the new database
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name + suffix, dir_fd=dir_fd)

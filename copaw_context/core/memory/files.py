@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Literal
 
 from copaw_context.core._confine import OutsideWorkspaceError, check_inside, read_bytes_inside
+from copaw_context.core._confine_write import writable_dir
 from copaw_context.core.truncation import (
     NOTICE_BUDGET_BYTES,
     count_lines,
@@ -337,12 +340,22 @@ class MemoryFiles:
         return candidate
 
     def _prune_backups(self, directory: Path) -> None:
-        backups = sorted(
-            (p for p in directory.glob("MEMORY.*.md") if p.is_file()),
-            key=lambda p: (p.stat().st_mtime_ns, p.name),
-        )
-        for old in backups[: max(0, len(backups) - self._keep_backups)]:
-            try:
-                old.unlink()
-            except OSError as error:
-                logger.warning("memory: could not remove old backup %s: %s", old, error)
+        """Remove the oldest backups beyond ``keep_backups`` (by descriptor: never through a
+        folder swapped for a link)."""
+        try:
+            with writable_dir(directory, self._workspace, create=False) as dir_fd:
+                found = []
+                for name in os.listdir(dir_fd):
+                    if name.startswith("MEMORY.") and name.endswith(".md"):
+                        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                        if stat.S_ISREG(info.st_mode):
+                            found.append((info.st_mtime_ns, name))
+                for _, name in sorted(found)[: max(0, len(found) - self._keep_backups)]:
+                    try:
+                        os.unlink(name, dir_fd=dir_fd)
+                    except OSError as error:
+                        logger.warning(
+                            "memory: could not remove old backup %s: %s", directory / name, error
+                        )
+        except OSError as error:
+            logger.warning("memory: could not prune the backups in %s: %s", directory, error)
