@@ -144,3 +144,27 @@ async def test_cleanup_never_removes_files_through_a_folder_swapped_after_the_ch
     with swap_after_checks(monkeypatch, race):
         removed = await store.cleanup()
     assert race.swaps > 0 and removed == [] and victim.read_text() == "someone else's file"
+
+
+async def test_dump_history_never_follows_a_folder_swapped_after_the_check(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/dump_history into dumps/: the folder swapped for a link right after the name check
+    (placed in the dump's own check of the path) gets nothing, and the reply says why."""
+    from copaw_context.core import history
+    from copaw_context.core.engine import ContextEngine
+    from tests.fake_host import FakeHost, engine_config, user
+
+    race = _race(workspace, outside, "dumps")
+    real_inside = history._inside
+
+    def inside_then_swap(*args: object) -> Path:
+        path = real_inside(*args)  # type: ignore[arg-type]
+        race.swap()
+        return path
+
+    monkeypatch.setattr(history, "_inside", inside_then_swap)
+    engine = ContextEngine(engine_config(), workspace)
+    reply = await engine.run_command(FakeHost([user("x")]), "dump_history", "dumps/sub/h.json")
+    assert race.swaps == 1 and outside_files(outside) == {} and list(outside.iterdir()) == []
+    assert reply.startswith("**Not dumped.**") and "link" in reply, reply

@@ -58,6 +58,8 @@ def open_dir(directory: Path, workspace: Path, *, create: bool = True) -> int:
     real = Path(directory).resolve()
     if not real.is_relative_to(root):
         raise refusal(Path(directory), workspace)
+    if create:  # the workspace itself is the user's own path
+        root.mkdir(parents=True, exist_ok=True)
     fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     walked = root
     try:

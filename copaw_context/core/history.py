@@ -12,15 +12,17 @@ state while the archive is unwritable), so nothing is lost either way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from copaw_context.core._confine import outside_reason
+from copaw_context.core._confine import OutsideWorkspaceError, outside_reason
+from copaw_context.core._confine_write import open_dir, replace_at
 from copaw_context.core._safe_open import ReadFailure, is_path_allowed, open_inside
 from copaw_context.core.archiving import relative, shielded, write_records
 from copaw_context.core.compaction import archive_records
@@ -112,46 +114,31 @@ def _inside(workspace: Path, argument: str, default: Path) -> Path:
     return resolved
 
 
-def _still_inside(workspace: Path, fd: int, temp: Path) -> None:
-    """The file just created really lies inside the workspace (a folder on the way swapped
-    for a link out after the name was checked is caught here)."""
-    try:
-        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
-    except OSError:  # no /proc
-        real = temp.resolve()
-    if not real.is_relative_to(workspace.resolve()):
-        raise HistoryFileError(
-            f"{temp.parent} led outside the workspace {workspace} when the dump was written; "
-            "give a path inside it"
-        )
-
-
 def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path:
-    """Write ``text`` to a new file (never over an existing one); return its path."""
+    """Write ``text`` to a new file (never over an existing one); return its path. The folder
+    is opened by descriptor from the workspace root: one swapped for a link out after the
+    name was checked is refused, nothing is created there."""
     path = _inside(workspace, argument, default)
     if path.exists():
         raise HistoryFileError(f"{path} already exists; name another file")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".dump-", suffix=".tmp")
     try:
-        try:
-            _still_inside(workspace, fd, Path(temp))
-        except HistoryFileError:
-            os.close(fd)
-            raise
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(temp, path)  # fails if the name was taken meanwhile: never overwrite
+        dir_fd = open_dir(path.parent, workspace)
+    except OutsideWorkspaceError as error:
+        raise HistoryFileError(str(error).rstrip(".")) from None
+    temp = f".dump-{uuid.uuid4().hex}.tmp"
+    try:
+        data = text.encode("utf-8")
+        replace_at(dir_fd, temp, temp + "~", lambda handle: handle.write(data), keep_mode=False)
+        try:  # fails if the name was taken meanwhile: never overwrite
+            os.link(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except FileExistsError:
             raise HistoryFileError(f"{path} already exists; name another file") from None
         except OSError:  # a file system without hard links
-            os.replace(temp, path)
+            os.replace(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+        os.close(dir_fd)
     return path
 
 
