@@ -168,3 +168,31 @@ async def test_dump_history_never_follows_a_folder_swapped_after_the_check(
     reply = await engine.run_command(FakeHost([user("x")]), "dump_history", "dumps/sub/h.json")
     assert race.swaps == 1 and outside_files(outside) == {} and list(outside.iterdir()) == []
     assert reply.startswith("**Not dumped.**") and "link" in reply, reply
+
+
+async def test_a_lock_file_linked_out_is_refused_naming_the_link(
+    workspace: Path, outside: Path
+) -> None:
+    """A lock file of the memory log, MEMORY.md or the archive planted as a link to an outside
+    file: refused, the file untouched, and the answer says which link leads where (the lock
+    library alone says "too many levels of symbolic links")."""
+    victim = outside / "precious.txt"
+    victim.write_text("do not touch me")
+    today = date.today().isoformat()
+    locks = workspace / "memory" / ".locks"
+    locks.mkdir(parents=True)
+    (locks / f"{today}.md.lock").symlink_to(victim)
+    (locks / "MEMORY.md.lock").symlink_to(victim)
+    (workspace / "dialog").mkdir()
+    (workspace / "dialog" / f"{today}.jsonl.lock").symlink_to(victim)
+    tools = MemoryTools.for_workspace(workspace)
+    archive = DialogArchive(
+        workspace / "dialog", session_id="s", agent_name="a", workspace=workspace
+    )
+    answers = [await tools.memory_append_log("- a note"), await tools.memory_edit("L", "- x")]
+    with pytest.raises(ArchiveError) as caught:
+        await archive.append([{"role": "user", "content": "hi"}], [None], ["m1"])
+    answers.append(str(caught.value))
+    assert victim.read_text() == "do not touch me"
+    for answer in answers:
+        assert f"is a symbolic link to {victim}" in answer, answer

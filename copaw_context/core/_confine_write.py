@@ -22,6 +22,7 @@ from ._confine import OutsideWorkspaceError, check_inside, refusal
 
 __all__ = [
     "confined_dir",
+    "lock_name_at",
     "name_at",
     "open_append_at",
     "open_append_inside",
@@ -39,6 +40,7 @@ _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
 _APPEND_FLAGS = (
     os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
 )
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
 _LINK_ERRNOS = {errno.ELOOP, errno.ENOTDIR, errno.EMLINK, getattr(errno, "EFTYPE", errno.ELOOP)}
 
 
@@ -100,6 +102,21 @@ def name_at(dir_fd: int | None, path: Path) -> str:
     if dir_fd is not None and os.path.isdir(f"/proc/self/fd/{dir_fd}"):
         return f"/proc/self/fd/{dir_fd}/{path.name}"
     return str(path)
+
+
+def lock_name_at(dir_fd: int | None, path: Path, workspace: Path | None) -> str:
+    """:func:`name_at` for a lock file, made first (or checked) without following a link:
+    a lock file that is a link out is refused with an error naming where it leads (the
+    lock library would only say "too many levels of symbolic links")."""
+    if dir_fd is not None and workspace is not None:
+        try:
+            fd = os.open(path.name, _LOCK_FLAGS, 0o666, dir_fd=dir_fd)
+        except OSError as error:
+            if error.errno in _LINK_ERRNOS:
+                raise refusal(path, workspace) from None
+            raise
+        os.close(fd)
+    return name_at(dir_fd, path)
 
 
 @contextlib.contextmanager

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 import filelock
 
 from ._confine import OutsideWorkspaceError, check_inside
-from ._confine_write import name_at
+from ._confine_write import lock_name_at
 from .archive_lines import (
     Appended,
     AppendError,
@@ -278,9 +278,10 @@ class DialogArchive:
             # other writer can append after our lines before a rollback removes them.
             for day in days:
                 path = self._path_for(day)
-                lock_name = name_at(dir_fd, path) + ".lock"
-                lock = filelock.FileLock(lock_name, timeout=self._lock_timeout)
                 try:
+                    lock_path = path.with_name(path.name + ".lock")
+                    lock_name = lock_name_at(dir_fd, lock_path, self._workspace)
+                    lock = filelock.FileLock(lock_name, timeout=self._lock_timeout)
                     held.enter_context(lock)
                 except (OSError, filelock.Timeout) as error:
                     raise ArchiveError(

@@ -22,7 +22,7 @@ import filelock
 
 from .._confine import check_inside
 from .._confine_write import (
-    name_at,
+    lock_name_at,
     open_append_inside,
     open_dir,
     replace_at,
@@ -64,7 +64,12 @@ class ConfinedLock:
         with self._guard:
             if self._lock is None:
                 self._dir_fd = open_dir(self._path.parent, self._workspace)
-                name = name_at(self._dir_fd, self._path)
+                try:
+                    name = lock_name_at(self._dir_fd, self._path, self._workspace)
+                except BaseException:
+                    os.close(self._dir_fd)
+                    self._dir_fd = None
+                    raise
                 self._lock = filelock.FileLock(name, timeout=self._timeout, thread_local=False)
             lock = self._lock
         try:
