@@ -6,6 +6,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -97,7 +98,7 @@ async def test_save_failure_during_replace_removes_temp(
 ) -> None:
     store = make_store(tmp_path)
 
-    def failing_replace(src: object, dst: object) -> None:
+    def failing_replace(src: object, dst: object, **kw: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing_replace)
@@ -256,10 +257,10 @@ async def test_cleanup_logs_and_skips_errors(
     age(second, 2 * DAY)
     real_unlink = os.unlink
 
-    def flaky_unlink(path: os.PathLike[str] | str, *args: object, **kwargs: object) -> None:
-        if Path(path) == first:
+    def flaky_unlink(path: os.PathLike[str] | str, *args: object, **kwargs: Any) -> None:
+        if Path(path).name == first.name:  # by name in the folder's descriptor, or by path
             raise PermissionError(13, "Permission denied")
-        real_unlink(path)
+        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "unlink", flaky_unlink)
     with caplog.at_level("WARNING", logger="copaw_context"):

@@ -74,7 +74,7 @@ async def test_a_failed_write_leaves_no_file(
 ) -> None:
     store = OffloadStore(tmp_path / "tool_result", 1)
 
-    def broken(*args: object) -> None:
+    def broken(*args: object, **kw: object) -> None:
         raise OSError(28, "No space left on device")
 
     def write_then_fail(handle: BinaryIO, *args: object) -> tuple[int, int]:
@@ -119,10 +119,10 @@ async def test_concurrent_saves_share_directory_fsyncs_and_none_returns_early(
     fsyncs: list[tuple[int, int]] = []
     real_replace = os.replace
 
-    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
-        real_replace(src, dst)
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str], **kw: int) -> None:
+        real_replace(src, dst, **kw)
         with lock:
-            renamed[os.fspath(dst)] = next(clock)
+            renamed[os.path.basename(os.fspath(dst))] = next(clock)
 
     def slow_fsync(directory: Path) -> None:
         with lock:
@@ -141,7 +141,7 @@ async def test_concurrent_saves_share_directory_fsyncs_and_none_returns_early(
 
     results = await asyncio.gather(*(save(i) for i in range(8)))
     for i, path, returned in results:
-        rename = renamed[str(path)]
+        rename = renamed[path.name]
         assert any(rename < start and end < returned for start, end in fsyncs), path
         assert path.read_text() == f"output {i}\n" * 1000
     assert 1 <= len(fsyncs) < 8

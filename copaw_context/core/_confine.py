@@ -3,7 +3,8 @@
 The same rule as ``read_file`` (:mod:`copaw_context.core._safe_open`): a path is checked by
 name with symlinks resolved, then opened once with ``O_NOFOLLOW`` and the OPENED file checked
 again (``/proc/self/fd``), so a link swapped in mid-session is caught. Reads may also lie in
-``extra_read_roots``; writes only in the workspace, and never through a hard link.
+``extra_read_roots``; writes only in the workspace, and never through a hard link (writes go
+through :mod:`copaw_context.core._confine_write`, which never follows a folder by name).
 """
 
 from __future__ import annotations
@@ -14,16 +15,13 @@ from pathlib import Path
 
 from ._safe_open import ReadFailure, open_inside
 
-__all__ = ["OutsideWorkspaceError", "check_inside", "open_append_inside", "read_bytes_inside"]
-
-_APPEND_FLAGS = (
-    os.O_RDWR
-    | os.O_CREAT
-    | os.O_APPEND
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
+__all__ = [
+    "OutsideWorkspaceError",
+    "check_inside",
+    "outside_reason",
+    "read_bytes_inside",
+    "refusal",
+]
 
 
 class OutsideWorkspaceError(PermissionError):
@@ -34,10 +32,33 @@ def _roots(workspace: Path, extra: Sequence[Path]) -> list[Path]:
     return [Path(root).resolve() for root in (workspace, *extra)]
 
 
-def _refuse(path: Path, workspace: Path, why: str) -> OutsideWorkspaceError:
+def outside_reason(path: Path, workspace: Path) -> str:
+    """Why ``path`` is outside the workspace, naming the link on the way when there is one:
+    ``"<ws>/dialog/dumps is a symbolic link to /tmp/x"``, else where it resolves to."""
+    path = Path(path)
+    root = Path(workspace).resolve()
+    walked = Path(path.anchor) if path.is_absolute() else Path()
+    for part in path.parts[1:] if path.is_absolute() else path.parts:
+        walked = walked / part
+        if os.path.islink(walked):
+            try:
+                target = Path(os.readlink(walked))
+            except OSError:
+                continue
+            real = walked.resolve()
+            if not real.is_relative_to(root):
+                shown = f"{target} (that is {real})" if target != real else str(target)
+                return f"{walked} is a symbolic link to {shown}"
+    real = path.resolve()
+    return f"{path} is not inside it" if real == path else f"{path} is {real}, not inside it"
+
+
+def refusal(path: Path, workspace: Path, why: str | None = None) -> OutsideWorkspaceError:
+    """The error for ``path`` leading outside the workspace: what, why, and how to fix it."""
     return OutsideWorkspaceError(
-        f"{path} {why}, outside the workspace {workspace}; copaw-context does not follow "
-        "links out of the workspace. Replace the link with a real file or folder inside it."
+        f"{path} is outside the workspace {workspace}: {why or outside_reason(path, workspace)}; "
+        "copaw-context does not follow links out of the workspace. Replace the link with a "
+        "real file or folder inside the workspace."
     )
 
 
@@ -49,7 +70,7 @@ def check_inside(
     real = Path(path).resolve()
     roots = _roots(workspace, () if write else extra_read_roots)
     if not any(real.is_relative_to(root) for root in roots):
-        raise _refuse(path, workspace, f"leads to {real}")
+        raise refusal(path, workspace)
     return path
 
 
@@ -63,33 +84,6 @@ def read_bytes_inside(path: Path, workspace: Path, extra_read_roots: Sequence[Pa
     except ReadFailure as failure:
         if not path.exists():
             raise FileNotFoundError(str(path)) from None
-        raise _refuse(path, workspace, f"could not be read safely ({failure})") from None
+        raise refusal(path, workspace, f"it could not be read safely ({failure})") from None
     with handle:
         return handle.read()
-
-
-def open_append_inside(path: Path, workspace: Path) -> int:
-    """A descriptor of ``path`` opened for appending, confined to the workspace; a final
-    symlink, a hard link or a folder on the way swapped to elsewhere is refused."""
-    check_inside(path.parent, workspace, write=True)
-    try:
-        fd = os.open(path, _APPEND_FLAGS, 0o644)
-    except OSError as error:
-        if os.path.islink(path):
-            raise _refuse(path, workspace, "is a symbolic link") from None
-        raise error
-    try:
-        info = os.fstat(fd)
-        if info.st_nlink > 1:
-            raise _refuse(path, workspace, "is a hard link shared with another file")
-        try:
-            opened = Path(os.readlink(f"/proc/self/fd/{fd}"))
-        except OSError:
-            opened = path.resolve()
-        root = Path(workspace).resolve()
-        if not opened.is_relative_to(root):
-            raise _refuse(path, workspace, f"was opened as {opened}")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd

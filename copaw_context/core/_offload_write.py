@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ._confine_write import replace_at, writable_dir
 from ._text_bytes import CHUNK_CHARS, is_utf8, scrub_surrogates, utf8_scrubbed
 
 __all__ = ["SavedText", "directory_sync", "fsync_directory", "write_atomically"]
@@ -138,29 +139,31 @@ def _write_encoded(
 
 
 def write_atomically(
-    directory: Path, parts: Sequence[str], separator: str, encoding: str
+    directory: Path,
+    parts: Sequence[str],
+    separator: str,
+    encoding: str,
+    workspace: Path | None = None,
 ) -> SavedText:
     """Write ``separator.join(parts)`` to a new ``<uuid4 hex>.txt`` in ``directory``, durably.
 
     Raises OSError (no temp file is left behind). Characters ``encoding`` cannot represent
-    are written as backslash escapes, with a warning.
+    are written as backslash escapes, with a warning. With ``workspace``, the folder is opened
+    by descriptor from the workspace root and never through a link (even one swapped in after
+    the check): :class:`~copaw_context.core._confine.OutsideWorkspaceError`.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    final_path = directory / f"{uuid.uuid4().hex}.txt"
-    temp_path = directory / f".{uuid.uuid4().hex}.tmp"
+    final_name = f"{uuid.uuid4().hex}.txt"
     _escaped.flag = False
-    try:
-        with open(temp_path, "xb") as handle:
-            nbytes, newlines = _write_encoded(handle, parts, separator, encoding)
-            handle.flush()
-            _sync_file(handle.fileno())
-        os.replace(temp_path, final_path)
-    except BaseException:
-        try:
-            temp_path.unlink(missing_ok=True)
-        except OSError as error:
-            logger.warning("could not remove offload temp file %s: %s", temp_path, error)
-        raise
+    with writable_dir(directory, workspace) as dir_fd:
+        nbytes, newlines = replace_at(
+            dir_fd,
+            final_name,
+            f".{uuid.uuid4().hex}.tmp",
+            lambda handle: _write_encoded(handle, parts, separator, encoding),
+            sync=_sync_file,
+            keep_mode=False,
+        )
+    final_path = directory / final_name
     if _escaped.flag:
         logger.warning(
             "offload: text is not fully encodable as %s; wrote backslash escapes to %s",

@@ -26,12 +26,15 @@ from typing import Any, NoReturn
 import filelock
 
 from ._confine import OutsideWorkspaceError, check_inside
+from ._confine_write import lock_name_at
 from .archive_lines import (
     Appended,
     AppendError,
     ArchiveLine,
     append_lines,
     dump_line,
+    open_archive_dir,
+    open_day,
     truncate_to,
     without_parts,
 )
@@ -267,21 +270,19 @@ class DialogArchive:
 
     def _write_batches(self, batches: dict[date, list[ArchiveLine]]) -> list[ArchivedFile]:
         self._confine(self._directory)
-        try:
-            self._directory.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ArchiveError(
-                f"cannot create archive directory {self._directory}: {error}; nothing was written"
-            ) from error
-        days = sorted(batches)
-        with contextlib.ExitStack() as locks:
+        with contextlib.ExitStack() as held:
+            # The folder by descriptor: a folder swapped for a link after the check is refused.
+            dir_fd = held.enter_context(open_archive_dir(self._directory, self._workspace))
+            days = sorted(batches)
             # All locks first, always in date order: no deadlock between writers, and no
             # other writer can append after our lines before a rollback removes them.
             for day in days:
                 path = self._path_for(day)
-                lock = filelock.FileLock(str(path) + ".lock", timeout=self._lock_timeout)
                 try:
-                    locks.enter_context(lock)
+                    lock_path = path.with_name(path.name + ".lock")
+                    lock_name = lock_name_at(dir_fd, lock_path, self._workspace)
+                    lock = filelock.FileLock(lock_name, timeout=self._lock_timeout)
+                    held.enter_context(lock)
                 except (OSError, filelock.Timeout) as error:
                     raise ArchiveError(
                         f"cannot append to archive file {path}: {self._cause(path, error)}; "
@@ -293,20 +294,22 @@ class DialogArchive:
             for day in days:
                 path = self._path_for(day)
                 try:
-                    lines = self._not_yet_archived(path, batches[day])
+                    fd = open_day(dir_fd, path, self._workspace)
+                    held.callback(os.close, fd)
+                    lines = self._not_yet_archived(path, batches[day], fd)
                     if lines:
-                        done.append(append_lines(path, lines))
+                        done.append(append_lines(path, lines, fd))
                 except AppendError as error:
                     self._undo(done, error)
-                except OSError as error:  # reading the existing ids failed
+                except OSError as error:  # refused (a link), or reading the existing ids failed
                     self._undo(done, AppendError(path, error, None))
                 except BaseException:
                     for item in done:
-                        truncate_to(item.path, item.size_before)
+                        truncate_to(item.path, item.size_before, item.fd)
                     raise
         return [ArchivedFile(item.path, item.lines_after) for item in done]
 
-    def _not_yet_archived(self, path: Path, batch: list[ArchiveLine]) -> list[bytes]:
+    def _not_yet_archived(self, path: Path, batch: list[ArchiveLine], fd: int) -> list[bytes]:
         """The lines of ``batch`` this session has not written to ``path`` yet.
 
         A line whose archive id is known, or all of whose parts are, is skipped; a line with
@@ -314,7 +317,7 @@ class DialogArchive:
         """
         if all(item.archive_id is None for item in batch):
             return [item.data for item in batch]
-        known_ids, known_parts = archived_keys(path, self._session_id)
+        known_ids, known_parts = archived_keys(path, self._session_id, fd)
         fresh: list[bytes] = []
         for item in batch:
             if item.archive_id is not None and item.archive_id in known_ids:
@@ -342,7 +345,7 @@ class DialogArchive:
         stuck = [
             ArchivedFile(item.path, item.lines_after)
             for item in done
-            if not truncate_to(item.path, item.size_before)
+            if not truncate_to(item.path, item.size_before, item.fd)
         ]
         if failure.left_lines is not None:
             stuck.append(ArchivedFile(failure.path, failure.left_lines))

@@ -8,14 +8,19 @@ reader can index a file by reading the head of each line only.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._confine import OutsideWorkspaceError
+from ._confine_write import confined_dir, open_append_at
 from .archive_reader import count_lines
+from .errors import ArchiveError
 
 __all__ = [
     "AppendError",
@@ -23,6 +28,8 @@ __all__ = [
     "ArchiveLine",
     "append_lines",
     "dump_line",
+    "open_archive_dir",
+    "open_day",
     "truncate_to",
     "without_parts",
 ]
@@ -73,6 +80,7 @@ class Appended:
     path: Path
     size_before: int
     lines_after: int
+    fd: int | None = None  # the descriptor it was appended through (rolled back through it)
 
 
 def _write_all(handle: Any, payload: bytes) -> None:
@@ -94,12 +102,14 @@ class AppendError(Exception):
         self.left_lines = left_lines
 
 
-def append_lines(path: Path, lines: list[bytes]) -> Appended:
-    """Append ``lines`` to ``path`` (its lock held) with one write and ``fsync``."""
+def append_lines(path: Path, lines: list[bytes], fd: int | None = None) -> Appended:
+    """Append ``lines`` to ``path`` (its lock held) with one write and ``fsync``; through the
+    open descriptor ``fd`` when given (the caller keeps and closes it)."""
     size: int | None = None
     try:
         # Unbuffered: a failed write can be rolled back without a buffer flushing later.
-        with open(path, "a+b", buffering=0) as handle:
+        opened: int | Path = path if fd is None else os.dup(fd)
+        with open(opened, "a+b", buffering=0) as handle:
             size = handle.seek(0, os.SEEK_END)
             payload = b"".join(lines)
             if size:
@@ -108,9 +118,9 @@ def append_lines(path: Path, lines: list[bytes]) -> Appended:
                     size, payload = _end_last_line(handle, path, size, payload)
             _write_all(handle, payload)
             os.fsync(handle.fileno())
-            return Appended(path, size, count_lines(handle))
+            return Appended(path, size, count_lines(handle), fd)
     except BaseException as error:
-        rolled_back = size is None or truncate_to(path, size)
+        rolled_back = size is None or truncate_to(path, size, fd)
         if not isinstance(error, OSError):
             raise
         left = None if rolled_back else lines_in(path)
@@ -141,9 +151,14 @@ def _end_last_line(handle: Any, path: Path, size: int, payload: bytes) -> tuple[
     return size, b"\n" + payload
 
 
-def truncate_to(path: Path, size: int) -> bool:
-    """Cut ``path`` back to ``size`` bytes and persist that; False (logged) if impossible."""
+def truncate_to(path: Path, size: int, fd: int | None = None) -> bool:
+    """Cut ``path`` (through ``fd`` when given) back to ``size`` bytes and persist that;
+    False (logged) if impossible."""
     try:
+        if fd is not None:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+            return True
         with open(path, "r+b", buffering=0) as handle:
             handle.truncate(size)
             os.fsync(handle.fileno())
@@ -159,3 +174,30 @@ def lines_in(path: Path) -> int:
             return count_lines(handle)
     except OSError:
         return 0
+
+
+@contextlib.contextmanager
+def open_archive_dir(directory: Path, workspace: Path | None) -> Iterator[int | None]:
+    """The archive folder's descriptor (None without a workspace), created if missing and
+    reached without following links; an ArchiveError (nothing written) otherwise."""
+    try:
+        if workspace is None:
+            directory.mkdir(parents=True, exist_ok=True)
+            yield None
+            return
+        with confined_dir(directory, workspace) as fd:
+            yield fd
+    except OutsideWorkspaceError as error:
+        raise ArchiveError(f"{error}; nothing was written") from error
+    except OSError as error:
+        raise ArchiveError(
+            f"cannot create archive directory {directory}: {error}; nothing was written"
+        ) from error
+
+
+def open_day(dir_fd: int | None, path: Path, workspace: Path | None) -> int:
+    """A descriptor of the day file ``path`` opened for appending, confined (no link, no
+    hard link) when there is a workspace."""
+    if dir_fd is None or workspace is None:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
+    return open_append_at(dir_fd, path.name, path, workspace)

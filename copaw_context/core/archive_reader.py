@@ -56,8 +56,9 @@ _ARCHIVED_LOCK = threading.Lock()
 _DECODER = json.JSONDecoder()
 
 
-def archived_keys(path: Path, session_id: str) -> tuple[set[str], set[str]]:
-    """(archive ids, part keys) that ``session_id`` wrote to ``path`` (its lock is held).
+def archived_keys(path: Path, session_id: str, fd: int | None = None) -> tuple[set[str], set[str]]:
+    """(archive ids, part keys) that ``session_id`` wrote to ``path`` (its lock is held), read
+    through the open descriptor ``fd`` when given.
 
     Our lines start ``{"session_id": ..., "archive_id": ..., "parts": [...]``, so only that
     prefix of each line of the session is read.
@@ -72,7 +73,7 @@ def archived_keys(path: Path, session_id: str) -> tuple[set[str], set[str]]:
         if ascii or not _has_surrogate(session_id)
     }
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
+        handle = open(path if fd is None else os.dup(fd), "rb")  # noqa: SIM115 - with-block below
     except FileNotFoundError:
         return set(), set()
     with handle:

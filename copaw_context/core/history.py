@@ -12,14 +12,17 @@ state while the archive is unwritable), so nothing is lost either way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from copaw_context.core._confine import OutsideWorkspaceError, outside_reason
+from copaw_context.core._confine_write import open_dir, replace_at
 from copaw_context.core._safe_open import ReadFailure, is_path_allowed, open_inside
 from copaw_context.core.archiving import relative, shielded, write_records
 from copaw_context.core.compaction import archive_records
@@ -97,59 +100,50 @@ async def history_lines(engine: ContextEngine, host: HostSession) -> str:
     return "\n".join(lines)
 
 
+_LINK = " is a symbolic link to "  # in outside_reason's text when a link is on the way
+
+
 def _inside(workspace: Path, argument: str, default: Path) -> Path:
     """A path the user named, resolved against the workspace; dumps stay inside it."""
     path = Path(argument).expanduser() if argument else default
     path = path if path.is_absolute() else workspace / path
     resolved = path.resolve()
     if not resolved.is_relative_to(workspace.resolve()):
+        named = f"{argument!r}" if argument else f"The default dump folder {path.parent}"
+        reason = outside_reason(path, workspace)
+        fix = "Remove the link (or make it a real folder), or pass" if _LINK in reason else "Pass"
         raise HistoryFileError(
-            f"{argument!r} is outside the workspace {workspace}; dumps are written "
-            "inside it (give a relative path)"
+            f"{named} is outside the workspace {workspace}: {reason}; dumps are written only "
+            f"inside it. {fix} another path relative to the workspace: /dump_history <path>"
         )
     return resolved
 
 
-def _still_inside(workspace: Path, fd: int, temp: Path) -> None:
-    """The file just created really lies inside the workspace (a folder on the way swapped
-    for a link out after the name was checked is caught here)."""
-    try:
-        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
-    except OSError:  # no /proc
-        real = temp.resolve()
-    if not real.is_relative_to(workspace.resolve()):
-        raise HistoryFileError(
-            f"{temp.parent} led outside the workspace {workspace} when the dump was written; "
-            "give a path inside it"
-        )
-
-
 def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path:
-    """Write ``text`` to a new file (never over an existing one); return its path."""
+    """Write ``text`` to a new file (never over an existing one); return its path. The folder
+    is opened by descriptor from the workspace root: one swapped for a link out after the
+    name was checked is refused, nothing is created there."""
     path = _inside(workspace, argument, default)
     if path.exists():
         raise HistoryFileError(f"{path} already exists; name another file")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".dump-", suffix=".tmp")
     try:
-        try:
-            _still_inside(workspace, fd, Path(temp))
-        except HistoryFileError:
-            os.close(fd)
-            raise
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(temp, path)  # fails if the name was taken meanwhile: never overwrite
+        dir_fd = open_dir(path.parent, workspace)
+    except OutsideWorkspaceError as error:
+        raise HistoryFileError(str(error).rstrip(".")) from None
+    temp = f".dump-{uuid.uuid4().hex}.tmp"
+    try:
+        data = text.encode("utf-8")
+        replace_at(dir_fd, temp, temp + "~", lambda handle: handle.write(data), keep_mode=False)
+        try:  # fails if the name was taken meanwhile: never overwrite
+            os.link(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except FileExistsError:
             raise HistoryFileError(f"{path} already exists; name another file") from None
         except OSError:  # a file system without hard links
-            os.replace(temp, path)
+            os.replace(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+        os.close(dir_fd)
     return path
 
 
@@ -189,9 +183,12 @@ def _read(workspace: Path, roots: Sequence[Path], argument: str) -> tuple[Path, 
     # Checked before anything is read (or said about the file): a chat user must not be able
     # to load, or probe for, files outside the folders read_file may read.
     if not is_path_allowed(path, workspace, roots):
+        reason = outside_reason(path, workspace)
+        fix = " (not a link to it)" if _LINK in reason else ""
         raise HistoryFileError(
-            f"{argument!r} is outside the workspace {workspace} (and the extra_read_roots); "
-            "history files are loaded from inside it"
+            f"{argument!r} is outside the workspace {workspace} (and the extra_read_roots): "
+            f"{reason}; history files are loaded only from inside them. Copy the file into "
+            f"the workspace{fix} and load that copy"
         )
     path = path.resolve()
     if not path.exists():

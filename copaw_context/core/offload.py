@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from uuid import uuid4
 
-from ._confine import OutsideWorkspaceError, check_inside
+from ._confine import OutsideWorkspaceError
+from ._confine_write import confined_dir, writable_dir
 from ._offload_write import SavedText, write_atomically
 from .errors import ConfigError
 
@@ -139,10 +140,9 @@ class OffloadStore:
         time share their directory fsyncs. Returns the path, line count and size.
         """
         codecs.lookup(encoding)  # LookupError here, before any file is created
-        if self._workspace is not None:  # never through a link out of the workspace
-            check_inside(self._directory, self._workspace, write=True)
+        # Never through a link out of the workspace, even one swapped in after the check.
         return await asyncio.to_thread(
-            write_atomically, self._directory, tuple(parts), separator, encoding
+            write_atomically, self._directory, tuple(parts), separator, encoding, self._workspace
         )
 
     def save_early(self, parts: Sequence[str]) -> str:
@@ -236,39 +236,43 @@ class OffloadStore:
         return await self.cleanup(referenced_items)
 
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
-        if self._workspace is not None:
-            try:  # never remove files through a link out of the workspace
-                check_inside(self._directory, self._workspace, write=True)
-            except OutsideWorkspaceError as error:
-                logger.warning("offload cleanup: skipped: %s", error)
-                return []
-        try:
-            entries = list(os.scandir(self._directory))
+        try:  # by descriptor: never remove files through a link, even one swapped in now
+            folder = (
+                confined_dir(self._directory, self._workspace, create=False)
+                if self._workspace is not None
+                else writable_dir(self._directory, None, create=False)
+            )
+            with folder as dir_fd:
+                return self._clean(dir_fd, referenced)
+        except OutsideWorkspaceError as error:
+            logger.warning("offload cleanup: skipped: %s", error)
         except FileNotFoundError:
-            return []
+            pass
         except OSError as error:
             logger.warning("offload cleanup: cannot list %s: %s", self._directory, error)
-            return []
+        return []
+
+    def _clean(self, dir_fd: int, referenced: list[str | Path]) -> list[Path]:
+        names = os.listdir(dir_fd)
         keep = _referenced_names(referenced)
         now = self._clock()
         removed: list[Path] = []
-        for entry in entries:
-            name = entry.name
+        for name in names:
             is_own = _OWN_FILE.fullmatch(name) is not None
             if not is_own and _TEMP_FILE.fullmatch(name) is None:
                 continue
             path = self._directory / name
             try:
-                info = os.lstat(path)
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
                 if not stat.S_ISREG(info.st_mode):
                     continue  # symlinks, directories, fifos: never ours, never followed
                 if is_own and name in keep:
-                    _refresh(path, info, now)
+                    _refresh(dir_fd, path, info, now)
                     continue
                 max_age = self._retention_seconds if is_own else _TEMP_MAX_AGE_SECONDS
                 if now - info.st_mtime <= max_age:
                     continue
-                os.unlink(path)
+                os.unlink(name, dir_fd=dir_fd)
             except FileNotFoundError:
                 continue
             except OSError as error:
@@ -296,12 +300,12 @@ def _referenced_names(items: list[str | Path]) -> set[str]:
     return names
 
 
-def _refresh(path: Path, info: os.stat_result, now: float) -> None:
+def _refresh(dir_fd: int, path: Path, info: os.stat_result, now: float) -> None:
     """Set a referenced file's mtime to ``now`` (never following links); best effort."""
     if info.st_mtime >= now:
         return
     try:
-        os.utime(path, (info.st_atime, now), follow_symlinks=False)
+        os.utime(path.name, (info.st_atime, now), dir_fd=dir_fd, follow_symlinks=False)
     except OSError as error:
         logger.warning("offload cleanup: cannot refresh the time of referenced %s: %s", path, error)
 

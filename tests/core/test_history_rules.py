@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from copaw_context.core import history
 from copaw_context.core.compaction import summary_budget_chars
 from copaw_context.core.engine import ContextEngine
 from tests.core.test_history_commands import _config
@@ -149,14 +149,14 @@ async def test_a_folder_swapped_for_a_link_out_while_dumping_is_caught(
     outside.mkdir()
     (workspace / "notes").mkdir(parents=True)
     engine = ContextEngine(_config(), workspace)
-    real_mkstemp = tempfile.mkstemp
+    real_open_dir = history.open_dir
 
     def swapping(*args: Any, **kwargs: Any) -> Any:  # the race, made certain
         (workspace / "notes").rename(workspace / "notes-old")
         (workspace / "notes").symlink_to(outside, target_is_directory=True)
-        return real_mkstemp(*args, **kwargs)
+        return real_open_dir(*args, **kwargs)
 
-    monkeypatch.setattr(tempfile, "mkstemp", swapping)
+    monkeypatch.setattr(history, "open_dir", swapping)
     reply = await engine.run_command(FakeHost([user("x")]), "dump_history", "notes/h.json")
     assert reply.startswith("**Not dumped.**") and "outside the workspace" in reply, reply
     assert not list(outside.iterdir()), "nothing was left outside"

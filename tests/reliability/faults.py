@@ -1,7 +1,8 @@
 """A fault-injecting file layer: every I/O call on files under a root passes through a hook.
 
 :func:`watch_io` patches ``open`` (``builtins`` and ``io``), ``os.fsync``, ``os.fdatasync``,
-``os.replace``, ``os.rename``, ``os.unlink``, ``os.mkdir`` and the offload writer's file sync,
+``os.replace``, ``os.rename``, ``os.unlink``, ``os.mkdir`` and the offload writer's file sync
+(also by descriptor: a file opened by ``fd``, a name relative to ``dir_fd``),
 so that each call touching a path under ``root`` first calls ``hook(event)``; writes, syncs
 and truncations through files opened for writing are events too. The hook may raise (an
 ``OSError`` such as ``ENOSPC``: a full disk), kill the process (crash tests), or let it be.
@@ -109,7 +110,7 @@ def watch_io(root: Path, hook: Hook) -> Iterator[None]:
     real_open = builtins.open
 
     def watched_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        path = under(file) if not isinstance(file, int) else None
+        path = under(_fd_path(file) if isinstance(file, int) else file)
         if path is None or not any(m in mode for m in _WRITE_MODES):
             return real_open(file, mode, *args, **kwargs)
         hook(IoEvent("open", path, "before"))
@@ -120,6 +121,9 @@ def watch_io(root: Path, hook: Hook) -> Iterator[None]:
     def around(kind: str, real: Callable[..., Any], arg: int = 0) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
             target = args[arg] if len(args) > arg else None
+            at = kwargs.get("dir_fd", kwargs.get("src_dir_fd"))
+            if isinstance(target, str) and isinstance(at, int):  # a name in an open folder
+                target = os.path.join(_fd_path(at), target)
             path = _fd_path(target) if isinstance(target, int) else None
             path = under(path) if isinstance(target, int) else under(target)
             if path is None:

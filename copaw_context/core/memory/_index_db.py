@@ -9,6 +9,7 @@ rowid is the chunk id. ``PRAGMA user_version`` is the schema version.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -19,6 +20,7 @@ from pathlib import Path
 from copaw_context.core.errors import CopawContextError
 
 from .._confine import check_inside
+from .._confine_write import name_at, writable_dir
 from ._io import locked
 
 __all__ = [
@@ -96,13 +98,18 @@ class IndexDatabase:
     def connect(self) -> Iterator[sqlite3.Connection]:
         """An autocommit connection with the schema in place; :class:`NeedsRebuild` when the
         file is corrupt, foreign or of another mode. Busy errors are raised as they are."""
-        if self.workspace is not None:
-            check_inside(self.path, self.workspace, write=True)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
-        except sqlite3.Error as error:
-            raise NeedsRebuild(f"cannot open: {error}") from error
+        with writable_dir(self.path.parent, self.workspace) as dir_fd:
+            if self.workspace is not None:
+                check_inside(self.path, self.workspace, write=True)
+            # Through the open folder: a folder swapped for a link is not followed.
+            target = name_at(dir_fd, self.path)
+            try:
+                conn = sqlite3.connect(target, timeout=self._busy_timeout, isolation_level=None)
+            except sqlite3.Error as error:
+                raise NeedsRebuild(f"cannot open: {error}") from error
+            yield from self._use(conn)
+
+    def _use(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         try:
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
@@ -167,7 +174,7 @@ class IndexDatabase:
         Unless a rebuild was asked for, an index that another process already rebuilt (it
         passes ``PRAGMA quick_check``) is kept.
         """
-        with locked(self.path.parent / ".locks" / "index.lock", self._busy_timeout):
+        with locked(self.path.parent / ".locks" / "index.lock", self._busy_timeout, self.workspace):
             if reason != REBUILD_REQUESTED:
                 try:
                     with self.connect() as conn:
@@ -176,10 +183,14 @@ class IndexDatabase:
                 except (NeedsRebuild, sqlite3.Error):
                     pass
                 logger.warning("memory index %s is broken, rebuilding it: %s", self.path, reason)
-            if self.path.exists():
-                if reason == REBUILD_REQUESTED:
-                    self.path.unlink()
-                else:
-                    os.replace(self.path, self.path.with_name(INDEX_FILE + ".corrupt"))
-            for suffix in ("-wal", "-shm"):  # never let an old log meet the new database
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            with writable_dir(self.path.parent, self.workspace) as dir_fd:  # never via a link
+                name = self.path.name
+                with contextlib.suppress(FileNotFoundError):
+                    if reason == REBUILD_REQUESTED:
+                        os.unlink(name, dir_fd=dir_fd)
+                    else:
+                        corrupt = INDEX_FILE + ".corrupt"
+                        os.replace(name, corrupt, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                for suffix in ("-wal", "-shm"):  # never let an old log meet the new database
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name + suffix, dir_fd=dir_fd)

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
-import stat
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,10 +20,20 @@ from pathlib import Path
 
 import filelock
 
-from .._confine import check_inside, open_append_inside
+from .._confine import check_inside
+from .._confine_write import (
+    lock_name_at,
+    open_append_inside,
+    open_dir,
+    replace_at,
+    sync_dir,
+    writable_dir,
+)
 from .._offload_write import fsync_directory
 
 __all__ = [
+    "AnyLock",
+    "ConfinedLock",
     "acquire_async",
     "append_bytes",
     "atomic_write",
@@ -35,20 +45,79 @@ __all__ = [
 logger = logging.getLogger("copaw_context")
 
 
-def file_lock(path: Path, timeout: float) -> filelock.FileLock:
-    """A new inter-process lock on ``path`` (its folder is created)."""
+class ConfinedLock:
+    """A :class:`filelock.FileLock` whose lock file is opened through its folder held open by
+    descriptor (reached from the workspace root without following links), so a folder
+    swapped for a link never puts the lock file outside the workspace."""
+
+    def __init__(self, path: Path, timeout: float, workspace: Path) -> None:
+        self._path, self._timeout, self._workspace = path, timeout, workspace
+        self._dir_fd: int | None = None
+        self._lock: filelock.FileLock | None = None
+        self._guard = threading.Lock()
+
+    @property
+    def is_locked(self) -> bool:
+        return self._lock is not None and self._lock.is_locked
+
+    def acquire(self, timeout: float | None = None) -> None:
+        with self._guard:
+            if self._lock is None:
+                self._dir_fd = open_dir(self._path.parent, self._workspace)
+                try:
+                    name = lock_name_at(self._dir_fd, self._path, self._workspace)
+                except BaseException:
+                    os.close(self._dir_fd)
+                    self._dir_fd = None
+                    raise
+                self._lock = filelock.FileLock(name, timeout=self._timeout, thread_local=False)
+            lock = self._lock
+        try:
+            lock.acquire(timeout=timeout)
+        except BaseException:
+            self._close_if_free()
+            raise
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+        self._close_if_free()
+
+    def _close_if_free(self) -> None:
+        with self._guard:
+            if self._lock is not None and not self._lock.is_locked and self._dir_fd is not None:
+                os.close(self._dir_fd)
+                self._dir_fd, self._lock = None, None
+
+    def __enter__(self) -> ConfinedLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+AnyLock = filelock.FileLock | ConfinedLock
+
+
+def file_lock(path: Path, timeout: float, workspace: Path | None = None) -> AnyLock:
+    """A new inter-process lock on ``path`` (its folder is created); with ``workspace``, one
+    confined to it (:class:`ConfinedLock`)."""
+    if workspace is not None:
+        check_inside(path.parent, workspace, write=True)
+        return ConfinedLock(path, timeout, workspace)
     path.parent.mkdir(parents=True, exist_ok=True)
     return filelock.FileLock(str(path), timeout=timeout, thread_local=False)
 
 
 @contextlib.contextmanager
-def locked(path: Path, timeout: float) -> Iterator[None]:
+def locked(path: Path, timeout: float, workspace: Path | None = None) -> Iterator[None]:
     """Hold a new lock on ``path`` for the ``with`` block (blocking, in the calling thread)."""
-    with file_lock(path, timeout):
+    with file_lock(path, timeout, workspace):
         yield
 
 
-async def acquire_async(lock: filelock.FileLock, wait_seconds: float, poll: float = 0.05) -> None:
+async def acquire_async(lock: AnyLock, wait_seconds: float, poll: float = 0.05) -> None:
     """Acquire ``lock`` without blocking the event loop, polling; cancel-safe (a cancelled
     wait never leaves the lock held). Raises :class:`filelock.Timeout` after ``wait_seconds``."""
     deadline = time.monotonic() + wait_seconds
@@ -66,31 +135,14 @@ def atomic_write(path: Path, data: bytes, workspace: Path | None = None) -> None
     """Replace ``path`` with ``data`` all at once: temp file, ``fsync``, ``os.replace``.
 
     Readers see the old file or the new one, never a part. An existing file's permission bits
-    are kept. The temp file is removed when anything fails.
+    are kept. The temp file is removed when anything fails. With ``workspace``, the folder is
+    opened by descriptor from the workspace root (never through a link, even one swapped in
+    after the check): :class:`~copaw_context.core._confine.OutsideWorkspaceError`.
     """
-    if workspace is not None:
-        check_inside(path.parent, workspace, write=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        mode = None
-    try:
-        with open(temp, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            temp.unlink(missing_ok=True)
-        except OSError as error:
-            logger.warning("memory: could not remove temp file %s: %s", temp, error)
-        raise
-    fsync_directory(path.parent)
+    temp = f".{path.name}.{uuid.uuid4().hex}.tmp"
+    with writable_dir(path.parent, workspace) as dir_fd:
+        replace_at(dir_fd, path.name, temp, lambda handle: handle.write(data))
+        sync_dir(dir_fd)
 
 
 def append_bytes(
@@ -101,9 +153,8 @@ def append_bytes(
     A new or empty file gets ``header`` first; a file whose last line is unterminated gets a
     newline first. A failed write is cut back to the old size, so nothing half-written stays.
     """
-    if workspace is not None:
-        check_inside(path.parent, workspace, write=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if workspace is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
     opened: int | Path = path if workspace is None else open_append_inside(path, workspace)
     with open(opened, "a+b", buffering=0) as handle:
         size = handle.seek(0, os.SEEK_END)

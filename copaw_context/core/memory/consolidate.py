@@ -201,7 +201,7 @@ class MemoryConsolidator:
     async def _consolidate(self) -> ConsolidationResult:
         # The model call may take minutes: another run waits at least that long.
         timeout = max(self._files.lock_timeout, self._timeout + 60)
-        lock = file_lock(self._files.lock_path("consolidate"), timeout)
+        lock = file_lock(self._files.lock_path("consolidate"), timeout, self._files.workspace)
         await acquire_async(lock, timeout)
         try:
             return await self._consolidate_locked()
@@ -220,7 +220,9 @@ class MemoryConsolidator:
         proposal, reason = await self._ask_model(snapshot, entries)
 
         def write() -> tuple[str, Path | None, str | None, bool]:
-            with locked(self._files.lock_path(MEMORY_FILE), self._files.lock_timeout):
+            with locked(
+                self._files.lock_path(MEMORY_FILE), self._files.lock_timeout, self._files.workspace
+            ):
                 current = self._files.read_memory_sync()
                 method, why, text = "extractive", reason, None
                 if proposal is not None and current == snapshot:

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Literal
 
-import filelock
-
 from copaw_context.core._confine import OutsideWorkspaceError, check_inside, read_bytes_inside
+from copaw_context.core._confine_write import writable_dir
 from copaw_context.core.truncation import (
     NOTICE_BUDGET_BYTES,
     count_lines,
@@ -38,7 +39,7 @@ from ._checks import (
     check_memory_text,
     check_section_title,
 )
-from ._io import append_bytes, atomic_write, file_lock, locked
+from ._io import AnyLock, append_bytes, atomic_write, file_lock, locked
 from .markdown import format_log_entry, normalise_text, replace_section
 
 __all__ = [
@@ -259,7 +260,7 @@ class MemoryFiles:
         header = f"# {moment.date().isoformat()}\n\n".encode()
 
         def write() -> None:
-            with locked(self.lock_path(path.name), self._lock_timeout):
+            with locked(self.lock_path(path.name), self._lock_timeout, self._workspace):
                 append_bytes(path, entry.encode("utf-8"), header, self._workspace)
 
         await asyncio.to_thread(write)
@@ -267,9 +268,9 @@ class MemoryFiles:
 
     # --- MEMORY.md -------------------------------------------------------------------------
 
-    def memory_lock(self) -> filelock.FileLock:
+    def memory_lock(self) -> AnyLock:
         """A new (unacquired) inter-process lock of MEMORY.md, for read-modify-write spans."""
-        return file_lock(self.lock_path(MEMORY_FILE), self._lock_timeout)
+        return file_lock(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace)
 
     def write_memory_locked(self, text: str) -> Path | None:
         """Replace MEMORY.md with ``text`` (the caller holds :meth:`memory_lock`).
@@ -293,7 +294,7 @@ class MemoryFiles:
         """Replace MEMORY.md with ``text`` under its lock (dated backup first)."""
 
         def write() -> Path | None:
-            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
+            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace):
                 return self.write_memory_locked(text)
 
         return await asyncio.to_thread(write)
@@ -313,7 +314,7 @@ class MemoryFiles:
         body = check_content(content, allow_empty=mode == "replace")
 
         def edit() -> Path | None:
-            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout):
+            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace):
                 current = self.read_memory_sync()
                 check_memory_text(current, self.memory_path().name)
                 updated = replace_section(current, title, body, add=mode == "add")
@@ -328,8 +329,7 @@ class MemoryFiles:
 
     def _backup(self, data: bytes) -> Path:
         stamp = self.now().strftime("%Y-%m-%dT%H%M%S")
-        directory = self.backups_dir
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = self.backups_dir  # created by atomic_write, inside the workspace
         candidate = directory / f"MEMORY.{stamp}.md"
         counter = 1
         while candidate.exists():
@@ -340,12 +340,22 @@ class MemoryFiles:
         return candidate
 
     def _prune_backups(self, directory: Path) -> None:
-        backups = sorted(
-            (p for p in directory.glob("MEMORY.*.md") if p.is_file()),
-            key=lambda p: (p.stat().st_mtime_ns, p.name),
-        )
-        for old in backups[: max(0, len(backups) - self._keep_backups)]:
-            try:
-                old.unlink()
-            except OSError as error:
-                logger.warning("memory: could not remove old backup %s: %s", old, error)
+        """Remove the oldest backups beyond ``keep_backups`` (by descriptor: never through a
+        folder swapped for a link)."""
+        try:
+            with writable_dir(directory, self._workspace, create=False) as dir_fd:
+                found = []
+                for name in os.listdir(dir_fd):
+                    if name.startswith("MEMORY.") and name.endswith(".md"):
+                        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                        if stat.S_ISREG(info.st_mode):
+                            found.append((info.st_mtime_ns, name))
+                for _, name in sorted(found)[: max(0, len(found) - self._keep_backups)]:
+                    try:
+                        os.unlink(name, dir_fd=dir_fd)
+                    except OSError as error:
+                        logger.warning(
+                            "memory: could not remove old backup %s: %s", directory / name, error
+                        )
+        except OSError as error:
+            logger.warning("memory: could not prune the backups in %s: %s", directory, error)
