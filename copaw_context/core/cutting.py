@@ -195,7 +195,8 @@ async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int
 
 
 MOVED_TEXT = "[text moved: see the file named in this message's first text]"
-"""What a later text block of a cut message becomes (its text is in the first block's file)."""
+"""What the later text blocks of a cut message become, together: ONE such block (their text
+is in the first block's file; the other later blocks are dropped, so a cut never grows)."""
 
 
 async def _cut_message_texts(
@@ -203,30 +204,44 @@ async def _cut_message_texts(
 ) -> int:
     """Cut the text blocks of message ``index`` by their total to ``max_bytes``: their joined
     text is saved whole under ``dialog/requests/`` first; the first block keeps the excerpt
-    and the notice, the others become :data:`MOVED_TEXT`. Returns 1 when it cut, else 0."""
-    ledger, meter = await engine.sync(host)
+    and the notice, the second becomes :data:`MOVED_TEXT` and the later ones are dropped
+    (other blocks stay, in order). A cut that would not make the message smaller is not
+    made. Returns 1 when it cut, else 0."""
     view = host.view(index)
     positions = [i for i, part in enumerate(view.parts) if part.kind == "text"]
     texts = [view.parts[i].text for i in positions]
     sizes = [len(text.encode("utf-8", "replace")) for text in texts]
     if not texts or sum(sizes) + len(sizes) - 1 <= max_bytes:
         return 0
-    rest = positions[1:]
-    markers = len(MOVED_TEXT.encode()) * len(rest)
-    first_bytes = max(_MIN_FIRST_BYTES, max_bytes - markers)
+    marker = len(MOVED_TEXT.encode()) if len(texts) > 1 else 0
+    first_bytes = max(_MIN_FIRST_BYTES, max_bytes - marker)
+    if first_bytes + NOTICE_BYTES + marker >= sum(sizes):
+        return 0  # the cut would not be smaller than the message
     already = all(text == MOVED_TEXT for text in texts[1:])
     if already and await _is_our_request_cut(engine, texts[0]):
-        if sizes[0] <= first_bytes:
+        if sizes[0] <= first_bytes and len(texts) <= 2:
             return 0
         cut: str | None = truncate_text_output(texts[0], max_bytes=first_bytes)
     else:
         cut = await _cut_request_text(engine, host, texts, first_bytes)
-    if cut is None:
+    if cut is None or len(cut.encode("utf-8", "replace")) + marker >= sum(sizes):
         return 0
-    for position, text in zip(positions, [cut, *([MOVED_TEXT] * len(rest))], strict=True):
+    ledger, meter = await engine.sync(host)
+    for position, text in zip(positions, [cut, MOVED_TEXT][: len(texts)], strict=False):
         host.set_text(index, position, text)
         ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+    if len(positions) > 2:
+        await _drop_parts(engine, host, index, set(positions[2:]))
     return 1
+
+
+async def _drop_parts(engine: ContextEngine, host: HostSession, index: int, drop: set[int]) -> None:
+    """Drop parts ``drop`` of message ``index`` (the same message, its other parts in order)."""
+    kept = [i for i in range(len(host.view(index).parts)) if i not in drop]
+    count = len(host.fingerprint())
+    await host.commit([(i, kept if i == index else None) for i in range(count)])
+    engine.ledger(host).reset()
+    await engine.sync(host)
 
 
 async def _cut_request_text(

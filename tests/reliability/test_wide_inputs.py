@@ -177,3 +177,31 @@ def test_a_request_of_many_text_blocks_is_cut_by_its_total(
         files_saved=len(saved),
         saved_whole=saved.count(whole),
     )
+
+
+@pytest.mark.parametrize(("window", "count", "chars"), [(8000, 3000, 6), (8000, 1000, 20)])
+def test_a_request_of_thousands_of_tiny_blocks_shrinks_when_cut(
+    driver: HostDriver, window: int, count: int, chars: int
+) -> None:
+    """Each later block used to become a 62-byte marker, so the cut grew the request 2.8x
+    (18,378 -> 51,544 tokens in 8K): the later blocks now share one marker."""
+    blocks = [f"b{index:05d}"[:chars].ljust(chars, "x") for index in range(count)]
+    with tempfile.TemporaryDirectory() as name:
+        workspace = Path(name)
+        figures = asyncio.run(_many_blocks(driver, workspace, window, blocks))
+        saved = [
+            p.read_text(encoding="utf-8") for p in (workspace / "dialog" / "requests").glob("*.txt")
+        ]
+    whole = "\n".join(blocks)
+    assert whole in saved, "the request's full text is in no file"
+    record(
+        "tiny_block_request",
+        window=window,
+        blocks=count,
+        block_chars=chars,
+        model_calls=figures.model_calls,
+        max_input_ratio=round(figures.max_input_ratio, 3),
+        over_window=figures.over_window,
+        invalid_inputs=figures.invalid_inputs,
+        saved_whole=saved.count(whole),
+    )
