@@ -177,21 +177,45 @@ async def cut_latest_request(
 
 
 async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int) -> int:
-    """The context cannot fit the window otherwise: cut the texts of pinned messages to
-    1,024 bytes (less in a tiny window) like an oversized request (full text saved under
-    ``dialog/requests/`` first), oldest first, until it fits. Pinned messages are never
-    compacted, but they cannot hold the model's input over its window either. Returns how
-    many texts were cut (a message's text blocks are cut by their total, as one)."""
+    """The context cannot fit the window otherwise: cut the texts of pinned messages like an
+    oversized request (full text saved under ``dialog/requests/`` first), oldest first, until
+    it fits. Each is cut to its share of the room the rest of the input leaves them
+    (:func:`pinned_cut_bytes`, at most 1,024 bytes, less in a tiny window). Pinned messages
+    are never compacted, but they cannot hold the model's input over its window either.
+    Returns how many texts were cut (a message's text blocks are cut by their total, as one)."""
     ledger, _meter = await engine.sync(host)
-    max_bytes = max(256, min(_PINNED_CUT_BYTES, window // 4))
+    pinned = [i for i, entry in enumerate(ledger.messages) if entry.pinned]
+    if not pinned:
+        return 0
+    max_bytes = pinned_cut_bytes(engine, host, await engine.report(host), pinned, window)
     cut_count = 0
-    for index, entry in enumerate(ledger.messages):
-        if not entry.pinned:
-            continue
+    for index in pinned:
         cut_count += await _cut_message_texts(engine, host, index, max_bytes)
         if cut_count and (await engine.report(host)).total <= window:
             break
     return cut_count
+
+
+def pinned_cut_bytes(
+    engine: ContextEngine, host: HostSession, report: TokenReport, pinned: list[int], window: int
+) -> int:
+    """Bytes each pinned text is cut to: its share of the room (in bytes, at the pinned
+    messages' own bytes per token) the rest of the input leaves them, each cut counting its
+    notice and marker (:func:`shared_cap`); at most 1,024 (a quarter of a tiny window), at
+    least :data:`_MIN_FIRST_BYTES`."""
+    ledger = engine.ledger(host)
+    entries = [ledger.messages[i] for i in pinned]
+    tokens = sum(entry.tokens for entry in entries)
+    others = report.total - tokens * report.factor
+    budget = max(0.0, (window - others) / report.factor * 0.9)
+    ratio = sum(entry.nbytes for entry in entries) / max(1, tokens)
+    sizes = [
+        sum(len(p.text.encode("utf-8", "replace")) for p in host.view(i).parts if p.kind == "text")
+        for i in pinned
+    ]
+    share = shared_cap(sizes, int(budget * ratio)) - NOTICE_BYTES - len(MOVED_TEXT)
+    cap = max(256, min(_PINNED_CUT_BYTES, window // 4))
+    return max(_MIN_FIRST_BYTES, min(cap, share))
 
 
 MOVED_TEXT = "[text moved: see the file named in this message's first text]"

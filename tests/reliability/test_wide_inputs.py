@@ -205,3 +205,47 @@ def test_a_request_of_thousands_of_tiny_blocks_shrinks_when_cut(
         invalid_inputs=figures.invalid_inputs,
         saved_whole=saved.count(whole),
     )
+
+
+def test_many_pinned_requests_longer_than_the_pinned_cut_fit_the_window(
+    driver: HostDriver,
+) -> None:
+    """40 pinned requests of 3 KB in 8K used to reach 11,846 tokens: each pin was cut to a
+    fixed 1,024 bytes (and only when nothing was left to compact). Now to its share of the
+    room, after a compaction too; every full text saved first."""
+    window, turns = 8000, 40
+    figures = StepFigures()
+    pins = [f"pinned rule {n}: " + "never touch vendor files " * 120 for n in range(turns)]
+
+    async def answer(call: Any) -> list[Any]:
+        formatted = await driver.provider_inputs(call)
+        check_model_input(formatted, driver.tool_schemas(call), window, figures)
+        return driver.text_step("ok")
+
+    async def run(workspace: Path) -> None:
+        hook = driver.hook(agent_config(window, "extractive"), workspace)
+        model = driver.model([answer] * (turns + 1), context_size=window)
+        agent = await driver.agent(hook, model)
+        for pin in pins:
+            assert await driver.ask(agent, pin, pinned=True) == "ok"
+
+    with tempfile.TemporaryDirectory() as name:
+        workspace = Path(name)
+        asyncio.run(run(workspace))
+        saved = {
+            p.read_text(encoding="utf-8") for p in (workspace / "dialog" / "requests").glob("*.txt")
+        }
+    assert figures.model_calls == turns
+    cut = sum(pin in saved for pin in pins)
+    assert cut, "no pinned request was cut"
+    record(
+        "pinned_requests",
+        window=window,
+        pinned=turns,
+        pin_chars=len(pins[0]),
+        model_calls=figures.model_calls,
+        max_input_ratio=round(figures.max_input_ratio, 3),
+        over_window=figures.over_window,
+        invalid_inputs=figures.invalid_inputs,
+        pins_saved_whole=cut,
+    )
