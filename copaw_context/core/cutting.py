@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.fresh_share import COMBINED, combine_fresh_results, shared_cap
+from copaw_context.core.fresh_share import (
+    COMBINED,
+    combine_fresh_results,
+    compact_pointers,
+    shared_cap,
+)
 from copaw_context.core.host import HostSession
 from copaw_context.core.pruning import offload_parts
 from copaw_context.core.report import Limits, TokenReport
@@ -56,9 +61,10 @@ async def fit_fresh_results(
     (in our counter's units): the room (in bytes, at the results' own bytes per token) is
     shared among them (:func:`shared_cap`: small ones whole, each cut counting its notice);
     when a share cannot hold even a notice and a few bytes, they are combined into one
-    saved file (:func:`combine_fresh_results`). Every full text stays saved."""
+    saved file (:func:`combine_fresh_results`), and when even their pointers do not fit,
+    those are shortened (:func:`compact_pointers`). Every full text stays saved."""
     ledger, _meter = await engine.sync(host)
-    for _attempt in range(3):
+    for _attempt in range(4):
         fresh = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
         entries = [ledger.messages[i].parts[p] for i, p in fresh]
         total = sum(entry.tokens for entry in entries)
@@ -69,6 +75,8 @@ async def fit_fresh_results(
         target = shared_cap([entry.nbytes for entry in entries], room) - NOTICE_BYTES
         if target < _MIN_SHARE_BYTES and await combine_fresh_results(engine, host, fresh):
             continue
+        if _attempt and await compact_pointers(engine, host, fresh):
+            continue  # even the start-line pointers do not fit: the file's index says
         target = max(_MIN_SHARE_BYTES, target)
         for (index, part), entry in zip(fresh, entries, strict=True):
             # A pointer into a combined file is never cut: the first names the file.
