@@ -18,6 +18,7 @@ from copaw_context.core.fresh_share import (
     COMBINED,
     combine_fresh_results,
     compact_pointers,
+    omit_unsaved,
     shared_cap,
 )
 from copaw_context.core.host import HostSession
@@ -102,7 +103,12 @@ async def fit_fresh_to_window(
     others = report.total - fresh * factor
     budget = int((report.window - others) / factor * 0.98)  # a little slack for the notices
     await fit_fresh_results(engine, host, budget, report.window)
-    return await engine.report(host, limits)
+    after = await engine.report(host, limits)
+    if after.total > after.window:  # no file could be written: the cuts' notices are left
+        unseen = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
+        if await omit_unsaved(engine, host, unseen):
+            after = await engine.report(host, limits)
+    return after
 
 
 async def truncate_instead(

@@ -8,7 +8,8 @@ result a short pointer into it; when even those pointers do not fit,
 :func:`compact_pointers` shortens all but the first (which names the file) to
 :data:`COMPACT_POINTER`. When the one file cannot be written, each result is saved alone
 and points to its own file (a result whose save fails too is cut as usual, its notice
-saying the full text could not be saved).
+saying the full text could not be saved; when even those cuts do not fit,
+:func:`omit_unsaved` leaves each only a note saying so).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from copaw_context.core.host import HostSession, PartView
-from copaw_context.core.truncation import notice_path
+from copaw_context.core.truncation import notice_path, parse_truncation_notice
 
 if TYPE_CHECKING:
     from copaw_context.core.engine import ContextEngine
@@ -29,8 +30,10 @@ logger = logging.getLogger("copaw_context")
 __all__ = [
     "COMBINED",
     "COMPACT_POINTER",
+    "OMITTED_NOTE",
     "combine_fresh_results",
     "compact_pointers",
+    "omit_unsaved",
     "shared_cap",
 ]
 
@@ -39,6 +42,8 @@ COMBINED = "combined"
 _NUMBER = "combined_number"  # its place in the combined file (1: the pointer naming it)
 COMPACT_POINTER = "[moved: see index]"
 """What a result's pointer becomes when even the start-line pointers do not fit."""
+OMITTED_NOTE = "[Output omitted: it could not be saved to a file]"
+"""What a result cut without a saved copy becomes when even its cut does not fit."""
 
 
 def shared_cap(sizes: Sequence[int], room: int) -> int:
@@ -183,3 +188,29 @@ async def _save_each(
         ledger.update_part(index, part, host.view(index, part).parts[0], meter)
         changed = True
     return changed
+
+
+async def omit_unsaved(
+    engine: ContextEngine, host: HostSession, fresh: Sequence[tuple[int, int]]
+) -> bool:
+    """Last resort when no file could be written and the cuts still do not fit the window: a
+    result cut without a saved copy keeps only a note that it could not be saved (logged).
+    False when there was none."""
+    ledger, meter = await engine.sync(host)
+    omitted = 0
+    for index, part in fresh:
+        view = host.view(index, part).parts[0]
+        parsed = parse_truncation_notice(_text(view))
+        if parsed is None or parsed[1].file_path is not None:
+            continue
+        data = [p for p in view.output if not isinstance(p, str)]
+        host.set_tool_result(index, part, [OMITTED_NOTE, *data], dict(view.meta))
+        ledger.update_part(index, part, host.view(index, part).parts[0], meter)
+        omitted += 1
+    if omitted:
+        logger.error(
+            "copaw-context: %d tool results could not be saved and their cuts did not fit "
+            "the window: only their sizes are kept",
+            omitted,
+        )
+    return bool(omitted)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from copaw_context.core import offload
-from copaw_context.core.fresh_share import COMPACT_POINTER
+from copaw_context.core.fresh_share import COMPACT_POINTER, OMITTED_NOTE
 from copaw_context.core.truncation import parse_truncation_notice
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record
@@ -145,22 +145,27 @@ def test_parallel_results_fit_the_window(
     )
 
 
-_FREE_BYTES = 16_000  # a nearly full disk: the one combined file does not fit, each result does
+def _says_unsaved(shown: str) -> bool:
+    """Whether a result says its full text could not be saved (a notice naming no file)."""
+    parsed = parse_truncation_notice(shown)
+    return shown == OMITTED_NOTE or (parsed is not None and parsed[1].file_path is None)
 
 
+@pytest.mark.parametrize(("window", "free_bytes"), [(8000, 16_000), (4000, 0)])
 def test_parallel_results_fit_when_the_combined_file_cannot_be_written(
-    driver: HostDriver, monkeypatch: pytest.MonkeyPatch
+    driver: HostDriver, monkeypatch: pytest.MonkeyPatch, window: int, free_bytes: int
 ) -> None:
-    """The disk has room for each result alone but not for the one combined file (ENOSPC):
-    each result is saved alone and points to its own file. Each used to be cut to 64 bytes
-    with its own ~360-byte notice: 9,131 tokens for an 8,000-token window."""
-    window, count, chars = 8000, 60, 800
+    """60 results; the disk has room for each result alone but not for the one combined
+    file (ENOSPC): each is saved alone and points to its own file (each used to be cut to
+    64 bytes with its own ~360-byte notice: 8,935 tokens in 8K). With no room at all (4K),
+    every result says it could not be saved, within the window (6,148 tokens before)."""
+    count, chars = 60, 800
     refused: list[int] = []
     real = offload.write_atomically
 
     def nearly_full(directory: Path, parts: Any, separator: str, encoding: str) -> Any:
         size = sum(len(str(part).encode("utf-8")) for part in parts)
-        if size > _FREE_BYTES:
+        if size > free_bytes and directory.name == "tool_result":
             refused.append(size)
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(directory, parts, separator, encoding)
@@ -174,19 +179,23 @@ def test_parallel_results_fit_when_the_combined_file_cannot_be_written(
         recovered = sum(
             _recover(workspace, results, index, _payload(index, chars)) for index in range(count)
         )
-        assert recovered == count, f"{count - recovered} full texts are in no file"
+        unsaved = sum(_says_unsaved(shown) for shown in results)
+        assert recovered + unsaved == count, f"{count - recovered - unsaved} results lost"
+        assert recovered == count or not free_bytes, "a result fit its own file but was not saved"
         saved = len(list((workspace / "tool_result").glob("*.txt")))
     record(
         "parallel_results_combined_unwritable",
         window=window,
         results=count,
         result_chars=chars,
+        free_bytes=free_bytes,
         model_calls=figures.model_calls,
         max_input_ratio=round(figures.max_input_ratio, 3),
         over_window=figures.over_window,
         invalid_inputs=figures.invalid_inputs,
         writes_refused=len(refused),
         recovered=recovered,
+        said_unsaved=unsaved,
         files_saved=saved,
     )
 
