@@ -205,7 +205,7 @@ async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int
     cut_count = 0
     for index in pinned:
         cut_count += await _cut_message_texts(engine, host, index, max_bytes)
-        if cut_count and (await engine.report(host)).total <= window:
+        if cut_count and (await engine.report(host)).total <= window * 0.98:  # slack
             break
     return cut_count
 
