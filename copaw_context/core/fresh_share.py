@@ -79,6 +79,11 @@ def _text(view: PartView) -> str:
     return "\n".join(p for p in view.output if isinstance(p, str))
 
 
+def _one_line(text: str | None, default: str) -> str:
+    """``text`` on one line (a newline in a tool name or call id would shift every start)."""
+    return (text or default).replace("\r", " ").replace("\n", " ")[:200]
+
+
 def _layout(views: Sequence[PartView]) -> tuple[list[str], list[int]]:
     """The combined file's pieces (an index, then each result under a header) and the line
     where each result's text starts."""
@@ -90,12 +95,13 @@ def _layout(views: Sequence[PartView]) -> tuple[list[str], list[int]]:
         starts.append(line + 1)
         line += 1 + text.count("\n") + 1
     index = [f"=== index: {count} tool results; the line where each one's full text starts ==="]
-    for number, (view, start) in enumerate(zip(views, starts, strict=True), 1):
-        name = view.tool_name or "tool"
-        index.append(f"result {number} of {count} ({name}, call {view.call_id}): line {start}")
+    names = [_one_line(view.tool_name, "tool") for view in views]
+    for number, (view, name, start) in enumerate(zip(views, names, starts, strict=True), 1):
+        call = _one_line(view.call_id, "-")
+        index.append(f"result {number} of {count} ({name}, call {call}): line {start}")
     pieces = ["\n".join(index)]
-    for number, (view, text) in enumerate(zip(views, texts, strict=True), 1):
-        pieces.append(f"=== tool result {number} of {count}: {view.tool_name or 'tool'} ===")
+    for number, (name, text) in enumerate(zip(names, texts, strict=True), 1):
+        pieces.append(f"=== tool result {number} of {count}: {name} ===")
         pieces.append(text)
     return pieces, starts
 
