@@ -40,7 +40,7 @@ __all__ = [
 COMBINED = "combined"
 """Meta key of a result whose full text is in a combined file (never combined again)."""
 _NUMBER = "combined_number"  # its place in the combined file (1: the pointer naming it)
-COMPACT_POINTER = "[moved: see index]"
+COMPACT_POINTER = "[see index]"
 """What a result's pointer becomes when even the start-line pointers do not fit."""
 OMITTED_NOTE = "[Output omitted: it could not be saved to a file]"
 """What a result cut without a saved copy becomes when even its cut does not fit."""

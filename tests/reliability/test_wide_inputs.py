@@ -115,7 +115,7 @@ async def _parallel(
 
 @pytest.mark.parametrize(
     ("window", "count", "chars"),
-    [(8000, 30, 3000), (16000, 200, 1800), (4000, 60, 900), (4000, 120, 800)],
+    [(8000, 30, 3000), (16000, 200, 1800), (4000, 60, 900), (4000, 120, 800), (2000, 60, 800)],
 )
 def test_parallel_results_fit_the_window(
     driver: HostDriver, window: int, count: int, chars: int
