@@ -25,6 +25,7 @@ from copaw_context.core.compactor_input import compacted_transcript
 from copaw_context.core.cutting import (
     NOTICE_BYTES,
     cut_latest_request,
+    cut_pinned_texts,
     fit_fresh_results,
     fit_fresh_to_window,
     request_cap_bytes,
@@ -192,6 +193,8 @@ class _Run:
         after = await engine.report(host, limits)
         if after.total > after.window:  # the summary took more than its room
             after = await fit_fresh_to_window(engine, host, after, limits)
+        if after.total > after.window and await cut_pinned_texts(engine, host, after.window):
+            after = await engine.report(host, limits)
         if after.total > after.window:
             from copaw_context.core.history_rules import shrink_summary_to_window  # a cycle
 

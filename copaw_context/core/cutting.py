@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from copaw_context.core.data_fit import drop_data_to_fit
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.fresh_share import COMBINED, combine_fresh_results, shared_cap
+from copaw_context.core.fresh_share import (
+    COMBINED,
+    combine_fresh_results,
+    compact_pointers,
+    omit_unsaved,
+    shared_cap,
+)
 from copaw_context.core.host import HostSession
 from copaw_context.core.pruning import offload_parts
 from copaw_context.core.report import Limits, TokenReport
@@ -57,9 +63,10 @@ async def fit_fresh_results(
     (in our counter's units): the room (in bytes, at the results' own bytes per token) is
     shared among them (:func:`shared_cap`: small ones whole, each cut counting its notice);
     when a share cannot hold even a notice and a few bytes, they are combined into one
-    saved file (:func:`combine_fresh_results`). Every full text stays saved."""
+    saved file (:func:`combine_fresh_results`), and when even their pointers do not fit,
+    those are shortened (:func:`compact_pointers`). Every full text stays saved."""
     ledger, _meter = await engine.sync(host)
-    for _attempt in range(3):
+    for _attempt in range(4):
         fresh = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
         entries = [ledger.messages[i].parts[p] for i, p in fresh]
         total = sum(entry.tokens for entry in entries)
@@ -70,6 +77,8 @@ async def fit_fresh_results(
         target = shared_cap([entry.nbytes for entry in entries], room) - NOTICE_BYTES
         if target < _MIN_SHARE_BYTES and await combine_fresh_results(engine, host, fresh):
             continue
+        if _attempt and await compact_pointers(engine, host, fresh):
+            continue  # even the start-line pointers do not fit: the file's index says
         target = max(_MIN_SHARE_BYTES, target)
         for (index, part), entry in zip(fresh, entries, strict=True):
             # A pointer into a combined file is never cut: the first names the file.
@@ -95,7 +104,12 @@ async def fit_fresh_to_window(
     others = report.total - fresh * factor
     budget = int((report.window - others) / factor * 0.98)  # a little slack for the notices
     await fit_fresh_results(engine, host, budget, report.window)
-    return await engine.report(host, limits)
+    after = await engine.report(host, limits)
+    if after.total > after.window:  # no file could be written: the cuts' notices are left
+        unseen = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
+        if await omit_unsaved(engine, host, unseen):
+            after = await engine.report(host, limits)
+    return after
 
 
 async def truncate_instead(
@@ -185,25 +199,50 @@ async def cut_latest_request(
 
 
 async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int) -> int:
-    """The context cannot fit the window otherwise: cut the texts of pinned messages to
-    1,024 bytes (less in a tiny window) like an oversized request (full text saved under
-    ``dialog/requests/`` first), oldest first, until it fits. Pinned messages are never
-    compacted, but they cannot hold the model's input over its window either. Returns how
-    many texts were cut (a message's text blocks are cut by their total, as one)."""
+    """The context cannot fit the window otherwise: cut the texts of pinned messages like an
+    oversized request (full text saved under ``dialog/requests/`` first), oldest first, until
+    it fits. Each is cut to its share of the room the rest of the input leaves them
+    (:func:`pinned_cut_bytes`, at most 1,024 bytes, less in a tiny window). Pinned messages
+    are never compacted, but they cannot hold the model's input over its window either.
+    Returns how many texts were cut (a message's text blocks are cut by their total, as one)."""
     ledger, _meter = await engine.sync(host)
-    max_bytes = max(256, min(_PINNED_CUT_BYTES, window // 4))
+    pinned = [i for i, entry in enumerate(ledger.messages) if entry.pinned]
+    if not pinned:
+        return 0
+    max_bytes = pinned_cut_bytes(engine, host, await engine.report(host), pinned, window)
     cut_count = 0
-    for index, entry in enumerate(ledger.messages):
-        if not entry.pinned:
-            continue
+    for index in pinned:
         cut_count += await _cut_message_texts(engine, host, index, max_bytes)
-        if cut_count and (await engine.report(host)).total <= window:
+        if cut_count and (await engine.report(host)).total <= window * 0.98:  # slack
             break
     return cut_count
 
 
+def pinned_cut_bytes(
+    engine: ContextEngine, host: HostSession, report: TokenReport, pinned: list[int], window: int
+) -> int:
+    """Bytes each pinned text is cut to: its share of the room (in bytes, at the pinned
+    messages' own bytes per token) the rest of the input leaves them, each cut counting its
+    notice and marker (:func:`shared_cap`); at most 1,024 (a quarter of a tiny window), at
+    least :data:`_MIN_FIRST_BYTES`."""
+    ledger = engine.ledger(host)
+    entries = [ledger.messages[i] for i in pinned]
+    tokens = sum(entry.tokens for entry in entries)
+    others = report.total - tokens * report.factor
+    budget = max(0.0, (window - others) / report.factor * 0.9)
+    ratio = sum(entry.nbytes for entry in entries) / max(1, tokens)
+    sizes = [
+        sum(len(p.text.encode("utf-8", "replace")) for p in host.view(i).parts if p.kind == "text")
+        for i in pinned
+    ]
+    share = shared_cap(sizes, int(budget * ratio)) - NOTICE_BYTES - len(MOVED_TEXT)
+    cap = max(256, min(_PINNED_CUT_BYTES, window // 4))
+    return max(_MIN_FIRST_BYTES, min(cap, share))
+
+
 MOVED_TEXT = "[text moved: see the file named in this message's first text]"
-"""What a later text block of a cut message becomes (its text is in the first block's file)."""
+"""What the later text blocks of a cut message become, together: ONE such block (their text
+is in the first block's file; the other later blocks are dropped, so a cut never grows)."""
 
 
 async def _cut_message_texts(
@@ -211,30 +250,44 @@ async def _cut_message_texts(
 ) -> int:
     """Cut the text blocks of message ``index`` by their total to ``max_bytes``: their joined
     text is saved whole under ``dialog/requests/`` first; the first block keeps the excerpt
-    and the notice, the others become :data:`MOVED_TEXT`. Returns 1 when it cut, else 0."""
-    ledger, meter = await engine.sync(host)
+    and the notice, the second becomes :data:`MOVED_TEXT` and the later ones are dropped
+    (other blocks stay, in order). A cut that would not make the message smaller is not
+    made. Returns 1 when it cut, else 0."""
     view = host.view(index)
     positions = [i for i, part in enumerate(view.parts) if part.kind == "text"]
     texts = [view.parts[i].text for i in positions]
     sizes = [len(text.encode("utf-8", "replace")) for text in texts]
     if not texts or sum(sizes) + len(sizes) - 1 <= max_bytes:
         return 0
-    rest = positions[1:]
-    markers = len(MOVED_TEXT.encode()) * len(rest)
-    first_bytes = max(_MIN_FIRST_BYTES, max_bytes - markers)
+    marker = len(MOVED_TEXT.encode()) if len(texts) > 1 else 0
+    first_bytes = max(_MIN_FIRST_BYTES, max_bytes - marker)
+    if first_bytes + NOTICE_BYTES + marker >= sum(sizes):
+        return 0  # the cut would not be smaller than the message
     already = all(text == MOVED_TEXT for text in texts[1:])
     if already and await _is_our_request_cut(engine, texts[0]):
-        if sizes[0] <= first_bytes:
+        if sizes[0] <= first_bytes and len(texts) <= 2:
             return 0
         cut: str | None = truncate_text_output(texts[0], max_bytes=first_bytes)
     else:
         cut = await _cut_request_text(engine, host, texts, first_bytes)
-    if cut is None:
+    if cut is None or len(cut.encode("utf-8", "replace")) + marker >= sum(sizes):
         return 0
-    for position, text in zip(positions, [cut, *([MOVED_TEXT] * len(rest))], strict=True):
+    ledger, meter = await engine.sync(host)
+    for position, text in zip(positions, [cut, MOVED_TEXT][: len(texts)], strict=False):
         host.set_text(index, position, text)
         ledger.update_part(index, position, host.view(index, position).parts[0], meter)
+    if len(positions) > 2:
+        await _drop_parts(engine, host, index, set(positions[2:]))
     return 1
+
+
+async def _drop_parts(engine: ContextEngine, host: HostSession, index: int, drop: set[int]) -> None:
+    """Drop parts ``drop`` of message ``index`` (the same message, its other parts in order)."""
+    kept = [i for i in range(len(host.view(index).parts)) if i not in drop]
+    count = len(host.fingerprint())
+    await host.commit([(i, kept if i == index else None) for i in range(count)])
+    engine.ledger(host).reset()
+    await engine.sync(host)
 
 
 async def _cut_request_text(
