@@ -163,12 +163,12 @@ def test_parallel_results_fit_when_the_combined_file_cannot_be_written(
     refused: list[int] = []
     real = offload.write_atomically
 
-    def nearly_full(directory: Path, parts: Any, separator: str, encoding: str) -> Any:
+    def nearly_full(directory: Path, parts: Any, *args: Any) -> Any:
         size = sum(len(str(part).encode("utf-8")) for part in parts)
         if size > free_bytes and directory.name == "tool_result":
             refused.append(size)
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(directory, parts, separator, encoding)
+        return real(directory, parts, *args)
 
     monkeypatch.setattr(offload, "write_atomically", nearly_full)
     with tempfile.TemporaryDirectory() as name:
