@@ -14,7 +14,7 @@ from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig
 from copaw_context.agentscope2.attach import _HOOK_LISTS
-from copaw_context.testing import ScriptedChatModel
+from copaw_context.testing import ScriptedChatModel, text_step
 from tests.helpers import make_agent
 
 AGENTSCOPE = version("agentscope")
@@ -57,3 +57,35 @@ def test_middleware_lists_exist() -> None:
             f"agentscope {AGENTSCOPE}: Agent.{attribute} is gone; "
             "update copaw_context.agentscope2.attach"
         )
+
+
+async def test_the_fallback_model_call_names_its_model(tmp_path) -> None:
+    """AgentScope 2.x calls ``ModelConfig.fallback_model`` through the same ``on_model_call``
+    with ``input_kwargs["current_model"]`` (public: MiddlewareBase.on_model_call's doc); the
+    adapter fits the input to that model's window (copaw_context/agentscope2/middleware.py)."""
+    from agentscope.agent import ModelConfig
+    from agentscope.middleware import MiddlewareBase
+
+    from tests.reliability.provider_wordings import HttpError
+
+    called: list[object] = []
+
+    class Recorder(MiddlewareBase):
+        async def on_model_call(self, agent, input_kwargs, next_handler):  # type: ignore[no-untyped-def]
+            called.append(input_kwargs.get("current_model"))
+            return await next_handler(**input_kwargs)
+
+    primary = ScriptedChatModel([HttpError("503 Service Unavailable", status_code=503)])
+    fallback = ScriptedChatModel([text_step("ok")], model_name="fallback")
+    agent = Agent(
+        name="a",
+        system_prompt="s",
+        model=primary,
+        model_config=ModelConfig(fallback_model=fallback),
+        middlewares=[Recorder()],
+    )
+    await agent.reply(UserMsg("user", "hello"))
+    assert called == [primary, fallback], (
+        f"agentscope {AGENTSCOPE}: on_model_call no longer names the fallback model as "
+        "current_model; update MemoryCompactionHook.on_model_call"
+    )

@@ -11,10 +11,11 @@ Every method only translates between AgentScope and the engine.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from typing import Any
 
 from agentscope.message import TextBlock
@@ -45,6 +46,8 @@ LEGACY_STATE_KEY = "copaw_context"
 """Where versions up to 0.1.0 kept per-agent state; moved to the middleware key on first use."""
 
 logger = logging.getLogger("copaw_context")
+
+_CALL_MODEL = "call_model"  # scratch: the model an input is being rebuilt for
 
 
 class MemoryCompactionHook(EngineHook, MiddlewareBase):
@@ -118,8 +121,11 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             self._tools = [read_file, *memory]
         return list(self._tools)
 
-    async def session(self, agent: Any) -> AgentScope2Session:
-        """The engine's view of ``agent`` (its state lives under this middleware's key)."""
+    async def session(self, agent: Any, model: Any = None) -> AgentScope2Session:
+        """The engine's view of ``agent`` (its state lives under this middleware's key) for
+        calls to ``model`` (default the agent's own; its fallback model has its own window,
+        tokenizer and overflow figures)."""
+        model = agent.model if model is None else model
         key = await self.get_middleware_key()
         context: dict[str, Any] = agent.state.middle_context
         data = context.get(key)
@@ -127,13 +133,13 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             legacy = context.pop(LEGACY_STATE_KEY, None) if key != LEGACY_STATE_KEY else None
             data = legacy if isinstance(legacy, dict) else {}
             context[key] = data
-        formatter = getattr(agent.model, "formatter", None)
+        formatter = getattr(model, "formatter", None)
         thinking = self._thinking.get(id(formatter))
         if thinking is None:
-            thinking = self._thinking[id(formatter)] = await thinking_policy(agent.model)
-        window = Window(*self.config.window_for(agent.model.context_size))
+            thinking = self._thinking[id(formatter)] = await thinking_policy(model)
+        window = Window(*self.config.window_for(model.context_size))
         compactor = AgentScopeSummariser(
-            self.compactor_model or agent.model,
+            self.compactor_model or model,
             window=None if self.compactor_model else window.tokens,
         )
         scratch = self._scratch.setdefault(agent, {})
@@ -145,6 +151,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             window=window,
             compactor=compactor,
             separate_compactor=self.compactor_model is not None,
+            model=model,
         )
 
     # ------------------------------------------------------------------- hooks
@@ -221,7 +228,8 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
 
     async def on_system_prompt(self, agent: Any, current_prompt: str) -> str:
         """MEMORY.md (bounded) after the agent's own system prompt."""
-        window = self.config.window_for(agent.model.context_size)[0]
+        model = self._scratch.setdefault(agent, {}).get(_CALL_MODEL) or agent.model
+        window = self.config.window_for(model.context_size)[0]
         block = await self.engine.memory.prompt_block(window)
         return f"{current_prompt}\n\n{block}" if block else current_prompt
 
@@ -256,8 +264,15 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         next_handler: Callable[..., Awaitable[Any]],
     ) -> Any:
         """Measure the input, calibrate with the reported usage, and recover once from a
-        provider's "input too long" error by compacting harder."""
-        session = await self.session(agent)
+        provider's "input too long" error by compacting harder.
+
+        The call may go to the agent's fallback model (AgentScope's ``ModelConfig.
+        fallback_model``, named by ``current_model``): the input is then fitted to that
+        model's window first, and what its errors teach stays with it."""
+        model = input_kwargs.get("current_model")
+        session = await self.session(agent, model)
+        if session.is_fallback:
+            input_kwargs = await self._fit_fallback(agent, session, input_kwargs)
         measure = await self._measure(session, input_kwargs)
 
         async def send(kwargs: dict[str, Any]) -> Any:
@@ -265,17 +280,52 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
 
         async def resend() -> Any:
             nonlocal measure
-            # Private but unavoidable: the model input for the new context. Pinned by
-            # tests/test_agentscope_pins.py.
-            fresh = await agent._prepare_model_input()
+            fresh = await self._model_input(agent, session)
             measure = await self._measure(session, fresh)
             return await send({**input_kwargs, **fresh})
 
         response = await self.engine.guarded_call(session, lambda: send(input_kwargs), resend)
         if isinstance(response, ChatResponse):
-            await self._observe(agent, measure, response)
+            await self._observe(session, measure, response)
             return response
-        return self._observe_stream(agent, measure, response)
+        return self._observe_stream(session, measure, response)
+
+    async def _model_input(self, agent: Any, session: AgentScope2Session) -> dict[str, Any]:
+        """The model input for the agent's context now (its system prompt sized for the
+        window of the model called)."""
+        with self._calling(agent, session):
+            # Private but unavoidable: the model input for the new context. Pinned by
+            # tests/test_agentscope_pins.py.
+            return dict(await agent._prepare_model_input())
+
+    @contextlib.contextmanager
+    def _calling(self, agent: Any, session: AgentScope2Session) -> Iterator[None]:
+        """The system prompt built meanwhile is for ``session``'s model (MEMORY.md bounded
+        by its window)."""
+        scratch = self._scratch.setdefault(agent, {})
+        scratch[_CALL_MODEL] = session.model
+        try:
+            yield
+        finally:
+            scratch.pop(_CALL_MODEL, None)
+
+    async def _fit_fallback(
+        self, agent: Any, session: AgentScope2Session, input_kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Compact for the fallback model's window (the step before fitted the context to
+        the agent's own model) and rebuild the input when that changed it, or when the
+        system prompt carries MEMORY.md (bounded by the window)."""
+        if not self.is_light:
+            return input_kwargs
+        try:
+            with self._calling(agent, session):
+                event = await self.engine.before_reasoning(session)
+            if event is None and not self.engine.memory.enabled:
+                return input_kwargs
+            return {**input_kwargs, **await self._model_input(agent, session)}
+        except Exception:
+            logger.exception("copaw-context: could not fit the input to the fallback model")
+            return input_kwargs
 
     async def _measure(
         self, session: AgentScope2Session, model_input: dict[str, Any]
@@ -293,7 +343,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
 
     async def _observe_stream(
         self,
-        agent: Any,
+        session: AgentScope2Session,
         measure: InputMeasure | None,
         stream: AsyncGenerator[ChatResponse, None],
     ) -> AsyncGenerator[ChatResponse, None]:
@@ -302,17 +352,17 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             last = chunk
             yield chunk
         if last is not None:
-            await self._observe(agent, measure, last)
+            await self._observe(session, measure, last)
 
     async def _observe(
-        self, agent: Any, measure: InputMeasure | None, response: ChatResponse
+        self, session: AgentScope2Session, measure: InputMeasure | None, response: ChatResponse
     ) -> None:
-        if measure is None or response.usage is None:
+        # The usage calibration is the agent's own model's: a fallback's usage is not its.
+        if measure is None or response.usage is None or session.is_fallback:
             return
         try:
-            session = await self.session(agent)
             await self.engine.observe_usage(
-                session, measure, prompt_tokens(response.usage, agent.model)
+                session, measure, prompt_tokens(response.usage, session.model)
             )
         except Exception:
             logger.exception("copaw-context: could not use the reported usage")

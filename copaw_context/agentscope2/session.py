@@ -33,12 +33,20 @@ from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Wind
 from copaw_context.core.session_base import SessionBase
 from copaw_context.core.summary import CompactorModel
 
-__all__ = ["STATUS_KEY", "AgentScope2Session"]
+__all__ = ["STATUS_KEY", "AgentScope2Session", "model_key"]
 
 STATUS_KEY = "status_lines"
 """Scratch key of the status lines waiting to be yielded into the reply stream."""
 
 logger = logging.getLogger("copaw_context")
+
+
+def model_key(model: Any) -> str:
+    """A model's identity for what its overflow errors teach: class, name and window (two
+    models alike in all three fit the same inputs), bounded for the saved state."""
+    name = getattr(model, "model", "")
+    size = getattr(model, "context_size", "")
+    return f"{type(model).__qualname__}:{name}:{size}"[:200]
 
 
 class AgentScope2Session(SessionBase):
@@ -54,6 +62,7 @@ class AgentScope2Session(SessionBase):
         window: Window,
         compactor: CompactorModel | None,
         separate_compactor: bool = False,
+        model: Any = None,
     ) -> None:
         super().__init__(
             agent,
@@ -64,6 +73,8 @@ class AgentScope2Session(SessionBase):
             separate_compactor=separate_compactor,
         )
         self._state = state
+        self.model = agent.model if model is None else model
+        """The model the calls of this session go to: the agent's, or its fallback model."""
         self.model_input: dict[str, Any] | None = None
         """The input of the model call being made, when there is one (its system prompt and
         tool schemas are what the model gets, so they need not be prepared again)."""
@@ -75,7 +86,20 @@ class AgentScope2Session(SessionBase):
 
     @property
     def model_name(self) -> str:
-        return str(self.agent.model.model)
+        return str(self.model.model)
+
+    @property
+    def model_key(self) -> str | None:
+        return model_key(self.model)
+
+    @property
+    def primary_model_key(self) -> str | None:
+        return model_key(self.agent.model)
+
+    @property
+    def is_fallback(self) -> bool:
+        """Whether the call goes to a model other than the agent's own (its fallback)."""
+        return self.model is not self.agent.model
 
     @property
     def state(self) -> MutableMapping[str, Any]:

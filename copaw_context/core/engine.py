@@ -108,7 +108,13 @@ class ContextEngine:
         return self.config.context_manager_backend == "light"
 
     def state(self, host: HostSession) -> SessionState:
-        return SessionState(host.state)
+        """The host's engine state; overflow figures are those of the model of this call
+        (a host without ``model_key``, as ``SessionBase`` has, keeps one set)."""
+        return SessionState(
+            host.state,
+            model_key=getattr(host, "model_key", None),
+            primary_key=getattr(host, "primary_model_key", None),
+        )
 
     def ledger(self, host: HostSession) -> Ledger:
         ledger = host.scratch.get("ledger")

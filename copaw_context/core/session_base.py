@@ -32,6 +32,17 @@ class SessionBase:
         self._separate_compactor = separate_compactor
 
     @property
+    def model_key(self) -> str | None:
+        """The model this session's calls go to, for what its overflow errors teach (None:
+        one set of figures for every model the agent calls)."""
+        return None
+
+    @property
+    def primary_model_key(self) -> str | None:
+        """The agent's own model (whose figures versions before the keys saved)."""
+        return None
+
+    @property
     def agent_name(self) -> str:
         return str(self.agent.name)
 

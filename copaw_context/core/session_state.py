@@ -21,8 +21,18 @@ _STAT_NAMES = ("truncated", "offloaded", "compactions")
 class SessionState:
     """A view over one agent's state mapping."""
 
-    def __init__(self, data: MutableMapping[str, Any]) -> None:
+    def __init__(
+        self,
+        data: MutableMapping[str, Any],
+        *,
+        model_key: str | None = None,
+        primary_key: str | None = None,
+    ) -> None:
         self.data = data
+        self.model_key = model_key
+        """The model this view's overflow figures belong to (None: one set for all)."""
+        self.primary_key = primary_key
+        """The agent's own model, whose figures the top-level keys also hold."""
 
     @property
     def calibration(self) -> UsageCalibration:
@@ -96,27 +106,64 @@ class SessionState:
 
     @property
     def overflow_factor(self) -> float:
-        """What the provider's "input too long" errors taught: our count times this at least."""
-        return _saved_factor(self.data.get("overflow_factor"))
+        """What the provider's "input too long" errors taught about the model of this view:
+        our count times this at least."""
+        return self._overflow(_FACTOR)
 
     @overflow_factor.setter
     def overflow_factor(self, value: float) -> None:
-        if value <= 1.0:
-            self.data.pop("overflow_factor", None)
-        else:
-            self.data["overflow_factor"] = round(float(value), 4)
+        self._set_overflow(_FACTOR, value)
 
     @property
     def overflow_evidence(self) -> float:
-        """The provider's own count against ours, from the last overflow error with figures."""
-        return _saved_factor(self.data.get("overflow_evidence"))
+        """The provider's own count against ours, from the model's last overflow error with
+        figures."""
+        return self._overflow(_EVIDENCE)
 
     @overflow_evidence.setter
     def overflow_evidence(self, value: float) -> None:
-        if value <= 1.0:
-            self.data.pop("overflow_evidence", None)
+        self._set_overflow(_EVIDENCE, value)
+
+    # What an overflow taught belongs to the model that raised it (a fallback model with a
+    # smaller window must not shrink the primary). Keyed views keep one entry per model in
+    # ``overflow_by_model``; the primary's entry is mirrored in the top-level keys that
+    # versions before it read, and a state saved by them (top-level keys only) is the
+    # primary's. An unkeyed view (model_key None) reads and writes the top-level keys only.
+    def _overflow(self, name: str) -> float:
+        if self.model_key is None:
+            return _saved_factor(self.data.get(_LEGACY[name]))
+        entry = self._by_model().get(self.model_key)
+        return _saved_factor(entry.get(name) if isinstance(entry, dict) else None)
+
+    def _set_overflow(self, name: str, value: float) -> None:
+        if self.model_key is None or self.model_key == self.primary_key:
+            _put(self.data, _LEGACY[name], value)
+        if self.model_key is None:
+            return
+        models = self._by_model()
+        entry = models.pop(self.model_key, None)
+        entry = dict(entry) if isinstance(entry, dict) else {}
+        _put(entry, name, value)
+        if entry:
+            models[self.model_key] = entry  # the newest last
+        while len(models) > MAX_OVERFLOW_MODELS:
+            oldest = next(k for k in models if k != self.primary_key)
+            del models[oldest]
+        if models:
+            self.data[_BY_MODEL] = models
         else:
-            self.data["overflow_evidence"] = round(float(value), 4)
+            self.data.pop(_BY_MODEL, None)
+
+    def _by_model(self) -> dict[str, Any]:
+        """The per-model entries; a state saved before them is the primary's (moved once)."""
+        models = self.data.get(_BY_MODEL)
+        if isinstance(models, dict):
+            return {str(k): v for k, v in models.items() if isinstance(v, dict)}
+        models = {}
+        legacy = {n: self.data[k] for n, k in _LEGACY.items() if k in self.data}
+        if legacy and self.primary_key is not None:
+            models[self.primary_key] = legacy
+        return models
 
     def warn_once(self, topic: str) -> bool:
         """True the first time ``topic`` is raised for this agent."""
@@ -133,11 +180,24 @@ class SessionState:
         taught (another conversation, perhaps another provider)."""
         self.summary = None
         self.guard_total = None
-        self.overflow_factor = 1.0
-        self.overflow_evidence = 1.0
+        self.data.pop(_BY_MODEL, None)
+        for key in _LEGACY.values():
+            self.data.pop(key, None)
 
 
 MAX_SAVED_FACTOR = 8.0  # the most an overflow error may teach (recovery caps it the same)
+MAX_OVERFLOW_MODELS = 4  # models whose overflow figures are kept (the primary always)
+_FACTOR, _EVIDENCE = "factor", "evidence"
+_LEGACY = {_FACTOR: "overflow_factor", _EVIDENCE: "overflow_evidence"}
+_BY_MODEL = "overflow_by_model"
+
+
+def _put(data: MutableMapping[str, Any], key: str, value: float) -> None:
+    """``value`` rounded under ``key``; 1 (nothing learned) is not saved."""
+    if value <= 1.0:
+        data.pop(key, None)
+    else:
+        data[key] = round(float(value), 4)
 
 
 def _saved_factor(value: object) -> float:
