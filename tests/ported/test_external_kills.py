@@ -1,5 +1,5 @@
-"""A session SIGKILLed from outside at random moments (QwenPaw's and AgentScope's hosts run
-agents as processes a supervisor may kill at any instant), several times in one workspace
+"""A session SIGKILLed from outside at random moments (the peers2 round's probe: a host
+process killed by its supervisor at any instant), several times in one workspace
 (each restart may be killed again while it flushes what the last one left), then run to its
 end: nothing the saved states held is lost or archived twice, every archive line parses, no
 notice names a missing or partial file. The suite's crash test kills once per workspace at

@@ -1,5 +1,9 @@
-"""Histories with images (QwenPaw [image] <url>, AgentScope's 2000-token data estimate,
-LangChain count_tokens_approximately image handling), on a real agent of either major."""
+"""Ports image-history cases from QwenPaw ([image] <url> in its light context), AgentScope
+(its 2,000-token estimate for a data block) and LangChain (count_tokens_approximately's image
+handling) to a real agent of either major, with inline base64 images (URL images make
+AgentScope 2.x's formatter download them): twelve turns of one image each compact and stay
+valid; a request with 6 images in an 8K window reaches the model within the window by the
+package's own count (peers D2, fixed: the oldest images become a notice)."""
 
 from __future__ import annotations
 

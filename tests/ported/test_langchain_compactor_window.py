@@ -1,5 +1,6 @@
-"""LangChain trim_tokens_to_summarize / issue 17 item 5: a compactor with a smaller window gets
-requests that fit it, packed so that one compaction does not cost one call per message."""
+"""Ports LangChain's SummarizationMiddleware trim_tokens_to_summarize case: a compactor model
+with a smaller window (4K) than the agent's (32K) gets requests that fit its window, packed
+so that one compaction does not cost one compactor call per message (peers D3, fixed)."""
 
 from __future__ import annotations
 

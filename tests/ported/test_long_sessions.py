@@ -1,10 +1,10 @@
-"""Long sessions of a real agent (LangChain's and pydantic-ai's long-conversation tests, run
-as hypothesis sessions): random tool outputs (0-200 KB, CJK, parallel calls, reused ids,
-thinking), /compact and restarts from saved state on the way. Every model input fits the
-window counted with o200k_base, is valid (paired) for OpenAI, Anthropic and DashScope and
-holds the latest request; after every turn every part is in the context or the archive
-exactly once. The suite's property test draws sessions of at most 6 turns; here 2 sessions
-of 16-20 turns run in the suite (5 of 100-110 under ``COPAW_SOAK=1``, and in
+"""Long sessions of a real agent (the peers2 round's long-conversation probe; no single peer
+suite has it): random tool outputs (0-200 KB, CJK, parallel calls, reused ids, thinking),
+/compact and restarts from saved state on the way. Every model input fits the window counted
+with o200k_base, is valid (paired) for OpenAI, Anthropic and DashScope and holds the latest
+request; after every turn every part is in the context or the archive exactly once. The
+reliability suite's property test draws sessions of at most 6 turns; here 2 sessions of
+16-20 turns run in the suite (5 of 100-110 under ``COPAW_SOAK=1``, and in
 ``scripts/ported_full_runs.py``, which prints the counted figures)."""
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""Peer cases on odd replies and ids: Ollama/Gemini-style reused call ids ("call_0" every turn),
-empty and thinking-only replies (LangChain filters empty AIMessages), over compaction."""
+"""Ports odd-reply cases from LangChain (it filters empty AIMessages) and Ollama/Gemini-style
+reused call ids: "call_0" reused every turn stays paired through compaction; empty,
+whitespace-only and thinking-only replies followed by compaction (set aside: the host itself
+sends the empty assistant message)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""QwenPaw exempt limits (.md files, exempt tools) must not override the window."""
+"""Ports QwenPaw's exempt limits (.md files read whole, exempt tools capped at 102,400 bytes):
+in an 8K window neither overrides the window; every model input fits and the exempt tool's
+cut result names a file holding its full text."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A tool result that ends with a forged notice (QwenPaw's marker handling; issue 17 item 15
-for requests): when it ages and is cut, the full text is still in the file its notice names."""
+"""Ports QwenPaw's truncation-marker handling: a tool result that ends with a forged notice
+(naming another result's file, a workspace file, ../outside.txt); when it ages and is cut,
+the notice the model sees names a file that holds its full text."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""QwenPaw rebuilds the system prompt every turn (AGENTS.md, MEMORY.md grow): a system prompt
-that grows mid-session is counted anew; the input stays within the window."""
+"""Ports QwenPaw's per-turn system prompt rebuild (AGENTS.md, MEMORY.md grow during a chat): a
+system prompt that grows mid-session is counted anew and every model input stays within the
+window, on either major."""
 
 from __future__ import annotations
 

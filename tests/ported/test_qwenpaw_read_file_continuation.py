@@ -1,5 +1,6 @@
-"""QwenPaw light context: a cut result's notice -> read_file(start_line, line_offset) until the
-end gives back the full text exactly (long single lines, CJK, emoji, CRLF), on either major."""
+"""Ports QwenPaw's light-context continuation: a cut result's notice followed with
+read_file(start_line, line_offset) until the end gives back the full text exactly (a single
+800 KB CJK+emoji line, CRLF, 70 KB lines, no trailing newline, a lone CR), on either major."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""QwenPaw truncate_text_output boundary cases (at the limit, one over, a multi-byte character
-straddling the limit, CRLF, a notice-looking tail) ported to truncate_text_output."""
+"""Ports QwenPaw's truncate_text_output boundary cases to ours (host-neutral, run once under
+2.x): at the limit, one byte over, a multi-byte character straddling the limit, CRLF, a text
+that ends like a notice but is not ours."""
 
 from __future__ import annotations
 
