@@ -38,10 +38,11 @@ def long_runs() -> None:
     one()
     for row in rows:
         print(
-            f"long session: window {row['window']}, {row['compactor']}, {row['steps']} turns, "
-            f"{row['model_calls']} model calls, largest input {row['max_input_ratio']:.3f} of "
-            f"the window; over the window {row['over_window']}, invalid {row['invalid_inputs']}"
-            f", lost {row['lost']}, duplicated {row['duplicated']}"
+            f"long session: window {row['window']}, {row['compactor']}, "
+            f"{row['steps']} turns checked, {row['model_calls']} model calls, "
+            f"largest input {row['max_input_ratio']:.3f} of the window; "
+            f"over the window {row['over_window']}, invalid {row['invalid_inputs']}, "
+            f"lost {row['lost']}, duplicated {row['duplicated']}"
         )
     print(f"long sessions: {len(rows)}, {sum(r['model_calls'] for r in rows)} model calls")
 
