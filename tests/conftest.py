@@ -3,8 +3,8 @@
 ``scripts/test.sh`` runs pytest twice: in ``.venv`` (AgentScope 2.x) every test but
 ``agentscope1/``; in ``.venv-as1`` (AgentScope 1.x) ``invariants/`` (the end-to-end
 invariants, against whichever host is installed), ``core/`` (host-neutral),
-``agentscope1/`` and the real-agent tests of ``reliability/`` (those taking the ``driver``
-fixture; see ``reliability/conftest.py``).
+``agentscope1/`` and the real-agent tests of ``reliability/`` and ``ported/`` (the peers'
+suites; those taking the ``driver`` fixture, see ``reliability/conftest.py``).
 """
 
 from __future__ import annotations

@@ -23,15 +23,20 @@ def driver(request: pytest.FixtureRequest) -> HostDriver:
     return request.param  # type: ignore[no-any-return]
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def deselect_host_neutral(config: pytest.Config, items: list[pytest.Item], folder: Path) -> None:
+    """Under AgentScope 1.x, deselect the tests of ``folder`` that do not take ``driver``."""
     if installed_agentscope_major() >= 2:
         return
     neutral = [
         item
         for item in items
-        if item.path.is_relative_to(_HERE) and "driver" not in getattr(item, "fixturenames", ())
+        if item.path.is_relative_to(folder) and "driver" not in getattr(item, "fixturenames", ())
     ]
     if neutral:
         config.hook.pytest_deselected(items=neutral)
         kept = [item for item in items if all(item is not n for n in neutral)]
         items[:] = kept
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    deselect_host_neutral(config, items, _HERE)
