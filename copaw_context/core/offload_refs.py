@@ -68,8 +68,11 @@ def is_session_id(value: object) -> bool:
 
 @contextlib.contextmanager
 def refs_folder(store_dir: Path, workspace: Path | None) -> Iterator[int]:
-    """The manifests' folder by descriptor (created; never through a link)."""
-    with writable_dir(store_dir / REFS_DIR, workspace) as fd:
+    """The manifests' folder by descriptor (created; never through a link, confined to the
+    workspace, or to the store without one)."""
+    if workspace is None:
+        store_dir.mkdir(parents=True, exist_ok=True)
+    with writable_dir(store_dir / REFS_DIR, workspace or store_dir) as fd:
         yield fd
 
 

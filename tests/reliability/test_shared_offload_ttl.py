@@ -242,3 +242,19 @@ def test_manifests_written_while_cleanups_run_keep_their_files(tmp_path: Path) -
         thread.join()
     assert not errors, errors
     assert all((cache / n).is_file() for n in files)
+
+
+def test_without_a_workspace_a_linked_refs_folder_is_not_followed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache, outside = tmp_path / "tool_result", tmp_path / "outside"
+    cache.mkdir()
+    outside.mkdir()
+    name = _own(cache)
+    stale = _manifest(outside, '{"version": 1, "names": []}')
+    _age(outside, 400)
+    (cache / ".refs").symlink_to(outside, target_is_directory=True)
+    _age(cache, 6)
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        assert asyncio.run(OffloadStore(cache, 5).cleanup()) == []
+    assert (cache / name).is_file() and stale.is_file()  # nothing deleted through the link
