@@ -133,7 +133,7 @@ async def test_old_results_recut_our_notices_in_place_and_save_foreign_ones(
     # A read_file excerpt that ends with someone's notice keeps pointing at the real file.
     read = parse_truncation_notice(read_old)
     assert read is not None and read[1].file_path == str((tmp_path / "notes.txt").resolve())
-    assert sorted((tmp_path / "tool_result").iterdir()) == sorted(
+    assert sorted((tmp_path / "tool_result").glob("*.txt")) == sorted(
         {copy, Path(ours[1].file_path or ""), *_saved_for_last_dump(agent)}
     )
 

@@ -98,7 +98,7 @@ async def test_markdown_and_exempt_tools_get_larger_limits_in_both_stages(tmp_pa
     # read_file excerpts point at the real files; only chat_with_agent was offloaded.
     assert parse_truncation_notice(md_old)[1].file_path == str(skill.resolve())  # type: ignore[index]
     assert parse_truncation_notice(txt_old)[1].file_path == str(notes.resolve())  # type: ignore[index]
-    offloaded = list((tmp_path / "tool_result").iterdir())
+    offloaded = list((tmp_path / "tool_result").glob("*.txt"))  # .refs/: the manifests
     assert len(offloaded) == 1 and offloaded[0].read_text(encoding="utf-8") == big
     assert skill.read_text(encoding="utf-8") == lines_text(300, seed="skill")
     assert notes.read_text(encoding="utf-8") == lines_text(300, seed="note")

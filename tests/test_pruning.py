@@ -54,7 +54,7 @@ async def test_our_workspace_relative_notice_is_recut_in_place(tmp_path: Path) -
     again = parse_truncation_notice(_text(host, 0))
     assert again is not None and again[1].file_path == first[1].file_path
     assert again[1].excerpt_bytes <= 3000
-    assert len(list((workspace / "tool_result").iterdir())) == 1
+    assert len(list((workspace / "tool_result").glob("*.txt"))) == 1
 
 
 async def test_a_foreign_notice_saved_by_stage_two_is_ours_afterwards(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ async def test_a_foreign_notice_saved_by_stage_two_is_ours_afterwards(tmp_path: 
     harder = parse_truncation_notice(_text(host, 0))
     assert harder is not None and harder[1].file_path == str(saved)
     assert harder[1].excerpt_bytes <= 200
-    assert list((tmp_path / "tool_result").iterdir()) == [saved]
+    assert list((tmp_path / "tool_result").glob("*.txt")) == [saved]
 
 
 async def test_an_old_result_already_cut_is_not_looked_at_again(tmp_path: Path) -> None:
@@ -110,14 +110,14 @@ async def test_stage_two_names_the_file_saved_ahead_at_stage_one(tmp_path: Path)
     await _add_result(engine, host, "c1", full)
     assert _text(host, 0) == full  # stage 1 did not cut it...
     await engine.store.drain()
-    (early,) = (tmp_path / "tool_result").iterdir()  # ...but saved it already
+    (early,) = (tmp_path / "tool_result").glob("*.txt")  # ...but saved it already
     await _add_result(engine, host, "c2", "x")
     await engine.model_call(host)
     await engine.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path == str(early)
     assert early.read_text() == full and cut[1].total_lines == full.count("\n") + 1
-    assert list((tmp_path / "tool_result").iterdir()) == [early]  # no second copy
+    assert list((tmp_path / "tool_result").glob("*.txt")) == [early]  # no second copy
 
 
 async def test_a_failed_or_unknown_early_save_is_saved_again_at_stage_two(
@@ -167,4 +167,4 @@ async def test_a_result_changed_since_its_early_save_is_saved_again(tmp_path: Pa
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path is not None
     assert Path(cut[1].file_path).read_text() == edited
-    assert len(list((tmp_path / "tool_result").iterdir())) == 2
+    assert len(list((tmp_path / "tool_result").glob("*.txt"))) == 2

@@ -104,6 +104,15 @@ class ToolResultPruningConfig(Section):
     offload_retention_days: Float = Field(
         5, gt=0, le=365, description="Days offloaded full tool results are kept before cleanup."
     )
+    offload_manifest_retention_days: Float = Field(
+        90,
+        gt=0,
+        le=3650,
+        description="Days a session's reference manifest (tool_results_cache/.refs/<id>.json, "
+        "the offload names its context still references) protects those files from the "
+        "cleanups of other sessions sharing the workspace after the session's last turn; "
+        "never less than offload_retention_days.",
+    )
     tool_results_cache: WorkspaceDir = Field(
         "tool_result",
         description="Directory, relative to the workspace, holding offloaded full tool results. "

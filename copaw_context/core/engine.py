@@ -87,6 +87,7 @@ class ContextEngine:
             workspace / pruning.tool_results_cache,
             pruning.offload_retention_days,
             workspace=workspace,
+            manifest_retention_days=pruning.offload_manifest_retention_days,
         )
         self.dialog_dir = workspace / light.dialog_path
         # Full texts of oversized user requests: kept with the archive, never TTL-cleaned.
@@ -189,9 +190,11 @@ class ContextEngine:
         await flush_pending(self, host)
         await self.cleanup_offloads(host)
         await self.prune_old(host)
-        if not self.config.light_context_config.context_compact_config.enabled:
-            return None
-        return await compact(self, host, trigger="auto", note=note, limits=limits)
+        event = None
+        if self.config.light_context_config.context_compact_config.enabled:
+            event = await compact(self, host, trigger="auto", note=note, limits=limits)
+        await self.record_offload_references(host)  # what pruning and compaction named
+        return event
 
     async def bound_fresh(
         self,
@@ -355,17 +358,31 @@ class ContextEngine:
         usage = state.calibration.factor if calibrated else 1.0
         return max(usage, state.overflow_factor)
 
-    async def cleanup_offloads(self, host: HostSession) -> None:
-        """TTL cleanup of the offload store (at most hourly), keeping what the context names."""
+    async def offload_names(self, host: HostSession) -> set[str]:
+        """The offload file names the context (and its summary) references; the ledger
+        keeps each part's names, so a step views only what changed."""
+        ledger, _ = await self.sync(host)
+        summaries = [host.summary_text(), self.state(host).summary or ""]
+        return ledger.offload_names() | referenced_offload_names(summaries)
 
-        def referenced() -> set[str]:
-            texts: list[str] = [host.summary_text(), self.state(host).summary or ""]
-            for index in range(len(host.fingerprint())):
-                texts.extend(p.text for p in host.view(index, 0).parts)
-            return referenced_offload_names(texts)  # bare names count too (summaries)
-
+    async def record_offload_references(self, host: HostSession) -> set[str] | None:
+        """Update the session's manifest, so other sessions' cleanups keep what it names
+        (None, logged, when the context could not be read)."""
         try:
-            await self.store.maybe_cleanup(referenced)
+            names = await self.offload_names(host)
+            await self.store.record_references(self.state(host).offload_refs_id, names)
+        except Exception:
+            logger.exception("copaw-context: recording the offload references failed")
+            return None
+        return names
+
+    async def cleanup_offloads(self, host: HostSession) -> None:
+        """The manifest, then the TTL cleanup (at most hourly) keeping what any names."""
+        names = await self.record_offload_references(host)
+        if names is None:
+            return  # without this context's names nothing is safe to delete
+        try:
+            await self.store.maybe_cleanup(lambda: names)
         except Exception:
             logger.exception("copaw-context: offload cleanup failed")
 
@@ -388,4 +405,6 @@ class ContextEngine:
     async def run_command(self, host: HostSession, name: str, argument: str) -> str:
         """Execute a chat command (``compact``, ``context``, ``clear``, ``new``)."""
         self.attach_memory(host)
-        return await run_command(self, host, name, argument)
+        reply = await run_command(self, host, name, argument)
+        await self.record_offload_references(host)  # /clear, /new: the files may expire
+        return reply

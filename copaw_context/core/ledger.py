@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from copaw_context.core.host import ContextSource, MessageView, PartKind, PartView, Role
+from copaw_context.core.offload import referenced_offload_names
 from copaw_context.core.pairing import pair_by_occurrence
 from copaw_context.core.split import SplitItem
 from copaw_context.core.tokens import TokenCounter
@@ -83,6 +84,7 @@ class PartEntry:
     pruned_to: int | None = None
     unseen: bool = False
     data: int = 0
+    offloads: frozenset[str] = frozenset()  # offload file names its text references
 
 
 @dataclass(slots=True)
@@ -260,6 +262,7 @@ class Ledger:
         self._subtract(message)
         entry.tokens, entry.nbytes = meter.part(view)
         entry.data = view.data_blocks
+        entry.offloads = _offloads(view)
         self.update_meta(index, part, view)
         message.recount()
         self._add(message)
@@ -273,6 +276,10 @@ class Ledger:
             self.unseen.add((index, part))
         else:
             self.unseen.discard((index, part))
+
+    def offload_names(self) -> set[str]:
+        """The offload file names every part's text references (no view of the host)."""
+        return {name for m in self.messages for p in m.parts for name in p.offloads}
 
     def results(self) -> Sequence[tuple[int, int]]:
         """Positions (message, part) of every tool result, oldest first (do not modify)."""
@@ -346,6 +353,7 @@ class Ledger:
         for part in parts:
             tokens, size = meter.part(part)
             entry = PartEntry(part.kind, tokens, size, call_id=part.call_id, data=part.data_blocks)
+            entry.offloads = _offloads(part)
             if part.kind == "tool_call" and part.call_id is not None:
                 self._calls[part.call_id] = (part.tool_name, part.tool_input)
             elif part.kind == "tool_result":
@@ -361,6 +369,11 @@ class Ledger:
 def _same_message(old: tuple[str, int], new: tuple[str, int]) -> bool:
     """Whether ``new`` is ``old`` grown by more parts: same id, no fewer parts."""
     return old[0] == new[0] and new[1] >= old[1] > 0
+
+
+def _offloads(part: PartView) -> frozenset[str]:
+    text = part.text
+    return frozenset(referenced_offload_names([text])) if ".txt" in text else frozenset()
 
 
 def _pruned_to(part: PartView) -> int | None:

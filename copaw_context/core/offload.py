@@ -6,7 +6,11 @@ in-context copy is cut; the truncation notice names that file. Unlike the refere
 periodically, deletes only files this store could have written, never follows symlinks
 and never deletes a file that the context still names, by notice or as a bare path
 (summaries do that); it refreshes the modification time of such files so that other
-processes sharing the directory, which cannot see this context, keep them too.
+processes sharing the directory, which cannot see this context, keep them too. Each
+session also records the names its context references in a manifest
+(:mod:`copaw_context.core.offload_refs`, :meth:`OffloadStore.record_references`); a cleanup
+keeps every file a live manifest names, so sessions sharing the store (one workspace, many
+chats) never lose the files another session's context still names.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from uuid import uuid4
 
+import filelock
+
+from . import offload_refs
 from ._confine import OutsideWorkspaceError
 from ._confine_write import confined_dir, writable_dir
 from ._offload_write import SavedText, write_atomically
@@ -41,6 +48,8 @@ _NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
 _TEMP_MAX_AGE_SECONDS = 3600.0
 _SECONDS_PER_DAY = 86400.0
 _MAX_EARLY_SAVES = 1024
+_TOUCH_SECONDS = 3600.0  # an unchanged manifest is touched at most this often
+_MAX_RECORDED = 4096  # sessions whose last manifest this store remembers
 
 
 def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
@@ -99,6 +108,7 @@ class OffloadStore:
         cleanup_interval_seconds: float = 3600.0,
         clock: Callable[[], float] = time.time,
         workspace: Path | None = None,
+        manifest_retention_days: float = 90.0,
     ) -> None:
         self._directory = Path(directory).expanduser().absolute()
         self._workspace = workspace
@@ -108,9 +118,15 @@ class OffloadStore:
         self._cleanup_interval = _check_non_negative(
             "cleanup_interval_seconds", cleanup_interval_seconds
         )
+        self._manifest_seconds = max(
+            self._retention_seconds,
+            _check_non_negative("manifest_retention_days", manifest_retention_days)
+            * _SECONDS_PER_DAY,
+        )
         self._clock = clock
         self._last_cleanup: float | None = None
         self._early: dict[str, asyncio.Future[SavedText]] = {}
+        self._recorded: dict[str, tuple[frozenset[str], float]] = {}
 
     @property
     def directory(self) -> Path:
@@ -235,6 +251,38 @@ class OffloadStore:
             raise
         return await self.cleanup(referenced_items)
 
+    async def record_references(self, session_id: str, names: Iterable[str]) -> None:
+        """Record the offload names one session's context references (its manifest), so
+        that the cleanups of other sessions sharing this store keep them. Rewritten when
+        they change, touched at most hourly otherwise; failures are logged, never raised."""
+        wanted = frozenset(names)
+        now = self._clock()
+        last = self._recorded.get(session_id)
+        if last is not None and last[0] == wanted and 0 <= now - last[1] < _TOUCH_SECONDS:
+            return
+        try:
+            await asyncio.to_thread(self._record_sync, session_id, wanted, last, now)
+        except (OSError, ValueError, filelock.Timeout) as error:
+            logger.warning("copaw-context: cannot record the offload references: %s", error)
+            self._recorded.pop(session_id, None)
+            return
+        if len(self._recorded) >= _MAX_RECORDED:
+            self._recorded.clear()
+        self._recorded[session_id] = (wanted, now)
+
+    def _record_sync(
+        self,
+        session_id: str,
+        wanted: frozenset[str],
+        last: tuple[frozenset[str], float] | None,
+        now: float,
+    ) -> None:
+        directory, workspace = self._directory, self._workspace
+        unchanged = last is not None and last[0] == wanted
+        if unchanged and offload_refs.touch_manifest(directory, workspace, session_id, now):
+            return
+        offload_refs.write_manifest(directory, workspace, session_id, wanted)
+
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
         try:  # by descriptor: never remove files through a link, even one swapped in now
             folder = (
@@ -243,13 +291,25 @@ class OffloadStore:
                 else writable_dir(self._directory, None, create=False)
             )
             with folder as dir_fd:
-                return self._clean(dir_fd, referenced)
+                if not os.listdir(dir_fd):
+                    return []
+                refs_dir = self._directory / offload_refs.REFS_DIR
+                with (
+                    offload_refs.refs_folder(self._directory, self._workspace) as refs_fd,
+                    offload_refs.refs_lock(refs_fd, self._directory, self._workspace),
+                ):
+                    live = offload_refs.live_names(
+                        refs_fd, refs_dir, self._clock(), self._manifest_seconds
+                    )
+                    if live is None:
+                        return []
+                    return self._clean(dir_fd, [*referenced, *live])
         except OutsideWorkspaceError as error:
             logger.warning("offload cleanup: skipped: %s", error)
         except FileNotFoundError:
             pass
-        except OSError as error:
-            logger.warning("offload cleanup: cannot list %s: %s", self._directory, error)
+        except (OSError, filelock.Timeout) as error:
+            logger.warning("offload cleanup: skipped for %s: %s", self._directory, error)
         return []
 
     def _clean(self, dir_fd: int, referenced: list[str | Path]) -> list[Path]:

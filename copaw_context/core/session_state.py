@@ -8,6 +8,8 @@ agent's session, so it survives a restart and one engine can serve several agent
 from __future__ import annotations
 
 import math
+import re
+import uuid
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -16,6 +18,7 @@ from copaw_context.core.tokens import UsageCalibration
 __all__ = ["SessionState"]
 
 _STAT_NAMES = ("truncated", "offloaded", "compactions")
+_REFS_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class SessionState:
@@ -164,6 +167,15 @@ class SessionState:
         if legacy and self.primary_key is not None:
             models[self.primary_key] = legacy
         return models
+
+    @property
+    def offload_refs_id(self) -> str:
+        """This agent's offload manifest id (made on first use, saved with the state)."""
+        value = self.data.get("offload_refs_id")
+        if isinstance(value, str) and _REFS_ID.fullmatch(value):
+            return value
+        value = self.data["offload_refs_id"] = uuid.uuid4().hex
+        return value
 
     def warn_once(self, topic: str) -> bool:
         """True the first time ``topic`` is raised for this agent."""

@@ -58,7 +58,7 @@ async def test_a_large_result_is_cut_and_read_back_whole(tmp_path: Path) -> None
     assert reply.get_text_content() == "I have read the whole page."
     assert "".join(bodies) == original, "every byte exactly once"
     assert len(bodies) > 5 and len(bodies[0].encode()) <= 50_000
-    saved = list((tmp_path / "tool_result").iterdir())
+    saved = list((tmp_path / "tool_result").glob("*.txt"))
     assert [p.read_text(encoding="utf-8") for p in saved] == [original]
 
     entries = [
