@@ -49,6 +49,9 @@ _OVERFLOW_TEXT = re.compile(
             r"requested tokens (?:\(\d+\) )?exceed context window",  # llama-cpp-python
             r"is too long to fit into the model",  # vLLM (older)
             r"too large for model with \d+ maximum context",  # Mistral
+            r"prompt too long; exceeded (?:max )?context length",  # Ollama
+            r"exceeded model token limit",  # Kimi (Moonshot)
+            r"is longer than the model'?s context length",  # Together AI
             r"requested \d+ tokens.*context",  # vLLM
             r"prompt (?:tokens )?(?:exceeds?|is longer than) (?:the )?(?:max|context)",
             r"request too large for model",  # a 413 body
@@ -74,6 +77,8 @@ _SENT = [
         r"prompt contains (?:at least )?" + _N + r" (?:input )?tokens",  # vLLM >= 0.20, Mistral
         r"requested tokens \(" + _N + r"\)",  # llama-cpp-python
         r"prompt \(total length " + _N,  # vLLM (older)
+        r"prompt is too long: " + _N,  # Anthropic, and without "tokens"
+        r"input \(" + _N + r" tokens\) is longer",  # Together AI
         r"input token count \(" + _N,  # Gemini
         r"decoder prompt \(length " + _N,  # vLLM V1
         r"input length \(" + _N + r" tokens",  # SGLang
@@ -105,6 +110,9 @@ _LIMIT = [
         r"context window of " + _N,  # llama-cpp-python
         r"model with " + _N + r" maximum context length",  # Mistral
         r"\(context length " + _N,  # vLLM (older)
+        r"maximum context length: " + _N,
+        r"model'?s context length \(" + _N,  # Together AI
+        r"model token limit: " + _N,  # Kimi (its "requested" is a total: not read)
         r"> ?" + _N,  # Anthropic
         r"(?:maximum(?: is)?|limit(?: is)?|context size(?: is)?|context length is)\s*" + _N,
     )

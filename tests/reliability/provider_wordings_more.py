@@ -9,7 +9,9 @@ abetlen/llama-cpp-python #416 #462, run-llama/llama_index #8046, fedora-copr/log
 #193, llama_cpp/server/errors.py (llama-cpp-python); vllm-project/vllm #42474 #12165,
 AIDotNet/OpenCowork #82 (vLLM); helm #94, aboutmydreams/custom_data_gpt #2, bytedance/deer-flow
 #310 (OpenAI); Aider-AI/aider #3721, boldsoftware/shelley #159, OpenHands/OpenHands #9937
-(OpenRouter); docs.mistral.ai known limitations (Mistral). Look-alikes:
+(OpenRouter); docs.mistral.ai known limitations (Mistral); MoonshotAI/kimi-cli #2011 (Kimi);
+can1357/oh-my-pi #1618 ("The prompt is too long: N, model maximum context length: M"); Ollama's
+and Together AI's texts as other clients' overflow tables quote them. Look-alikes:
 ChatGPTNextWeb/NextChat #3195, algorithmicsuperintelligence/optillm #4, Gitlawb/openclaude #331.
 """
 
@@ -239,6 +241,42 @@ MORE_WORDINGS = [
         ),
         40000,
         32768,
+    ),
+]
+
+MORE_WORDINGS += [
+    Wording(
+        "ollama native api",
+        lambda: HttpError(
+            '{"StatusCode":400,"Status":"400 Bad Request","error":"prompt too long; exceeded '
+            'max context length by 1200 tokens"}',
+            status_code=400,
+        ),
+        None,  # 1,200 is how far over, not the input
+        None,
+    ),
+    Wording(
+        "kimi",
+        lambda: _openai(
+            "Invalid request: Your request exceeded model token limit: 262144 (requested: 269030)"
+        ),
+        None,  # "requested" is the input and the completion's share together
+        262144,
+    ),
+    Wording(
+        "together",
+        lambda: HttpError(
+            "The input (516368 tokens) is longer than the model's context length (262144 tokens).",
+            status_code=400,
+        ),
+        516368,
+        262144,
+    ),
+    Wording(
+        "openai-compatible prompt is too long",
+        lambda: _openai("The prompt is too long: 267657, model maximum context length: 262143"),
+        267657,
+        262143,
     ),
 ]
 
