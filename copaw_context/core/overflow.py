@@ -52,7 +52,7 @@ _OVERFLOW_TEXT = re.compile(
             r"prompt too long; exceeded (?:max )?context length",  # Ollama
             r"exceeded model token limit",  # Kimi (Moonshot)
             r"is longer than the model'?s context length",  # Together AI
-            r"requested \d+ tokens.*context",  # vLLM
+            r"requested \d+ tokens.{0,200}context",  # vLLM
             r"prompt (?:tokens )?(?:exceeds?|is longer than) (?:the )?(?:max|context)",
             r"request too large for model",  # a 413 body
         ]
@@ -63,7 +63,9 @@ _NOT_OVERFLOW = re.compile(
     r"rate.?limit|per minute|per-minute|per day|tokens per|\btpm\b|quota|too many requests|"
     r"throttl|resource_exhausted|overloaded"
 )
-_N = r"(\d[\d,]*)"
+# A figure: from the start of a run of digits (and commas), at most 16 characters, so that
+# no pattern scans a long run once per position (a 40,000-digit run took seconds).
+_N = r"(?<![\d,])(\d[\d,]{0,15})"
 # The INPUT figure, most specific first: OpenAI's max_tokens wording "you requested 9000
 # tokens (1000 in the messages, 8000 in the completion)" is 1,000 input tokens, not 9,000;
 # "resulted in N tokens (M in the messages, K in the functions)" is N. vLLM's "at least N"
@@ -106,7 +108,7 @@ _LIMIT = [
         r"exceeds context length " + _N,  # LM Studio (older)
         r"must be <= ?" + _N,  # TGI
         r"must have less than " + _N,  # TGI
-        r"range of input length should be \[\d+, ?" + _N,  # DashScope
+        r"range of input length should be \[\d+, ?(\d[\d,]{0,15})",  # DashScope ("[1,30720]")
         r"context window of " + _N,  # llama-cpp-python
         r"model with " + _N + r" maximum context length",  # Mistral
         r"\(context length " + _N,  # vLLM (older)
@@ -118,8 +120,8 @@ _LIMIT = [
     )
 ]
 # OpenRouter states the input in parts: "(81684 of text input, 3748 of tool input, ...)".
-_INPUT_PARTS = re.compile(r"\(((?:\d[\d,]* of [a-z]+ input(?:, )?)+)")
-_INPUT_PART = re.compile(_N + r" of [a-z]+ input")
+_INPUT_PARTS = re.compile(r"\(((?:\d[\d,]{0,15} of [a-z]{1,20} input(?:, )?)+)")
+_INPUT_PART = re.compile(_N + r" of [a-z]{1,20} input")
 # The completion's share: when it alone fills the limit, no compaction makes the call fit
 # ("8192 in the completion" of an 8,192-token model); the error is the host's max_tokens.
 _COMPLETION = [

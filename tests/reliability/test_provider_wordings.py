@@ -17,7 +17,7 @@ from copaw_context.core.overflow import is_context_overflow, overflow_figures
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver
-from tests.reliability.provider_wordings import RATE_LIMITS
+from tests.reliability.provider_wordings import RATE_LIMITS, HttpError
 from tests.reliability.provider_wordings import WORDINGS as CLOUD_WORDINGS
 from tests.reliability.provider_wordings_more import LOOK_ALIKES, MORE_WORDINGS
 
@@ -105,3 +105,19 @@ def test_look_alikes_are_raised_unretried_by_a_real_agent(driver: HostDriver) ->
         raised_unretried=len(LOOK_ALIKES) - len(retried),
     )
     assert not retried, f"compacted and retried, or not raised as it was: {retried}"
+
+
+def test_a_long_run_of_digits_is_no_figure_and_no_overflow() -> None:
+    """An error echoing a long run of digits (token ids, a payload): no figure is read from
+    its tail, and every pattern reads from the start of a run (one pass, not one per digit:
+    the old patterns took seconds on 40,000 characters)."""
+    run = "9," * 50_000 + "9"
+    error = HttpError(
+        f"bad request: {run} in the messages, {run} in the completion", status_code=400
+    )
+    assert overflow_figures(error) == (None, None)
+    assert not is_context_overflow(error)
+    sized = HttpError(
+        f"{run} maximum context length is 8192 tokens, resulted in 9000 tokens", status_code=400
+    )
+    assert overflow_figures(sized) == (9000, 8192)
