@@ -87,10 +87,11 @@ def test_an_overflow_without_figures_is_a_modest_step_taken_back(driver: HostDri
 
 def test_the_max_tokens_wording_is_read_as_its_input_figure(driver: HostDriver) -> None:
     """OpenAI's "you requested N tokens (M in the messages, K in the completion)": M input
-    tokens, fewer than our own count here, so our count is not multiplied at all."""
+    tokens, fewer than our own count here, so our count is not multiplied at all. (The
+    completion's share is below the window: one that fills it is no overflow at all.)"""
     error = HttpError(
-        "This model's maximum context length is 16000 tokens. However, you requested 17000 "
-        "tokens (1000 in the messages, 16000 in the completion). Please reduce the length of "
+        "This model's maximum context length is 16000 tokens. However, you requested 16500 "
+        "tokens (1000 in the messages, 15500 in the completion). Please reduce the length of "
         "the messages or completion.",
         status_code=400,
     )
