@@ -286,7 +286,7 @@ class Ledger:
         wherever they sit (AgentScope 1.x keeps results in separate system messages).
         """
         answered = _answered_calls(self.messages)
-        moved_on = _settled_request(self.messages)
+        last_request = max((i for i, m in enumerate(self.messages) if m.is_request), default=-1)
         items: list[SplitItem] = []
         refs: list[tuple[int, int]] = []
         for mi, message in enumerate(self.messages):
@@ -302,10 +302,11 @@ class Ledger:
                 unfinished = False
                 if part.kind == "tool_call" and part.call_id is not None:
                     calls = frozenset({part.call_id})
-                    # A call left without a result (an interrupted turn) is still pending
-                    # until the agent answers a later request; after that it is an orphan,
-                    # which the planner compacts (no provider accepts it).
-                    unfinished = (mi, pi) not in answered and mi > moved_on
+                    # A call without a result is unfinished (its result is coming: running,
+                    # awaiting confirmation) only in the current turn; once a later request
+                    # came it is abandoned (an interrupted turn, a killed run): the planner
+                    # compacts it and the model input answers it meanwhile (pair_repair).
+                    unfinished = (mi, pi) not in answered and mi > last_request
                 elif part.kind == "tool_result" and part.call_id is not None:
                     results = frozenset({part.call_id})
                     unfinished = part.unfinished
@@ -366,17 +367,6 @@ def _same_message(old: tuple[str, int], new: tuple[str, int]) -> bool:
 def _pruned_to(part: PartView) -> int | None:
     value = part.meta.get("pruned_to")
     return value if isinstance(value, int) else None
-
-
-def _settled_request(messages: Sequence[MessageEntry]) -> int:
-    """Index of the last user message the agent has answered something after (-1: none)."""
-    settled = pending = -1
-    for mi, message in enumerate(messages):
-        if message.is_request:
-            pending = mi
-        elif pending >= 0:
-            settled = pending
-    return settled
 
 
 def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:
