@@ -156,6 +156,8 @@ def plan_repair(
         if index in result_of:
             renamed[flat[result_of[index]]] = new
         repairs.append(Repair("renamed", call_id, flat[index]))
+    if not inline_results:  # results leave their call's message: reused ids there collide
+        _rename_reused(messages, flat, renamed, result_of, used, repairs)
     unanswered = [index for _, index in pairing.unanswered]
     placed: dict[int, list[BlockRef]] = {}  # call flat index -> results to place after it
     removed: set[tuple[int, int]] = set()
@@ -203,6 +205,32 @@ def _unique(call_id: str, used: set[str | None]) -> str:
         k += 1
     used.add(f"{call_id}_{k}")
     return f"{call_id}_{k}"
+
+
+def _rename_reused(
+    messages: Sequence[Sequence[RepairBlock]],
+    flat: Sequence[tuple[int, int]],
+    renamed: dict[tuple[int, int], str],
+    result_of: dict[int, int],
+    used: set[str | None],
+    repairs: list[Repair],
+) -> None:
+    """A call reusing the id of an earlier call of its own message gets a unique id (1.x
+    formats a message's calls together: both would be open at once)."""
+    position = {pos: index for index, pos in enumerate(flat)}
+    for mi, blocks in enumerate(messages):
+        ids: set[str] = set()
+        for bi, block in enumerate(blocks):
+            if block.kind != "call" or not block.call_id:
+                continue
+            if block.call_id in ids and (mi, bi) not in renamed:
+                new = _unique(block.call_id, used)
+                renamed[(mi, bi)] = new
+                result = result_of.get(position[(mi, bi)])
+                if result is not None:
+                    renamed[flat[result]] = new
+                repairs.append(Repair("renamed", block.call_id, (mi, bi)))
+            ids.add(block.call_id)
 
 
 def _run_ok(blocks: Sequence[RepairBlock]) -> bool:
