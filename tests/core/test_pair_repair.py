@@ -72,3 +72,42 @@ def test_random_layouts_pair_after_repair(inline: bool) -> None:
         orphans = {r.at for r in plan.repairs if r.kind == "orphan"}
         assert left_out == orphans, "only results answering nothing are left out"
     assert repaired > 1000
+
+
+def _b(spec: str) -> list[RepairBlock]:
+    """``"c:a r:a t h"``: call a, result a, other (text), hint."""
+    kinds = {"c": "call", "r": "result", "t": "other", "h": "hint"}
+    out = []
+    for token in spec.split():
+        kind, _, call_id = token.partition(":")
+        out.append(RepairBlock(kinds[kind], call_id or None))  # type: ignore[arg-type]
+    return out
+
+
+def _plan(specs: list[str], inline: bool) -> RepairPlan | None:
+    messages = [_b(s) for s in specs]
+    return plan_repair(
+        messages,
+        requests=[s == "t" and i % 2 == 0 for i, s in enumerate(specs)],
+        inline_results=inline,
+    )
+
+
+def test_what_each_host_stores_is_left_as_is() -> None:
+    as2_turn = ["t", "c:a r:a c:b c:c r:b r:c t"]
+    as1_turn = ["t", "t c:a c:b", "r:a", "r:b", "t"]
+    assert _plan(as2_turn, inline=True) is None
+    assert _plan(as1_turn, inline=False) is None
+    assert _plan(as1_turn, inline=True) is None
+    plan = _plan(as2_turn, inline=False)  # 1.x would format the results before their calls
+    assert plan is not None and {r.kind for r in plan.repairs} == {"moved"}
+
+
+def test_unfinished_and_abandoned_calls() -> None:
+    current = _plan(["t", "t c:a"], inline=False)  # the current step: its result is coming
+    assert current is not None and [r.kind for r in current.repairs] == ["unfinished"]
+    for later in (["t", "t c:a", "t"], ["t", "c:a", "t", "t"], ["t", "c:a t"]):
+        plan = _plan(later, inline=True)  # a later request, or the step moved on
+        assert plan is not None and [r.kind for r in plan.repairs] == ["abandoned"], later
+        missing = [r for p in plan.messages for r in p.blocks if isinstance(r, Missing)]
+        assert [m.unfinished for m in missing] == [False]
