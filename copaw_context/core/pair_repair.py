@@ -38,6 +38,7 @@ __all__ = [
     "Repair",
     "RepairBlock",
     "RepairPlan",
+    "SYNTHETIC_RESULT_TOKENS",
     "log_repairs",
     "plan_repair",
 ]
@@ -56,6 +57,10 @@ UNFINISHED_TEXT = (
 """The synthetic result of a call of the current step, whose result has not arrived."""
 
 logger = logging.getLogger("copaw_context")
+
+SYNTHETIC_RESULT_TOKENS = len(ABANDONED_TEXT) // 3 + 8
+"""What a synthetic result costs in the input, generously (about 4 characters a token, plus
+the tool's name and the block overhead): counted for every call no result answers."""
 
 BlockKind = Literal["call", "result", "hint", "other"]
 RepairKind = Literal["orphan", "moved", "renamed", "abandoned", "unfinished"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from copaw_context import installed_agentscope_major
 
-__all__ = ["AS2", "SHAPES", "history", "seed"]
+__all__ = ["AS2", "SHAPES", "abandoned_calls", "history", "seed"]
 
 AS2 = installed_agentscope_major() >= 2
 PAD = "context " * 60
@@ -139,6 +139,15 @@ def history(shape: str, turns: int = 8) -> list[Any]:
         if not (shape == "dangling_last" and t == turns - 1):
             out.append(_assistant([_text(f"answer {t} {PAD}")]))
     return out
+
+
+def abandoned_calls(count: int, pad: int) -> list[Any]:
+    """``count`` requests each answered only by a call with no result, then a long request
+    and its answer (``pad`` words)."""
+    out: list[Any] = []
+    for i in range(count):
+        out += [_user(f"request {i}"), _assistant([_call(f"lost{i}")])]
+    return [*out, _user("pad " * pad), _assistant([_text("ok " * 20)])]
 
 
 async def seed(agent: Any, messages: list[Any]) -> None:

@@ -26,7 +26,7 @@ import pytest
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver
-from tests.reliability.host_history import AS2, SHAPES, history, seed
+from tests.reliability.host_history import SHAPES, abandoned_calls, history, seed
 from tests.reliability.invariants import StepFigures, archived_keys, check_model_input
 
 _ASKS = 3
@@ -123,22 +123,47 @@ def test_each_repair_is_logged_once(driver: HostDriver, caplog: pytest.LogCaptur
     assert out["calls"] == _ASKS
 
 
-async def _run_seeded(driver: HostDriver, ws: Path, messages: list[Any]) -> dict[str, Any]:
+async def _run_seeded(
+    driver: HostDriver, ws: Path, messages: list[Any], window: int = 32000
+) -> dict[str, Any]:
     problems: list[str] = []
     figures = StepFigures()
 
     async def answer(call: Any) -> list[Any]:
         formatted = await driver.provider_inputs(call)
         try:
-            check_model_input(formatted, driver.tool_schemas(call), 32000, figures)
+            check_model_input(formatted, driver.tool_schemas(call), window, figures)
         except AssertionError as error:
             problems.append(str(error)[:500])
         return driver.text_step("ok")
 
-    hook = driver.hook(agent_config(32000, "extractive"), ws)
-    agent = await driver.agent(hook, driver.model([answer] * 4, context_size=32000), [])
+    hook = driver.hook(agent_config(window, "extractive"), ws)
+    agent = await driver.agent(hook, driver.model([answer] * 4, context_size=window), [])
     await seed(agent, messages)
     for i in range(_ASKS):
         await driver.ask(agent, f"now {i}")
     await hook.close()
-    return {"problems": problems, "calls": figures.model_calls, "as2": AS2}
+    return {
+        "problems": problems,
+        "calls": figures.model_calls,
+        "over_window": figures.over_window,
+        "ratio": figures.max_input_ratio,
+    }
+
+
+@pytest.mark.parametrize("pad", [1200, 1500])
+def test_many_abandoned_calls_fit_the_window(driver: HostDriver, pad: int) -> None:
+    """Thirty calls a host left without results, below the compaction threshold as stored:
+    their synthetic results count, so the input that answers them still fits the window."""
+    with tempfile.TemporaryDirectory() as name:
+        out = asyncio.run(_run_seeded(driver, Path(name), abandoned_calls(30, pad), window=3000))
+    record(
+        "host history fault: 30 abandoned calls",
+        driver=driver.name,
+        pad=pad,
+        model_calls=out["calls"],
+        over_window=out["over_window"],
+        max_input_ratio=round(out["ratio"], 3),
+    )
+    assert out["problems"] == []
+    assert out["calls"] == _ASKS
