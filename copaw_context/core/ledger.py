@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from copaw_context.core.host import ContextSource, MessageView, PartKind, PartView, Role
 from copaw_context.core.pair_repair import SYNTHETIC_RESULT_TOKENS
-from copaw_context.core.pairing import pair_by_occurrence
+from copaw_context.core.pairing import OpenCalls, pair_by_occurrence
 from copaw_context.core.split import SplitItem
 from copaw_context.core.tokens import TokenCounter
 
@@ -142,8 +142,7 @@ class Ledger:
         """Positions of results the model has not seen yet."""
         self._key: tuple[int, int] | None = None
         self._fast_steps = 0
-        self._open: dict[str, int] = {}
-        self._open_upto = 0  # messages folded into _open (all but the last, which may grow)
+        self._open = OpenCalls()  # folds all messages but the last (which may grow)
 
     def sync(self, host: ContextSource, meter: TokenMeter, exempt: ExemptCheck) -> int:
         """Bring the ledger up to date with the host; return the first index that changed.
@@ -219,8 +218,8 @@ class Ledger:
 
     def _forget_results_from(self, index: int) -> None:
         """Drop the result positions of messages ``index`` and later (positions are sorted)."""
-        if index < self._open_upto:
-            self._open, self._open_upto = {}, 0
+        if index < self._open.folded:
+            self._open = OpenCalls()
         del self._results[bisect_left(self._results, (index, -1)) :]
         self.settled = min(self.settled, len(self._results))
         if any(r[0] >= index for r in self.unseen):
@@ -253,7 +252,7 @@ class Ledger:
         self.settled = 0
         self.unseen = set()
         self._key = None
-        self._open, self._open_upto = {}, 0
+        self._open = OpenCalls()
 
     def total(self) -> tuple[int, int]:
         """(tokens, bytes) of every message."""
@@ -289,13 +288,9 @@ class Ledger:
         synthetic result for each (see :mod:`~copaw_context.core.pair_repair`). Folded
         incrementally: a step costs about its new parts."""
         last = len(self.messages) - 1
-        while self._open_upto < last:
-            _fold(self._open, self.messages[self._open_upto])
-            self._open_upto += 1
-        current = dict(self._open)
-        if last >= self._open_upto:
-            _fold(current, self.messages[last])
-        return sum(current.values())
+        while self._open.folded < last:
+            self._open.fold(_ids(self.messages[self._open.folded]))
+        return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
 
     def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
         """The context as split items and their (message, part) positions.
@@ -390,15 +385,8 @@ def _pruned_to(part: PartView) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _fold(open_calls: dict[str, int], message: MessageEntry) -> None:
-    """Pair ``message``'s calls and results into ``open_calls`` (id -> unanswered calls)."""
-    for part in message.parts:
-        if part.call_id is None:
-            continue
-        if part.kind == "tool_call":
-            open_calls[part.call_id] = open_calls.get(part.call_id, 0) + 1
-        elif part.kind == "tool_result" and open_calls.get(part.call_id):
-            open_calls[part.call_id] -= 1
+def _ids(message: MessageEntry) -> list[tuple[str, str]]:
+    return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]
 
 
 def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:

@@ -356,15 +356,22 @@ _SAID = {
 
 
 def log_repairs(plan: RepairPlan, message_ids: Sequence[str], seen: MutableSet[str]) -> None:
-    """Log each repair of ``plan`` once per agent (``seen`` keeps what was logged)."""
+    """Log each repair of ``plan`` once per agent (``seen`` keeps what was logged): one
+    warning per model input that needed new repairs."""
+    said: list[str] = []
     for repair in plan.repairs:
         msg_id = message_ids[repair.at[0]] if repair.at[0] < len(message_ids) else "?"
         key = f"{repair.kind}:{repair.call_id}:{msg_id}"
-        if key in seen:
-            continue
-        seen.add(key)
+        if key not in seen:
+            seen.add(key)
+            said.append(f"{_SAID[repair.kind].format(id=repair.call_id)} (message {msg_id})")
+    if said:
+        shown = said[:_SHOWN] + ([f"and {len(said) - _SHOWN} more"] if len(said) > _SHOWN else [])
         logger.warning(
-            "copaw-context: %s (message %s); every provider rejects the input otherwise",
-            _SAID[repair.kind].format(id=repair.call_id),
-            msg_id,
+            "copaw-context: the host's history breaks tool pairing, which every provider "
+            "rejects; the model input is repaired (the memory is unchanged): %s",
+            "; ".join(shown),
         )
+
+
+_SHOWN = 8
