@@ -246,6 +246,20 @@ async def test_a_call_of_the_request_being_answered_stays_pending(tmp_path: Path
     assert host.messages[-2].role == "user"
 
 
+async def test_a_call_left_before_a_new_request_is_abandoned_at_once(tmp_path: Path) -> None:
+    """A run killed during its tool call, then a new request: the call is abandoned (not the
+    current step's) from the first step of the new turn, so it is compacted; before, it was
+    kept as unfinished, with everything after it, until the agent answered."""
+    engine = ContextEngine(config(compactor="extractive"), tmp_path)
+    killed = FakeMessage("assistant", [text("running it"), call("run1", "run_cmd")])
+    host = FakeHost([*conversation(14), user("run it"), killed, user("next")], window=4000)
+    event = await engine.before_reasoning(host)
+    assert event is not None and event.kind == "compaction"
+    assert killed.msg_id not in [m.msg_id for m in host.messages]
+    assert killed.msg_id in [line["message"]["id"] for line in archived(tmp_path)]
+    assert host.messages[-1].role == "user"
+
+
 async def test_what_cannot_be_cut_is_said_when_the_window_is_still_exceeded(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

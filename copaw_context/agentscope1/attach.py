@@ -9,7 +9,8 @@ What changes on the agent instance (its class and other agents are untouched):
 - ``agent._summarizing`` (the model call after ``max_iters``, which runs no ``pre_reasoning``
   hook) is wrapped to run the engine's pipeline first, so that call fits the window too;
 - ``agent.formatter`` and ``agent.model`` are wrapped (see :mod:`proxies`): MEMORY.md in the
-  system prompt; usage calibration and overflow recovery around the reasoning call;
+  system prompt and the input's tool pairing repaired (``repair.py``); usage calibration and
+  overflow recovery around the reasoning call;
 - ``read_file`` and the memory tools join the toolkit (a tool of the same name is replaced,
   with a warning: QwenPaw's own ``read_file`` cannot follow our notices' ``line_offset``);
 - the state attribute ``copaw_context`` is registered (saved with ``state_dict()``).
@@ -25,6 +26,7 @@ from agentscope.message import Msg
 
 from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
+from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
 from copaw_context.core.hook_base import ANOTHER_HOOK, Attached
@@ -161,7 +163,17 @@ def attach(agent: Any, hook: MemoryCompactionHook) -> Attached[MemoryCompactionH
     async def memory_block() -> str:
         return await hook.engine.memory.prompt_block(hook.window(agent).tokens)
 
-    agent.formatter = MemoryPromptFormatter(agent.formatter, memory_block)
+    def repair(msgs: list[Msg]) -> list[Msg]:
+        if not hook.is_light:
+            return msgs
+        try:
+            seen = hook.scratch(agent).setdefault("pair_repairs", set())
+            return repaired_msgs(msgs, seen) or msgs
+        except Exception:
+            logger.exception("copaw-context: could not check the tool pairing of the input")
+            return msgs
+
+    agent.formatter = MemoryPromptFormatter(agent.formatter, memory_block, repair)
 
     async def handle(inner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return await call_model(hook, agent, inner, args, kwargs)

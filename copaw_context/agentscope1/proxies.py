@@ -6,7 +6,8 @@ calls through, ``agent.formatter`` and ``agent.model``, are therefore wrapped on
 instance, delegating everything else to the original:
 
 - :class:`MemoryPromptFormatter` adds MEMORY.md after the system prompt of every request it
-  formats (nothing saved with the agent changes, so a restored agent never gets it twice);
+  formats (nothing saved with the agent changes, so a restored agent never gets it twice)
+  and repairs the tool pairing of what it formats (see ``repair.py``);
 - :class:`ContextModelProxy` hands each call to the hook, which measures the input, feeds the
   reported usage back and recovers once from a provider's "input too long" error.
 """
@@ -35,11 +36,18 @@ def with_memory(system_prompt: str, block: str) -> str:
 
 
 class MemoryPromptFormatter(FormatterBase):
-    """The agent's formatter, with MEMORY.md added to the system message it formats."""
+    """The agent's formatter, with MEMORY.md added to the system message it formats and
+    ``repair`` applied to the messages (the memory is not changed)."""
 
-    def __init__(self, inner: Any, memory_block: Callable[[], Awaitable[str]]) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        memory_block: Callable[[], Awaitable[str]],
+        repair: Callable[[list[Msg]], list[Msg]] | None = None,
+    ) -> None:
         self.inner = inner
         self._memory_block = memory_block
+        self._repair = repair
 
     def __getattr__(self, name: str) -> Any:
         if name == "inner":  # not set yet (e.g. while copying)
@@ -56,6 +64,8 @@ class MemoryPromptFormatter(FormatterBase):
                 prompt = with_memory(text, await self._memory_block())
                 if prompt != text:
                     msgs = [Msg(first.name, prompt, "system"), *msgs[1:]]
+            if self._repair is not None:
+                msgs = self._repair(msgs)
         result: list[dict[str, Any]] = await self.inner.format(msgs, *args, **kwargs)
         return result
 

@@ -4,7 +4,8 @@
 ``on_compress_context`` (AgentScope's pre-reasoning point) the engine's pipeline: stage-2
                         pruning, count, compaction and archive; AgentScope's image limit
 ``on_reply``            chat commands: ``/compact [note]``, ``/context``, ``/clear``, ``/new``
-``on_model_call``       marks results seen, calibrates the count with the reported usage, and
+``on_model_call``       marks results seen, repairs the input's tool pairing (see
+                        ``repair.py``), calibrates the count with the reported usage, and
                         recovers once from a provider's "input too long" error
 Every method only translates between AgentScope and the engine.
 """
@@ -25,6 +26,7 @@ from agentscope.tool import ToolBase, ToolResponse
 
 from copaw_context.agentscope2.limits import HostLimits
 from copaw_context.agentscope2.messages import METADATA_KEY, hint_text
+from copaw_context.agentscope2.repair import repaired_messages
 from copaw_context.agentscope2.session import AgentScope2Session
 from copaw_context.agentscope2.stream import command_text, reply_events, status_events
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
@@ -276,7 +278,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         measure = await self._measure(session, input_kwargs)
 
         async def send(kwargs: dict[str, Any]) -> Any:
-            return await started_stream(await next_handler(**kwargs))
+            return await started_stream(await next_handler(**self._repaired(agent, kwargs)))
 
         async def resend() -> Any:
             nonlocal measure
@@ -326,6 +328,18 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         except Exception:
             logger.exception("copaw-context: could not fit the input to the fallback model")
             return input_kwargs
+
+    def _repaired(self, agent: Any, model_input: dict[str, Any]) -> dict[str, Any]:
+        """``model_input`` with its tool pairing repaired (the context is not changed)."""
+        if not self.is_light:
+            return model_input
+        try:
+            seen = self._scratch.setdefault(agent, {}).setdefault("pair_repairs", set())
+            messages = repaired_messages(model_input.get("messages") or [], seen)
+        except Exception:
+            logger.exception("copaw-context: could not check the tool pairing of the input")
+            return model_input
+        return model_input if messages is None else {**model_input, "messages": messages}
 
     async def _measure(
         self, session: AgentScope2Session, model_input: dict[str, Any]

@@ -34,6 +34,7 @@ from copaw_context.core.ledger import (
 )
 from copaw_context.core.memory_service import MemoryService
 from copaw_context.core.offload import OffloadStore, referenced_offload_names
+from copaw_context.core.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.pruning import UNSEEN, OutputPart, PruneStats, ToolResultPruning
 from copaw_context.core.recovery import guarded_call
 from copaw_context.core.report import Limits, TokenReport
@@ -329,6 +330,7 @@ class ContextEngine:
         if fixed.summary_message:
             summary += overhead
         messages, message_size = ledger.total()
+        messages += ledger.unanswered_calls() * SYNTHETIC_RESULT_TOKENS  # answered in the input
         window = host.window()
         if limits is None:
             limits = Limits(

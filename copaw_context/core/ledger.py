@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from copaw_context.core.host import ContextSource, MessageView, PartKind, PartView, Role
 from copaw_context.core.offload import referenced_offload_names
-from copaw_context.core.pairing import pair_by_occurrence
+from copaw_context.core.pair_repair import SYNTHETIC_RESULT_TOKENS
+from copaw_context.core.pairing import OpenCalls, pair_by_occurrence
 from copaw_context.core.split import SplitItem
 from copaw_context.core.tokens import TokenCounter
 
@@ -143,6 +144,7 @@ class Ledger:
         """Positions of results the model has not seen yet."""
         self._key: tuple[int, int] | None = None
         self._fast_steps = 0
+        self._open = OpenCalls()  # folds all messages but the last (which may grow)
 
     def sync(self, host: ContextSource, meter: TokenMeter, exempt: ExemptCheck) -> int:
         """Bring the ledger up to date with the host; return the first index that changed.
@@ -218,6 +220,8 @@ class Ledger:
 
     def _forget_results_from(self, index: int) -> None:
         """Drop the result positions of messages ``index`` and later (positions are sorted)."""
+        if index < self._open.folded:
+            self._open = OpenCalls()
         del self._results[bisect_left(self._results, (index, -1)) :]
         self.settled = min(self.settled, len(self._results))
         if any(r[0] >= index for r in self.unseen):
@@ -250,6 +254,7 @@ class Ledger:
         self.settled = 0
         self.unseen = set()
         self._key = None
+        self._open = OpenCalls()
 
     def total(self) -> tuple[int, int]:
         """(tokens, bytes) of every message."""
@@ -285,6 +290,15 @@ class Ledger:
         """Positions (message, part) of every tool result, oldest first (do not modify)."""
         return self._results
 
+    def unanswered_calls(self) -> int:
+        """Tool calls no result answers (paired by occurrence): the model input gets a
+        synthetic result for each (see :mod:`~copaw_context.core.pair_repair`). Folded
+        incrementally: a step costs about its new parts."""
+        last = len(self.messages) - 1
+        while self._open.folded < last:
+            self._open.fold(_ids(self.messages[self._open.folded]))
+        return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
+
     def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
         """The context as split items and their (message, part) positions.
 
@@ -293,7 +307,7 @@ class Ledger:
         wherever they sit (AgentScope 1.x keeps results in separate system messages).
         """
         answered = _answered_calls(self.messages)
-        moved_on = _settled_request(self.messages)
+        last_request = max((i for i, m in enumerate(self.messages) if m.is_request), default=-1)
         items: list[SplitItem] = []
         refs: list[tuple[int, int]] = []
         for mi, message in enumerate(self.messages):
@@ -309,10 +323,13 @@ class Ledger:
                 unfinished = False
                 if part.kind == "tool_call" and part.call_id is not None:
                     calls = frozenset({part.call_id})
-                    # A call left without a result (an interrupted turn) is still pending
-                    # until the agent answers a later request; after that it is an orphan,
-                    # which the planner compacts (no provider accepts it).
-                    unfinished = (mi, pi) not in answered and mi > moved_on
+                    if (mi, pi) not in answered:  # the input answers it (pair_repair)
+                        tokens += SYNTHETIC_RESULT_TOKENS
+                    # A call without a result is unfinished (its result is coming: running,
+                    # awaiting confirmation) only in the current turn; once a later request
+                    # came it is abandoned (an interrupted turn, a killed run): the planner
+                    # compacts it and the model input answers it meanwhile (pair_repair).
+                    unfinished = (mi, pi) not in answered and mi > last_request
                 elif part.kind == "tool_result" and part.call_id is not None:
                     results = frozenset({part.call_id})
                     unfinished = part.unfinished
@@ -381,15 +398,8 @@ def _pruned_to(part: PartView) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _settled_request(messages: Sequence[MessageEntry]) -> int:
-    """Index of the last user message the agent has answered something after (-1: none)."""
-    settled = pending = -1
-    for mi, message in enumerate(messages):
-        if message.is_request:
-            pending = mi
-        elif pending >= 0:
-            settled = pending
-    return settled
+def _ids(message: MessageEntry) -> list[tuple[str, str]]:
+    return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]
 
 
 def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:

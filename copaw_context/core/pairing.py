@@ -8,10 +8,10 @@ turn), so a reused id whose earlier pair is complete starts a new, independent p
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Pairing", "pair_by_occurrence", "pairing_problems"]
+__all__ = ["OpenCalls", "Pairing", "pair_by_occurrence", "pairing_problems"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,34 @@ class Pairing:
     orphans: tuple[tuple[str, int], ...]
     duplicates: tuple[tuple[str, int, int], ...]
     unanswered: tuple[tuple[str, int], ...]
+
+
+class OpenCalls:
+    """Calls no result answers (paired by occurrence), folded one message at a time."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, int] = {}
+        self.folded = 0
+        """Messages folded in so far."""
+
+    def fold(self, parts: Iterable[tuple[str, str]]) -> None:
+        """Fold one message's ``(kind, call id)`` parts in, in order."""
+        _fold(self.open, parts)
+        self.folded += 1
+
+    def count(self, extra: Iterable[tuple[str, str]] = ()) -> int:
+        """Open calls now, with ``extra`` parts (not folded in) after the folded ones."""
+        current = dict(self.open)
+        _fold(current, extra)
+        return sum(current.values())
+
+
+def _fold(open_calls: dict[str, int], parts: Iterable[tuple[str, str]]) -> None:
+    for kind, call_id in parts:
+        if kind == "tool_call":
+            open_calls[call_id] = open_calls.get(call_id, 0) + 1
+        elif kind == "tool_result" and open_calls.get(call_id):
+            open_calls[call_id] -= 1
 
 
 def pair_by_occurrence(
