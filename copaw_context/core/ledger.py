@@ -18,8 +18,14 @@ from copaw_context.core.offload import referenced_offload_names
 from copaw_context.core.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.pairing import OpenCalls, pair_by_occurrence
 from copaw_context.core.split import SplitItem
-from copaw_context.core.tokens import TokenCounter
+from copaw_context.core.token_meter import (
+    BLOCK_OVERHEAD_TOKENS,
+    DATA_BLOCK_TOKENS,
+    MESSAGE_OVERHEAD_TOKENS,
+    TokenMeter,
+)
 
+# TokenMeter and the overhead constants live in token_meter; kept here for old imports.
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
     "DATA_BLOCK_TOKENS",
@@ -29,47 +35,6 @@ __all__ = [
     "PartEntry",
     "TokenMeter",
 ]
-
-MESSAGE_OVERHEAD_TOKENS = 4
-BLOCK_OVERHEAD_TOKENS = 3
-DATA_BLOCK_TOKENS = 2000  # AgentScope's own flat estimate for an image/audio/PDF block
-
-
-class TokenMeter:
-    """Tokens and estimate bytes of texts and parts, with one counter.
-
-    Estimate bytes are the UTF-8 size plus ``DATA_BLOCK_TOKENS * 4`` per data block, so that
-    bytes / 4 is AgentScope's own estimate and bytes / 5 a floor no tokenizer goes under.
-    """
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.counter = counter
-        self._texts: dict[str, tuple[int, int]] = {}
-
-    def text(self, text: str) -> tuple[int, int]:
-        """(tokens, bytes) of a plain string."""
-        if not text:
-            return 0, 0
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-        return self.counter.count(text), size
-
-    def fixed(self, text: str) -> tuple[int, int]:
-        """:meth:`text` for the few texts sent at every call (cached: they rarely change)."""
-        cached = self._texts.get(text)
-        if cached is None:
-            if len(self._texts) > 16:
-                self._texts.clear()
-            cached = self._texts[text] = self.text(text)
-        return cached
-
-    def part(self, part: PartView) -> tuple[int, int]:
-        """(tokens, bytes) the model receives for one part, block overhead included."""
-        tokens, size = self.text(part.text if part.sent else "")
-        data = part.data_blocks
-        return (
-            tokens + BLOCK_OVERHEAD_TOKENS + data * DATA_BLOCK_TOKENS,
-            size + data * DATA_BLOCK_TOKENS * 4,
-        )
 
 
 @dataclass(slots=True)
