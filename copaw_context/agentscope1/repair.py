@@ -13,7 +13,13 @@ from typing import Any
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.messages import blocks_of
-from copaw_context.core.pair_repair import Missing, RepairBlock, log_repairs, plan_repair
+from copaw_context.core.pair_repair import (
+    Missing,
+    RepairBlock,
+    is_request,
+    log_repairs,
+    plan_repair,
+)
 
 __all__ = ["repaired_msgs"]
 
@@ -40,10 +46,7 @@ def repaired_msgs(msgs: Sequence[Msg], seen: MutableSet[str]) -> list[Msg] | Non
     repair is logged once (``seen``)."""
     contents = [blocks_of(m) if isinstance(m.content, list) else [] for m in msgs]
     views = [[_block(b) for b in blocks] for blocks in contents]
-    requests = [
-        m.role == "user" and all(v.kind == "other" for v in view)
-        for m, view in zip(msgs, views, strict=True)
-    ]
+    requests = [is_request(m.role, view) for m, view in zip(msgs, views, strict=True)]
     plan = plan_repair(views, requests=requests, inline_results=False)
     if plan is None:
         return None

@@ -21,6 +21,7 @@ from agentscope.message import (
 from copaw_context.core.pair_repair import (
     Missing,
     RepairBlock,
+    is_request,
     log_repairs,
     plan_repair,
 )
@@ -48,10 +49,7 @@ def repaired_messages(messages: Sequence[Msg], seen: MutableSet[str]) -> list[Ms
     each repair is logged once (``seen``)."""
     contents = [_blocks(m) for m in messages]
     views = [[_block(b) for b in blocks] for blocks in contents]
-    requests = [
-        m.role == "user" and all(v.kind == "other" for v in view)
-        for m, view in zip(messages, views, strict=True)
-    ]
+    requests = [is_request(m.role, view) for m, view in zip(messages, views, strict=True)]
     plan = plan_repair(views, requests=requests, inline_results=True)
     if plan is None:
         return None

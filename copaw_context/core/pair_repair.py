@@ -39,6 +39,7 @@ __all__ = [
     "RepairBlock",
     "RepairPlan",
     "SYNTHETIC_RESULT_TOKENS",
+    "is_request",
     "log_repairs",
     "plan_repair",
 ]
@@ -127,6 +128,12 @@ class RepairPlan:
         if planned.blocks != expected:
             return True
         return any((planned.source, b) in self.renamed for b in range(count))
+
+
+def is_request(role: str, blocks: Sequence[RepairBlock]) -> bool:
+    """Whether a message is a user request for :func:`plan_repair`: a user message holding
+    no tool call or result (1.x and ReMe keep results in user-role messages)."""
+    return role == "user" and all(block.kind == "other" for block in blocks)
 
 
 def plan_repair(

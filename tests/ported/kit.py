@@ -5,7 +5,6 @@ and hand-built host histories (the shapes peers' formatter and history tests bui
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,15 @@ from copaw_context import installed_agentscope_major
 from copaw_context.core.truncation import parse_truncation_notice
 from tests.reliability.agent_session import agent_config
 from tests.reliability.drivers import HostDriver
+from tests.reliability.host_history import (
+    assistant,
+    call,
+    result,
+    results,
+    text,
+    thinking,
+    user,
+)
 from tests.reliability.invariants import StepFigures, check_model_input
 
 __all__ = [
@@ -150,67 +158,7 @@ def recover(workspace: Path, shown: str) -> str | None:
 # --- hand-built host histories for either major -------------------------------------------
 
 
-def call(i: str, name: str = "grep") -> Any:
-    if AS2:
-        from agentscope.message import ToolCallBlock
-
-        return ToolCallBlock(id=i, name=name, input=json.dumps({"q": i}))
-    from agentscope.message import ToolUseBlock
-
-    return ToolUseBlock(type="tool_use", id=i, name=name, input={"q": i})
-
-
-def result(i: str, size: int = 60, name: str = "grep") -> Any:
-    from agentscope.message import TextBlock, ToolResultBlock
-
-    body = f"{i}: hit\n" * size
-    if AS2:
-        return ToolResultBlock(id=i, name=name, output=[TextBlock(text=body)], state="success")
-    return ToolResultBlock(
-        type="tool_result", id=i, name=name, output=[TextBlock(type="text", text=body)]
-    )
-
-
-def text(t: str) -> Any:
-    from agentscope.message import TextBlock
-
-    return TextBlock(text=t) if AS2 else TextBlock(type="text", text=t)
-
-
-def thinking(t: str) -> Any:
-    from agentscope.message import ThinkingBlock
-
-    return ThinkingBlock(thinking=t) if AS2 else ThinkingBlock(type="thinking", thinking=t)
-
-
-def user(t: str) -> Any:
-    if AS2:
-        from agentscope.message import UserMsg
-
-        return UserMsg("user", t)
-    from agentscope.message import Msg
-
-    return Msg("user", t, "user")
-
-
-def assistant(blocks: list[Any]) -> Any:
-    if AS2:
-        from agentscope.message import AssistantMsg
-
-        return AssistantMsg("assistant", blocks)
-    from agentscope.message import Msg
-
-    return Msg("assistant", blocks, "assistant")
-
-
-def results(blocks: list[Any], role: str = "system") -> Any:
-    """Results as the host holds them: 2.x in an assistant message, 1.x in a system message
-    (ReActAgent) or a user message (ReMe's layout, ``role="user"``)."""
-    if AS2:
-        return assistant(blocks)
-    from agentscope.message import Msg
-
-    return Msg(role, blocks, role)
+# call, result, results, text, thinking, user, assistant: from tests.reliability.host_history
 
 
 async def seed(agent: Any, history: list[Any]) -> None:

@@ -10,7 +10,20 @@ from typing import Any
 
 from copaw_context import installed_agentscope_major
 
-__all__ = ["AS2", "SHAPES", "abandoned_calls", "history", "seed"]
+__all__ = [
+    "AS2",
+    "SHAPES",
+    "abandoned_calls",
+    "assistant",
+    "call",
+    "history",
+    "result",
+    "results",
+    "seed",
+    "text",
+    "thinking",
+    "user",
+]
 
 AS2 = installed_agentscope_major() >= 2
 PAD = "context " * 60
@@ -28,7 +41,7 @@ SHAPES = [
 ]
 
 
-def _call(i: str, name: str = "grep") -> Any:
+def call(i: str, name: str = "grep") -> Any:
     if AS2:
         from agentscope.message import ToolCallBlock
 
@@ -38,7 +51,7 @@ def _call(i: str, name: str = "grep") -> Any:
     return ToolUseBlock(type="tool_use", id=i, name=name, input={"q": i})
 
 
-def _result(i: str, size: int = 60, name: str = "grep") -> Any:
+def result(i: str, size: int = 60, name: str = "grep") -> Any:
     from agentscope.message import TextBlock, ToolResultBlock
 
     body = f"{i}: hit\n" * size
@@ -49,19 +62,19 @@ def _result(i: str, size: int = 60, name: str = "grep") -> Any:
     )
 
 
-def _text(t: str) -> Any:
+def text(t: str) -> Any:
     from agentscope.message import TextBlock
 
     return TextBlock(text=t) if AS2 else TextBlock(type="text", text=t)
 
 
-def _thinking(t: str) -> Any:
+def thinking(t: str) -> Any:
     from agentscope.message import ThinkingBlock
 
     return ThinkingBlock(thinking=t) if AS2 else ThinkingBlock(type="thinking", thinking=t)
 
 
-def _user(t: str) -> Any:
+def user(t: str) -> Any:
     if AS2:
         from agentscope.message import UserMsg
 
@@ -71,7 +84,7 @@ def _user(t: str) -> Any:
     return Msg("user", t, "user")
 
 
-def _assistant(blocks: list[Any]) -> Any:
+def assistant(blocks: list[Any]) -> Any:
     if AS2:
         from agentscope.message import AssistantMsg
 
@@ -81,11 +94,11 @@ def _assistant(blocks: list[Any]) -> Any:
     return Msg("assistant", blocks, "assistant")
 
 
-def _results(blocks: list[Any], role: str = "system") -> Any:
+def results(blocks: list[Any], role: str = "system") -> Any:
     """Results as the host holds them: 2.x in an assistant message, 1.x in a system message
     (ReActAgent) or a user message (ReMe's layout, ``role="user"``)."""
     if AS2:
-        return _assistant(blocks)
+        return assistant(blocks)
     from agentscope.message import Msg
 
     return Msg(role, blocks, role)
@@ -95,39 +108,39 @@ def _body(shape: str, t: int, turns: int) -> list[Any]:
     a, b, c = (f"t{t}_{k}" for k in "abc")
     if shape == "interleaved" or (shape == "user_role_results" and AS2 and t % 2):
         return [
-            _assistant([_call(a), _call(b)]),
-            _results([_result(b)]),
-            _assistant([_call(c)]),
-            _results([_result(a), _result(c)]),
+            assistant([call(a), call(b)]),
+            results([result(b)]),
+            assistant([call(c)]),
+            results([result(a), result(c)]),
         ]
     if shape == "thinking_between":
         return [
-            _assistant([_thinking("plan " * 40), _call(a), _thinking("more " * 40), _call(b)]),
-            _results([_result(a), _result(b)]),
+            assistant([thinking("plan " * 40), call(a), thinking("more " * 40), call(b)]),
+            results([result(a), result(b)]),
         ]
     if shape == "result_far" and t == 1:
-        return [_assistant([_call("far")])]
+        return [assistant([call("far")])]
     if shape == "result_far" and t == 4:
-        return [_results([_result("far")]), _assistant([_call(a)]), _results([_result(a)])]
+        return [results([result("far")]), assistant([call(a)]), results([result(a)])]
     if shape == "result_first" and t == 2:
-        return [_results([_result(a)]), _assistant([_call(a)])]
+        return [results([result(a)]), assistant([call(a)])]
     if shape == "same_id_one_message" and t == 2:
         return [
-            _assistant([_call("dup"), _call("dup")]),
-            _results([_result("dup"), _result("dup")]),
+            assistant([call("dup"), call("dup")]),
+            results([result("dup"), result("dup")]),
         ]
     if shape == "result_twice" and t == 2:
-        return [_assistant([_call(a)]), _results([_result(a)]), _results([_result(a)])]
+        return [assistant([call(a)]), results([result(a)]), results([result(a)])]
     if shape == "dangling_last" and t == turns - 1:
-        return [_assistant([_text("let me look"), _call(a)])]
+        return [assistant([text("let me look"), call(a)])]
     if shape == "orphan_first" and t == 0:
-        return [_results([_result("ghost")])]
+        return [results([result("ghost")])]
     if shape == "user_role_results" and t % 2:
         return [
-            _assistant([_call(a), _call(b)]),
-            _results([_result(b), _result(a)], role="user"),
+            assistant([call(a), call(b)]),
+            results([result(b), result(a)], role="user"),
         ]
-    return [_assistant([_call(a)]), _results([_result(a)])]
+    return [assistant([call(a)]), results([result(a)])]
 
 
 def history(shape: str, turns: int = 8) -> list[Any]:
@@ -135,9 +148,9 @@ def history(shape: str, turns: int = 8) -> list[Any]:
     shape is ``dangling_last``)."""
     out: list[Any] = []
     for t in range(turns):
-        out += [_user(f"request {t} {PAD}"), *_body(shape, t, turns)]
+        out += [user(f"request {t} {PAD}"), *_body(shape, t, turns)]
         if not (shape == "dangling_last" and t == turns - 1):
-            out.append(_assistant([_text(f"answer {t} {PAD}")]))
+            out.append(assistant([text(f"answer {t} {PAD}")]))
     return out
 
 
@@ -146,8 +159,8 @@ def abandoned_calls(count: int, pad: int) -> list[Any]:
     and its answer (``pad`` words)."""
     out: list[Any] = []
     for i in range(count):
-        out += [_user(f"request {i}"), _assistant([_call(f"lost{i}")])]
-    return [*out, _user("pad " * pad), _assistant([_text("ok " * 20)])]
+        out += [user(f"request {i}"), assistant([call(f"lost{i}")])]
+    return [*out, user("pad " * pad), assistant([text("ok " * 20)])]
 
 
 async def seed(agent: Any, messages: list[Any]) -> None:
