@@ -38,13 +38,18 @@ def _start(workspace: Path, turns: int) -> subprocess.Popen[str]:
     )
 
 
-def _kill_after_ready(process: subprocess.Popen[str], delay: float) -> bool:
-    """Wait for "ready", then SIGKILL after ``delay`` s; False when it ended first."""
+def _kill_after(process: subprocess.Popen[str], saves: int, delay: float) -> bool:
+    """Wait for "ready" and ``saves`` saved turns, then SIGKILL after ``delay`` s; False
+    when it ended first. Counting saved turns (not seconds) keeps the kill inside the run
+    however fast the machine is."""
     assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line.startswith("ready"):
-        process.wait(60)
-        return False
+    seen = -1  # the "ready" line first
+    while seen < saves:
+        line = process.stdout.readline()
+        if not line.startswith(("ready", "saved")):
+            process.wait(60)
+            return False
+        seen += 1
     time.sleep(delay)
     if process.poll() is not None:
         return False
@@ -61,8 +66,10 @@ def killed_workspace(
     rng = random.Random(seed)
     expected: set[str] = set()
     landed = 0
-    for _ in range(kills):
-        killed = _kill_after_ready(_start(workspace, turns), rng.uniform(0.02, 1.2))
+    for attempt in range(kills):
+        # The first kill lands early in the first run; later ones anywhere in the next turns.
+        saves, delay = (0, 0.02) if attempt == 0 else (rng.randint(0, 2), rng.uniform(0, 0.3))
+        killed = _kill_after(_start(workspace, turns), saves, delay)
         landed += killed
         expected |= asyncio.run(saved_keys(driver, workspace))
         if not killed:
