@@ -124,7 +124,11 @@ async def tool_round(
     except TimeoutError as timeout:
         raise Hung(f"no reply in 300 s to {len(calls)} call(s)") from timeout
     assert reply == "checked"
-    results = [_text(m.get("content")) for m in seen[-1] if m.get("role") == "tool"]
+    # In the order of the calls: parallel calls may finish (and be stored) in any order.
+    order = [c["id"] for m in seen[-1] for c in m.get("tool_calls") or ()]
+    tool_messages = [m for m in seen[-1] if m.get("role") == "tool"]
+    tool_messages.sort(key=lambda m: order.index(m["tool_call_id"]))
+    results = [_text(m.get("content")) for m in tool_messages]
     assert len(results) == len(calls), f"{len(results)} results for {len(calls)} calls"
     return results, figures
 
@@ -151,7 +155,9 @@ def test_read_file_attacks_get_an_error_or_a_bounded_excerpt(driver: HostDriver)
         assert "error" in text.lower() or "not" in text.lower(), f"{arguments}: {text[:200]!r}"
     for arguments, text in zip(attacks[refused:], results[refused:], strict=True):
         lines = [line for line in text.splitlines() if line.startswith("line ")]
-        assert "error" in text.lower() or lines, f"{arguments}: {text[:200]!r}"
+        # A refusal is ours ("Error: ...") or the host's schema check ("... validation failed").
+        refusal = "error" in text.lower() or "validation failed" in text.lower()
+        assert refusal or lines, f"{arguments}: {text[:200]!r}"
     # A hang raises Hung above; reaching here means every attack was answered.
     record("hostile_read_file", attacks=len(attacks), answered=len(results), escapes=len(escaped))
 
