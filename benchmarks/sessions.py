@@ -137,7 +137,7 @@ async def run_stage1(hook: MemoryCompactionHook, session: AgentScope2Session, st
         ToolCallBlock(id=c.call_id, name=c.name, input=c.tool_input) for c in step.calls
     ]
     for call in step.calls:
-        parts, meta = await hook.engine.bound_fresh(
+        parts, meta = await hook.engine.on_tool_result(
             session, call.name, call.tool_input, [call.output], {}
         )
         blocks.append(_tool_result(call, "\n".join(p for p in parts if isinstance(p, str)), meta))
@@ -233,9 +233,9 @@ async def seed_session(workspace: Path, n_messages: int, seed: int = 1) -> list[
                 context.append(await run_stage1(hook, session, step))
             if index % 10 == 9:
                 await hook.engine.model_call(session)
-                await hook.engine.prune_old(session)
+                await hook.engine.pruner.prune_old(session)
         await hook.engine.model_call(session)
-        await hook.engine.prune_old(session)
+        await hook.engine.pruner.prune_old(session)
     return context
 
 

@@ -84,7 +84,7 @@ async def _measure(
     agent, hook, session = await make_agent(workspace, counter, context)
     engine = hook.engine
     twin = builtin_twin(context, context_size=10**9) if builtin else None
-    saves = _timed_saves(engine.store)
+    saves = _timed_saves(engine.context.store)
 
     async def pre() -> float:
         """The middleware's work before one model call, in ms. The model call's own input
@@ -98,7 +98,7 @@ async def _measure(
             session.model_input = None
 
     cold = await pre()
-    meter = await engine.meter(session)
+    meter = await engine.context.meter(session)
     keys = ("pre", "io", "cpu", "stage1", "floor", "builtin")
     samples: dict[str, list[float]] = {k: [] for k in keys}
     for index, step in enumerate(make_steps(warmup + steps)):
@@ -143,7 +143,7 @@ def split_ms(context: list[Any], reserves: list[int], repeat: int) -> dict[int, 
     async def run() -> dict[int, float]:
         with tempfile.TemporaryDirectory(prefix="copaw-bench-") as tmp:
             agent, hook, session = await make_agent(Path(tmp), "estimate", context)
-            ledger, _ = await hook.engine.sync(session)  # counts warm from here on
+            ledger, _ = await hook.engine.context.sync(session)  # counts warm from here on
             report = await hook.engine.report(session)
             out: dict[int, float] = {}
             for reserve in reserves:

@@ -31,7 +31,7 @@ async def test_compact_of_a_two_message_chat_changes_nothing_and_says_why(
     (failed,) = [e for e in events if e.kind == "compaction_failed"]
     assert failed.tokens_after == failed.tokens_before == before
     assert not [e for e in events if e.kind == "compaction"]
-    assert engine.state(host).stats["compactions"] == 0
+    assert engine.context.state(host).stats["compactions"] == 0
 
 
 async def test_compact_that_frees_tokens_still_compacts(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def _engine(tmp_path: Path, events: list[ContextEvent], **light: object) -> Cont
         tmp_path,
         on_event=events.append,
     )
-    engine.compactor_retry_delay = 0.0
+    engine.context.compactor_retry_delay = 0.0
     return engine
 
 

@@ -16,13 +16,13 @@ from agentscope.types import ReplyFinishedReason
 
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
-from copaw_context.core.compaction import summary_budget_chars as _summary_budget_chars
 from copaw_context.core.summary import (
     SummaryCompactor,
     render_summary_message,
     split_summary_message,
     validate_summary,
 )
+from copaw_context.core.summary.budget import summary_budget_chars as _summary_budget_chars
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.testing import ModelCall, ScriptedChatModel, Step, text_step

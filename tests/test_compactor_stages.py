@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import re
 
-from copaw_context.core.compaction import summary_budget_chars
 from copaw_context.core.summary import SummaryCompactor
+from copaw_context.core.summary.budget import summary_budget_chars
 from copaw_context.core.summary.prompts import (
     CONVERSATION_CLOSE,
     CONVERSATION_OPEN,

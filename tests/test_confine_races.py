@@ -151,7 +151,7 @@ async def test_dump_history_never_follows_a_folder_swapped_after_the_check(
 ) -> None:
     """/dump_history into dumps/: the folder swapped for a link right after the name check
     (placed in the dump's own check of the path) gets nothing, and the reply says why."""
-    from copaw_context.core import history
+    from copaw_context.core.commands import history
     from copaw_context.core.engine import ContextEngine
     from tests.fake_host import FakeHost, engine_config, user
 

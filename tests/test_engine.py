@@ -72,7 +72,7 @@ async def test_over_the_threshold_the_engine_compacts_archives_and_summarises(
     assert lines and all(line["form"] == "fake" and line["parts"] for line in lines)
     (record,) = records
     assert record.summary is not None and len(record.messages) == event.messages_compacted
-    assert engine.state(host).stats["compactions"] == 1
+    assert engine.context.state(host).stats["compactions"] == 1
 
 
 async def test_below_the_threshold_nothing_happens(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ async def test_a_step_tokenises_each_new_text_once(tmp_path: Path) -> None:
     host = FakeHost(conversation(20, size=20), window=200_000)
     await engine.before_reasoning(host)
     await engine.model_call(host)
-    meter = await engine.meter(host)
+    meter = await engine.context.meter(host)
     counted: list[str] = []
     count = meter.counter.count
 
@@ -126,10 +126,10 @@ async def test_a_step_tokenises_each_new_text_once(tmp_path: Path) -> None:
         FakeMessage("assistant", [call("c-new", "grep", json.dumps({"path": "a.py"})), new_result])
     )
     await engine.before_reasoning(host)
-    assert engine.ledger(host).messages[-1].parts[-1].unseen
+    assert engine.context.ledger(host).messages[-1].parts[-1].unseen
     await engine.model_call(host)
     assert counted.count(new_result.text) == 1
-    entry = engine.ledger(host).messages[-1].parts[-1]
+    entry = engine.context.ledger(host).messages[-1].parts[-1]
     assert not entry.unseen  # seen after the model call, without a recount
 
 
@@ -149,7 +149,7 @@ async def test_an_overflow_is_recovered_once_and_learned(tmp_path: Path) -> None
     engine = ContextEngine(config(compactor="extractive"), tmp_path, on_event=events.append)
     host = FakeHost(conversation(6, size=40), window=4000)
     await engine.model_call(host)
-    sent = engine.state(host).last_prompt_tokens
+    sent = engine.context.state(host).last_prompt_tokens
     calls: list[str] = []
 
     async def send() -> str:
@@ -162,7 +162,7 @@ async def test_an_overflow_is_recovered_once_and_learned(tmp_path: Path) -> None
 
     assert await engine.guarded_call(host, send, resend) == "ok"
     assert calls == ["send", "resend"]
-    assert engine.state(host).overflow_factor >= 2.9
+    assert engine.context.state(host).overflow_factor >= 2.9
     assert [e.kind for e in events].count("overflow_recovery") == 1
     assert (await engine.report(host)).calibration >= 2.9
 
@@ -200,14 +200,14 @@ async def test_commands_through_the_engine(tmp_path: Path) -> None:
     cleared = await engine.run_command(host, "new", "")
     assert "**New session started.** 1 message(s) archived" in cleared
     assert host.messages == [] and host.summary == "" and host.session_id != session
-    assert engine.state(host).summary is None
+    assert engine.context.state(host).summary is None
 
 
 async def test_fresh_results_are_kept_and_fitted(tmp_path: Path) -> None:
     engine = ContextEngine(config(compactor="extractive"), tmp_path)
     host = FakeHost(conversation(4, size=40), window=4000)
     host.messages.append(user("read both logs"))
-    parts, meta = await engine.bound_fresh(host, "cat", "{}", ["log line\n" * 3000], {})
+    parts, meta = await engine.on_tool_result(host, "cat", "{}", ["log line\n" * 3000], {})
     host.messages.append(
         FakeMessage(
             "assistant",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from copaw_context.core.fresh_share import shared_cap
+from copaw_context.core.steps.fresh_share import shared_cap
 
 
 def test_small_results_keep_whole_and_the_rest_share_equally() -> None:
@@ -18,8 +18,8 @@ def test_everything_fits_and_no_room() -> None:
 
 def test_the_combined_layout_starts_each_result_where_its_index_says() -> None:
     """A newline in a tool name or call id (a hostile model) does not shift the starts."""
-    from copaw_context.core.fresh_share import _layout
     from copaw_context.core.host import PartView
+    from copaw_context.core.steps.fresh_share import _layout
 
     texts = ["one\nline two", "", "three"]
     views = [

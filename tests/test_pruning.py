@@ -6,6 +6,7 @@ from pathlib import Path
 
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
+from copaw_context.core.steps.prune import prune_all
 from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
 from tests.fake_host import FakeHost, FakeMessage, call, result
 from tests.helpers import lines_text
@@ -24,7 +25,7 @@ def _config() -> RunningConfig:
 
 async def _add_result(engine: ContextEngine, host: FakeHost, call_id: str, output: str) -> None:
     """A call and its result as stage 1 leaves them, appended to the host's context."""
-    parts, meta = await engine.bound_fresh(host, "dump", "{}", [output], {})
+    parts, meta = await engine.on_tool_result(host, "dump", "{}", [output], {})
     texts = [p for p in parts if isinstance(p, str)]
     host.messages.append(
         FakeMessage(
@@ -50,7 +51,7 @@ async def test_our_workspace_relative_notice_is_recut_in_place(tmp_path: Path) -
     assert first is not None and first[1].file_path is not None
     assert not Path(first[1].file_path).is_absolute()  # the absolute path is too long
     await engine.model_call(host)  # the model saw both
-    await engine.prune_old(host)
+    await engine.pruner.prune_old(host)
     again = parse_truncation_notice(_text(host, 0))
     assert again is not None and again[1].file_path == first[1].file_path
     assert again[1].excerpt_bytes <= 3000
@@ -64,16 +65,16 @@ async def test_a_foreign_notice_saved_by_stage_two_is_ours_afterwards(tmp_path: 
     await _add_result(engine, host, "c1", relayed)
     await _add_result(engine, host, "c2", "y")
     assert _text(host, 0) == relayed  # fits the recent limit: stage 1 keeps it
-    await engine.prune_old(host)
+    await engine.pruner.prune_old(host)
     assert _text(host, 0) == relayed, "unseen by the model: still recent"
     await engine.model_call(host)
-    await engine.prune_old(host)
+    await engine.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path is not None
     saved = Path(cut[1].file_path)
     assert saved.parent == tmp_path / "tool_result"
     assert saved.read_text(encoding="utf-8") == relayed
-    await engine.prune_all(host, 200)  # emergency: harder, same file, no new copy
+    await prune_all(engine.context, host, 200)  # emergency: harder, same file, no new copy
     harder = parse_truncation_notice(_text(host, 0))
     assert harder is not None and harder[1].file_path == str(saved)
     assert harder[1].excerpt_bytes <= 200
@@ -86,9 +87,9 @@ async def test_an_old_result_already_cut_is_not_looked_at_again(tmp_path: Path) 
     for n in range(4):
         await _add_result(engine, host, f"c{n}", lines_text(200, seed=f"r{n}"))
     await engine.model_call(host)
-    first = await engine.prune_old(host)
+    first = await engine.pruner.prune_old(host)
     assert first.truncated == 3
-    again = await engine.prune_old(host)
+    again = await engine.pruner.prune_old(host)
     assert again.truncated == 0 and again.offloaded == 0
 
 
@@ -99,7 +100,7 @@ async def _mid_sized_result_cut_by_stage_two(engine: ContextEngine, host: FakeHo
     await _add_result(engine, host, "c1", full)
     await _add_result(engine, host, "c2", "x")
     await engine.model_call(host)
-    await engine.prune_old(host)
+    await engine.pruner.prune_old(host)
     return full
 
 
@@ -109,11 +110,11 @@ async def test_stage_two_names_the_file_saved_ahead_at_stage_one(tmp_path: Path)
     full = lines_text(400)
     await _add_result(engine, host, "c1", full)
     assert _text(host, 0) == full  # stage 1 did not cut it...
-    await engine.store.drain()
+    await engine.context.store.drain()
     (early,) = (tmp_path / "tool_result").glob("*.txt")  # ...but saved it already
     await _add_result(engine, host, "c2", "x")
     await engine.model_call(host)
-    await engine.prune_old(host)
+    await engine.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path == str(early)
     assert early.read_text() == full and cut[1].total_lines == full.count("\n") + 1
@@ -124,7 +125,7 @@ async def test_a_failed_or_unknown_early_save_is_saved_again_at_stage_two(
     tmp_path: Path,
 ) -> None:
     engine = ContextEngine(_config(), tmp_path)
-    save_parts = engine.store.save_parts
+    save_parts = engine.context.store.save_parts
     calls: list[int] = []
 
     async def failing_once(parts: object, **kwargs: object) -> object:
@@ -133,7 +134,7 @@ async def test_a_failed_or_unknown_early_save_is_saved_again_at_stage_two(
             raise OSError(28, "No space left on device")
         return await save_parts(parts, **kwargs)  # type: ignore[arg-type]
 
-    engine.store.save_parts = failing_once  # type: ignore[method-assign,assignment]
+    engine.context.store.save_parts = failing_once  # type: ignore[method-assign,assignment]
     host = FakeHost()
     full = await _mid_sized_result_cut_by_stage_two(engine, host)
     cut = parse_truncation_notice(_text(host, 0))
@@ -145,7 +146,7 @@ async def test_a_failed_or_unknown_early_save_is_saved_again_at_stage_two(
     await _add_result(engine, host, "c1", full)
     await _add_result(engine, host, "c2", "x")
     await restarted.model_call(host)
-    await restarted.prune_old(host)
+    await restarted.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path is not None
     assert Path(cut[1].file_path).parent == tmp_path / "other" / "tool_result"
@@ -156,14 +157,14 @@ async def test_a_result_changed_since_its_early_save_is_saved_again(tmp_path: Pa
     engine = ContextEngine(_config(), tmp_path)
     host = FakeHost()
     await _add_result(engine, host, "c1", lines_text(400))
-    await engine.store.drain()
+    await engine.context.store.drain()
     edited = lines_text(300)
     part = host.messages[0].parts[1]
     part.output = (edited,)
     part.text = f"dump {edited}"
     await _add_result(engine, host, "c2", "x")
     await engine.model_call(host)
-    await engine.prune_old(host)
+    await engine.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path is not None
     assert Path(cut[1].file_path).read_text() == edited

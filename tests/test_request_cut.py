@@ -144,7 +144,7 @@ async def test_a_request_of_many_text_blocks_is_cut_by_its_total(tmp_path: Path)
     the first block keeps the excerpt and the notice, the others one short marker."""
     from agentscope.message import TextBlock
 
-    from copaw_context.core.cutting import MOVED_TEXT
+    from copaw_context.core.steps.cut import MOVED_TEXT
 
     blocks = [lines_text(30, seed=f"block {n}") for n in range(40)]
     hook = MemoryCompactionHook(config(), tmp_path)

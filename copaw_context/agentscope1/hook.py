@@ -204,7 +204,7 @@ class MemoryCompactionHook(EngineHook):
 
     async def post_acting(self, agent: Any, kwargs: dict[str, Any], output: Any) -> None:
         """Stage 1: bound the tool result ``_acting`` just added to the memory."""
-        if not (self.is_light and self.engine.pruning.enabled):
+        if not (self.is_light and self.engine.context.pruning.enabled):
             return None
         tool_call = kwargs.get("tool_call")
         call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
@@ -218,7 +218,7 @@ class MemoryCompactionHook(EngineHook):
             session = await self.session(agent)
             meta = {**result_meta(msg, call_id), **self.read_entries.pop(call_id)}
             raw = tool_call.get("raw_input") or json.dumps(tool_call.get("input") or {})
-            parts, meta = await self.engine.bound_fresh(
+            parts, meta = await self.engine.on_tool_result(
                 session, str(tool_call.get("name")), str(raw), result_parts(block), meta
             )
             set_result(msg, part, parts, meta)

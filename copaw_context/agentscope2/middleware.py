@@ -173,7 +173,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
                     entry = item.metadata.get(METADATA_KEY)
                     meta = dict(entry) if isinstance(entry, dict) else {}
                     session = await self.session(agent)
-                    parts, meta = await self.engine.bound_fresh(
+                    parts, meta = await self.engine.on_tool_result(
                         session, tool_call.name, tool_call.input, parts, meta
                     )
                     item.content = [TextBlock(text=p) if isinstance(p, str) else p for p in parts]
@@ -201,7 +201,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         try:
             self.limits.align_builtin_hint(agent)
             session = await self.session(agent)
-            ledger, _ = await self.engine.sync(session)
+            ledger, _ = await self.engine.context.sync(session)
             cfg = explicit or agent.context_config
             if ledger.data > getattr(cfg, "max_image_num", 0):  # else nothing to limit
                 await self.limits.limit_images(agent, cfg)

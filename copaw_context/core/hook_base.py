@@ -97,11 +97,11 @@ class EngineHook(ABC):
     @property
     def compactor_retry_delay(self) -> float:
         """Seconds before the first retry of a compactor call that raised (doubles each time)."""
-        return self.engine.compactor_retry_delay
+        return self.engine.context.compactor_retry_delay
 
     @compactor_retry_delay.setter
     def compactor_retry_delay(self, value: float) -> None:
-        self.engine.compactor_retry_delay = value
+        self.engine.context.compactor_retry_delay = value
 
     def read_file_tool(self) -> ReadFileTool:
         """``read_file`` bound to the workspace with the configured limits."""
@@ -174,14 +174,15 @@ class EngineHook(ABC):
     async def agent_stats(self, agent: Any) -> dict[str, int]:
         """Counters for ``agent``: results truncated and offloaded, compactions, and the
         tokens of the last model input (``last_prompt_tokens``)."""
-        state = self.engine.state(await self.session(agent))
+        state = self.engine.context.state(await self.session(agent))
         return {**state.stats, "last_prompt_tokens": state.last_prompt_tokens}
 
     async def calibration_for(self, agent: Any) -> UsageCalibration:
         """The usage calibration learned for ``agent`` (a copy)."""
-        return self.engine.state(await self.session(agent)).calibration
+        return self.engine.context.state(await self.session(agent)).calibration
 
     async def calibrates(self, agent: Any) -> bool:
         """Whether reported usage corrects the count for ``agent``'s model."""
         session = await self.session(agent)
-        return self.engine.calibrates(session, await self.engine.meter(session))
+        context = self.engine.context
+        return context.calibrates(session, await context.meter(session))

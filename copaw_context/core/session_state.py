@@ -96,7 +96,7 @@ class SessionState:
 
     @property
     def pending_archive(self) -> list[dict[str, Any]]:
-        """Records that could not be archived yet (see :mod:`copaw_context.core.archiving`)."""
+        """Records that could not be archived yet (see :mod:`copaw_context.core.steps.archive`)."""
         value = self.data.get("pending_archive")
         return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
 

@@ -41,7 +41,7 @@ async def test_an_overflow_is_compacted_and_retried_once(tmp_path: Path) -> None
         config=settings(4000, compactor="extractive"),
         context_size=4000,
     )
-    hook.engine.on_event = events.append
+    hook.engine.context.on_event = events.append
     await As1Kit().seed(agent, 4)
     reply = await agent(Msg("user", "next step?", "user"))
     assert reply.get_text_content() == "recovered"

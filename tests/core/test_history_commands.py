@@ -61,7 +61,7 @@ async def test_history_lists_each_message_with_its_tokens(tmp_path: Path) -> Non
     assert lines[0].startswith("**Context history** (3 messages, ")
     assert lines[2].startswith("1. user (user) · ") and "Build the parser" in lines[2]
     assert " tokens · " in lines[3] and lines[3].endswith("Building.")
-    ledger, _ = await engine.sync(host)
+    ledger, _ = await engine.context.sync(host)
     assert f"· {ledger.messages[1].tokens} tokens ·" in lines[3]
     empty = await engine.run_command(FakeHost(), "history", "")
     assert "(the context is empty)" in empty
@@ -79,7 +79,7 @@ async def test_dump_then_load_round_trips_the_context_and_summary(tmp_path: Path
     engine = ContextEngine(_config(), tmp_path)
     host = FakeHost(_context())
     host.summary = "## Goal\n- Fix the parser"
-    engine.state(host).summary = "## Goal\n- Fix the parser"
+    engine.context.state(host).summary = "## Goal\n- Fix the parser"
     reply = await engine.run_command(host, "dump_history", "notes/h.json")
     assert reply.startswith("**History dumped.** 3 message(s)") and "notes/h.json" in reply
     dumped = json.loads((tmp_path / "notes" / "h.json").read_text(encoding="utf-8"))
@@ -93,7 +93,7 @@ async def test_dump_then_load_round_trips_the_context_and_summary(tmp_path: Path
     assert "the previous 1 message(s) were archived to dialog/" in reply
     assert [m.msg_id for m in host.messages] == original
     assert host.summary == "## Goal\n- Fix the parser"
-    assert engine.state(host).summary == "## Goal\n- Fix the parser"
+    assert engine.context.state(host).summary == "## Goal\n- Fix the parser"
     assert len(_archived_ids(tmp_path)) == 1, "the context that was replaced is archived"
 
 

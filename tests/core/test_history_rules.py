@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core import history
-from copaw_context.core.compaction import summary_budget_chars
+from copaw_context.core.commands import history
 from copaw_context.core.engine import ContextEngine
+from copaw_context.core.summary.budget import summary_budget_chars
 from tests.core.test_history_commands import _config
 from tests.fake_host import FakeHost, user
 
@@ -84,7 +84,7 @@ async def test_a_loaded_summary_is_bounded_like_a_compactors(tmp_path: Path) -> 
     assert reply.startswith("**History loaded.**") and "shortened from" in reply, reply
     report = await engine.report(host)
     budget = summary_budget_chars(report.window, report.factor)
-    assert len(engine.state(host).summary or "") <= budget
+    assert len(engine.context.state(host).summary or "") <= budget
     assert "Fix the parser" in host.summary
     assert report.total <= report.window
 
@@ -119,7 +119,7 @@ async def test_the_last_resort_cut_shortens_the_summary(tmp_path: Path) -> None:
         f"- decision {n}: keep the cache warm for run {n}\n" for n in range(3000)
     )
     host.summary = bare
-    engine.state(host).summary = bare
+    engine.context.state(host).summary = bare
     assert (await engine.report(host)).total > 4000
     await engine.before_reasoning(host)
     report = await engine.report(host)

@@ -25,7 +25,7 @@ async def test_user_role_results_are_split_by_block(tmp_path: Path) -> None:
     messages = [m for n in range(4) for m in reme_turn(n)]
     # mid-turn: the newest user-role message is a tool result, not the user's request
     host = FakeHost(messages[:-1], window=4000)
-    ledger, _ = await engine.sync(host)
+    ledger, _ = await engine.context.sync(host)
     items, _refs = ledger.split_items()
     requests = [item.message_index for item in items if item.is_user_request]
     assert requests == [0, 4, 8, 12], "only the typed questions are requests"

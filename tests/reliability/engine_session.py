@@ -167,7 +167,7 @@ class EngineSession:
         parts: list[PartView] = []
         for n, call_id in enumerate(ids):
             output = filler(size, self.seed + n, cjk)
-            bounded, meta = await self.engine.bound_fresh(
+            bounded, meta = await self.engine.on_tool_result(
                 self.host, "grep", json.dumps({"path": f"src/m{n}.py"}), [output], {}
             )
             parts.append(result(call_id, str(bounded[0]), "grep", **meta))

@@ -53,7 +53,7 @@ def test_the_combined_file_stays_named_and_survives_the_cleanup(driver: HostDriv
         old = time.time() - 400 * 86400  # far past the retention
         for path in (workspace / "tool_result").glob("*.txt"):
             os.utime(path, (old, old))
-        hook.engine.store._last_cleanup = None  # the hourly throttle has passed
+        hook.engine.context.store._last_cleanup = None  # the hourly throttle has passed
         await driver.ask(agent, "Which record mentions row 0007?")
         return {
             "results": COUNT,

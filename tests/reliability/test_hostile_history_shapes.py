@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context import installed_agentscope_major
-from copaw_context.core.compaction import summary_budget_chars
+from copaw_context.core.summary.budget import summary_budget_chars
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver

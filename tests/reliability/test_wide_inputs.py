@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from copaw_context.core import offload
-from copaw_context.core.fresh_share import COMPACT_POINTER, OMITTED_NOTE
+from copaw_context.core.steps.fresh_share import COMPACT_POINTER, OMITTED_NOTE
 from copaw_context.core.truncation import parse_truncation_notice
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record

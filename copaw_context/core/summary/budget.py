@@ -1,7 +1,7 @@
 """How long a summary may be: it follows what is compacted, within the window's cap.
 
 The engine gives a cap derived from the window (about 8% of it, see
-``copaw_context.core.compaction.summary_budget_chars``). Within it, the budget of one
+:func:`summary_budget_chars`). Within it, the budget of one
 compaction is what the previous summary already holds plus a share of the newly compacted
 text, and never less than what the verbatim carry-over needs (constraints, exact error
 lines, file paths, decisions with their reasons) or :data:`MIN_BUDGET_CHARS`. So a short
@@ -20,6 +20,7 @@ __all__ = [
     "SKELETON_CHARS",
     "carried_chars",
     "summary_budget",
+    "summary_budget_chars",
 ]
 
 COMPACTED_SHARE = 0.4  # characters of summary per character of newly compacted text
@@ -50,3 +51,10 @@ def summary_budget(
     follows = max(0, previous_chars) + int(COMPACTED_SHARE * max(0, compacted_chars))
     needs = max(0, carried) + SKELETON_CHARS
     return min(cap, max(MIN_BUDGET_CHARS, follows, needs))
+
+
+def summary_budget_chars(window: int, factor: float = 1.0) -> int:
+    """About 8% of the window, in characters (at 3 a token, fewer when our count is known to
+    run ``factor`` times short), so the summary never crowds out the context: at most 16000,
+    at least 1000 (what the extractive summary needs for its protected items)."""
+    return max(1000, min(16000, int(window * 0.08 * 3 / max(1.0, factor))))

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from copaw_context.core.context import StepContext
 from copaw_context.core.events import NOT_FREEING, ContextEvent
 from copaw_context.core.host import HostSession
 from copaw_context.core.report import TokenReport
 from copaw_context.core.session_state import SessionState
 
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
-
 __all__ = ["event_base", "fitted_event", "not_freeing_event", "started_event", "warn_fixed_parts"]
 
 
 async def started_event(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     report: TokenReport,
     base: dict[str, Any],
@@ -31,11 +29,11 @@ async def started_event(
         messages_kept=kept,
         **base,
     )
-    await engine.emit(event, host)
+    await ctx.emit(event, host)
 
 
 async def fitted_event(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     before: TokenReport,
     after: TokenReport,
@@ -47,11 +45,11 @@ async def fitted_event(
         tokens_before=before.total,
         tokens_after=after.total,
         messages_kept=after.message_count,
-        duration_seconds=engine.now() - started,
+        duration_seconds=ctx.now() - started,
         message="nothing safe to compact; results the model has not seen yet cut to fit",
         **base,
     )
-    await engine.emit(event, host)
+    await ctx.emit(event, host)
     return event
 
 
@@ -66,11 +64,11 @@ def event_base(host: HostSession, report: TokenReport, trigger: str) -> dict[str
 
 
 async def warn_fixed_parts(
-    engine: ContextEngine, state: SessionState, report: TokenReport, base: dict[str, Any]
+    ctx: StepContext, state: SessionState, report: TokenReport, base: dict[str, Any]
 ) -> None:
     unsummarised = (report.system + report.tools) * report.factor
     if unsummarised >= report.window and state.warn_once("fixed_over_window"):
-        await engine.emit(
+        await ctx.emit(
             ContextEvent(
                 kind="warning",
                 tokens_before=report.total,
@@ -85,7 +83,7 @@ async def warn_fixed_parts(
         )
     if report.fixed * report.factor < report.threshold or not state.warn_once("fixed_parts"):
         return
-    await engine.emit(
+    await ctx.emit(
         ContextEvent(
             kind="warning",
             tokens_before=report.total,
@@ -100,7 +98,7 @@ async def warn_fixed_parts(
 
 
 async def not_freeing_event(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     report: TokenReport,
     base: dict[str, Any],
@@ -115,7 +113,7 @@ async def not_freeing_event(
         tokens_before=report.total,
         tokens_after=report.total,
         messages_kept=report.message_count,
-        duration_seconds=engine.now() - started,
+        duration_seconds=ctx.now() - started,
         message=(
             f"{NOT_FREEING}: the new summary and its guide take {added} "
             f"tokens, what they would replace {replaced}; the context is unchanged and nothing "
@@ -123,5 +121,5 @@ async def not_freeing_event(
         ),
         **base,
     )
-    await engine.emit(event, host)
+    await ctx.emit(event, host)
     return event

@@ -6,14 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from copaw_context.core.context import StepContext
 from copaw_context.core.host import HostSession, MessageView
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.core.truncation import parse_truncation_notice
-
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
 
 __all__ = ["compacted_transcript", "transcript_of"]
 
@@ -42,12 +39,12 @@ def transcript_of(view: MessageView, parts: Sequence[int] | None = None) -> Tran
 
 
 async def compacted_transcript(
-    engine: ContextEngine, host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
+    ctx: StepContext, host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
 ) -> list[TranscriptMessage]:
     """What the compactor reads: the compacted messages, with the END of each offloaded
     tool output added (the excerpt in the context is its head; build logs and test runs
     print their errors last, and those exact lines belong in the summary)."""
-    include_thinking = engine.config.light_context_config.context_compact_config
+    include_thinking = ctx.light.context_compact_config
     transcript: list[TranscriptMessage] = []
     for index, parts in groups:
         message = transcript_of(host.view(index), parts)
@@ -56,11 +53,11 @@ async def compacted_transcript(
                 message, parts=tuple(p for p in message.parts if p.kind != "thinking")
             )
         transcript.append(message)
-    return await _with_saved_tails(engine, transcript)
+    return await _with_saved_tails(ctx, transcript)
 
 
 async def _with_saved_tails(
-    engine: ContextEngine, transcript: list[TranscriptMessage]
+    ctx: StepContext, transcript: list[TranscriptMessage]
 ) -> list[TranscriptMessage]:
     """Each offloaded output's tail appended to its notice (all read in one thread hop)."""
     wanted: list[tuple[int, int, str, str]] = []  # message, part, shown path, file
@@ -70,9 +67,9 @@ async def _with_saved_tails(
             if parsed is None or not parsed[1].file_path:
                 continue
             saved = Path(parsed[1].file_path)
-            saved = saved if saved.is_absolute() else engine.workspace / saved
+            saved = saved if saved.is_absolute() else ctx.workspace / saved
             wanted.append((mi, pi, parsed[1].file_path, str(saved)))
-    tails = await engine.store.read_tails([file for *_, file in wanted], _TAIL_BYTES)
+    tails = await ctx.store.read_tails([file for *_, file in wanted], _TAIL_BYTES)
     for (mi, pi, shown, _file), tail in zip(wanted, tails, strict=True):
         message = transcript[mi]
         part = message.parts[pi]

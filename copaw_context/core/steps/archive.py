@@ -12,20 +12,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from copaw_context.core.archive import ArchivedFile
+from copaw_context.core.context import StepContext, Turn
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host import ArchiveRecord, HostSession
 from copaw_context.core.session_state import SessionState
-from copaw_context.core.summary import render_summary_message
+from copaw_context.core.summary import render_summary_message, split_summary_message
 
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
-
-__all__ = ["archive_and_apply", "flush_pending", "shielded", "write_records"]
+__all__ = [
+    "FlushPendingArchive",
+    "archive_and_apply",
+    "archive_records",
+    "flush_pending",
+    "path_guide",
+    "previous_summary",
+    "shielded",
+    "write_records",
+]
 
 logger = logging.getLogger("copaw_context")
 
@@ -45,20 +51,20 @@ async def shielded(operation: Awaitable[_T]) -> _T:
 
 
 async def write_records(
-    engine: ContextEngine, host: HostSession, records: Sequence[ArchiveRecord]
+    ctx: StepContext, host: HostSession, records: Sequence[ArchiveRecord]
 ) -> list[ArchivedFile] | None:
     """Append the pending buffer and ``records`` to the archive.
 
     Returns the files written, or None when the archive is unwritable: then everything is
     (still) in the pending buffer of the session state, and an event says so.
     """
-    state = engine.state(host)
+    state = ctx.state(host)
     pending = _readable_pending(state)
     batch = [*pending, *records]
     if not batch:
         return []
     try:
-        written = await engine.archive(host).append(
+        written = await ctx.archive(host).append(
             [r.message for r in batch],
             [r.timestamp for r in batch],
             [r.archive_id for r in batch],
@@ -67,8 +73,8 @@ async def write_records(
         )
     except ArchiveError as exc:
         state.pending_archive = [r.as_dict() for r in batch]
-        host.scratch["pending_tried"] = engine.now()
-        await engine.emit(
+        host.scratch["pending_tried"] = ctx.now()
+        await ctx.emit(
             ContextEvent(
                 kind="archive_deferred",
                 agent_name=host.agent_name,
@@ -82,7 +88,7 @@ async def write_records(
         return None
     if pending:
         state.pending_archive = []
-        await engine.emit(
+        await ctx.emit(
             ContextEvent(
                 kind="archive_flushed",
                 agent_name=host.agent_name,
@@ -117,40 +123,40 @@ def _readable_pending(state: SessionState) -> list[ArchiveRecord]:
     return readable
 
 
-async def flush_pending(engine: ContextEngine, host: HostSession) -> None:
+async def flush_pending(ctx: StepContext, host: HostSession) -> None:
     """Try to write the pending buffer (at most once a minute while it fails)."""
-    if not engine.state(host).pending_archive:
+    if not ctx.state(host).pending_archive:
         return
     last = host.scratch.get("pending_tried")
-    if isinstance(last, float) and engine.now() - last < _FLUSH_INTERVAL_SECONDS:
+    if isinstance(last, float) and ctx.now() - last < _FLUSH_INTERVAL_SECONDS:
         return
-    await shielded(write_records(engine, host, []))
+    await shielded(write_records(ctx, host, []))
 
 
 async def archive_and_apply(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     records: list[ArchiveRecord],
     keep: Sequence[tuple[int, Sequence[int] | None]],
     summary: str,
 ) -> list[tuple[str, int]]:
     """Archive (fsynced) first, or keep in the pending buffer; then commit the context."""
-    language = engine.config.light_context_config.language
-    recall = "memory_search" if engine.memory.enabled else None
-    state = engine.state(host)
+    language = ctx.light.language
+    recall = "memory_search" if ctx.memory.enabled else None
+    state = ctx.state(host)
 
     async def archive_then_apply() -> list[tuple[str, int]]:
-        written = await write_records(engine, host, records) or []
+        written = await write_records(ctx, host, records) or []
         # Archived (or kept in the state): commit at once, so that nothing after this point
         # can archive them again.
         await host.commit(keep)
-        engine.ledger(host).reset()
+        ctx.ledger(host).reset()
         state.summary = summary
-        guide = [(relative(engine, f.path), f.lines) for f in written]
+        guide = [(ctx.relative(f.path), f.lines) for f in written]
         host.set_summary(
             render_summary_message(summary, guide, language=language, recall_tool=recall)
         )
-        listed = await path_guide(engine, host)
+        listed = await path_guide(ctx, host)
         if listed:
             guide = listed
             host.set_summary(
@@ -161,19 +167,41 @@ async def archive_and_apply(
     return await shielded(archive_then_apply())
 
 
-async def path_guide(engine: ContextEngine, host: HostSession) -> list[tuple[str, int]]:
+async def path_guide(ctx: StepContext, host: HostSession) -> list[tuple[str, int]]:
     """The newest archive files with their line counts; best effort (the archive is written)."""
     try:
-        files = await engine.archive(host).list_files()
+        files = await ctx.archive(host).list_files()
     except Exception as exc:  # the messages are archived and applied; the guide is a nicety
         logger.warning("copaw-context: could not list the dialog archive for the guide: %s", exc)
         return []
     # The newest files are where to look first; older ones sit beside them.
-    return [(relative(engine, f.path), f.lines) for f in files[-_GUIDE_FILES:]]
+    return [(ctx.relative(f.path), f.lines) for f in files[-_GUIDE_FILES:]]
 
 
-def relative(engine: ContextEngine, path: Path) -> str:
-    try:
-        return str(path.relative_to(engine.workspace))
-    except ValueError:
-        return str(path)
+def previous_summary(state: SessionState, host: HostSession) -> str:
+    """The bare structured summary (without the dialog guide), for merging."""
+    stored = state.summary
+    if stored is not None:
+        return stored
+    text = host.summary_text()
+    return split_summary_message(text) if text else ""
+
+
+def archive_records(
+    host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
+) -> list[ArchiveRecord]:
+    """The archive form of each (message, parts) group, in order."""
+    return [host.archive_record(message, parts) for message, parts in groups]
+
+
+class FlushPendingArchive:
+    """Pipeline step ``flush``, first of all: what an unwritable archive kept in the session
+    state is written out once the archive is writable again."""
+
+    name = "flush"
+
+    def __init__(self, ctx: StepContext) -> None:
+        self.ctx = ctx
+
+    async def run(self, host: HostSession, turn: Turn) -> None:
+        await flush_pending(self.ctx, host)

@@ -11,14 +11,11 @@ saving fails, the block stays and a warning says so: nothing is lost.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from copaw_context.core.context import StepContext
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host import HostSession
 from copaw_context.core.report import Limits, TokenReport
-
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
 
 __all__ = ["drop_data_to_fit"]
 
@@ -26,12 +23,12 @@ logger = logging.getLogger("copaw_context")
 
 
 async def drop_data_to_fit(
-    engine: ContextEngine, host: HostSession, report: TokenReport, limits: Limits | None
+    ctx: StepContext, host: HostSession, report: TokenReport, limits: Limits | None
 ) -> TokenReport:
     """Replace the oldest data blocks by notices until the input fits the window."""
     if report.total <= report.window:
         return report
-    ledger, meter = await engine.sync(host)
+    ledger, meter = await ctx.sync(host)
     blocks = [
         (index, part)
         for index, entry in enumerate(ledger.messages)
@@ -43,14 +40,14 @@ async def drop_data_to_fit(
     before, dropped, failed = report.total, 0, 0
     for index, part in blocks:
         label = host.view(index, part).parts[0].text
-        notice = await _notice(engine, host, index, part, label, report.window)
+        notice = await _notice(ctx, host, index, part, label, report.window)
         if notice is None:
             failed += 1
             continue
         host.set_data_text(index, part, notice)
         ledger.update_part(index, part, host.view(index, part).parts[0], meter)
         dropped += 1
-        report = await engine.report(host, limits)
+        report = await ctx.report(host, limits)
         if report.total <= report.window:
             break
     if dropped or failed:
@@ -62,7 +59,7 @@ async def drop_data_to_fit(
         if failed:
             message += f"; {failed} could not be saved and were kept"
         logger.warning("copaw-context: %s", message)
-        await engine.emit(
+        await ctx.emit(
             ContextEvent(
                 kind="warning",
                 agent_name=host.agent_name,
@@ -77,7 +74,7 @@ async def drop_data_to_fit(
 
 
 async def _notice(
-    engine: ContextEngine, host: HostSession, index: int, part: int, label: str, window: int
+    ctx: StepContext, host: HostSession, index: int, part: int, label: str, window: int
 ) -> str | None:
     """The notice standing for the block, its data saved first (None when saving failed)."""
     head = label.split(" ", 1)[0] or "[data]"
@@ -85,12 +82,12 @@ async def _notice(
     if not url.startswith("data:"):
         return f"{head} {url} (removed from the context to fit the {window}-token window)"
     try:
-        saved = await engine.request_store.save(url)
+        saved = await ctx.request_store.save(url)
     except (OSError, LookupError) as exc:
         logger.warning("copaw-context: could not save a data block (%s); it is kept", exc)
         return None
     try:
-        where = str(saved.relative_to(engine.workspace))
+        where = str(saved.relative_to(ctx.workspace))
     except ValueError:
         where = str(saved)
     return (

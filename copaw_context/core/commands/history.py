@@ -19,27 +19,23 @@ import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from copaw_context.core._confine import OutsideWorkspaceError, outside_reason
 from copaw_context.core._confine_write import open_dir, replace_at
 from copaw_context.core._safe_open import ReadFailure, is_path_allowed, open_inside
-from copaw_context.core.archiving import relative, shielded, write_records
-from copaw_context.core.compaction import archive_records
-from copaw_context.core.history_rules import (
+from copaw_context.core.commands.history_rules import (
     HistoryRuleError,
-    bound_loaded_summary,
     check_conversation,
     check_nesting,
-    loaded_summary_message,
 )
+from copaw_context.core.context import StepContext
 from copaw_context.core.host import HostSession, MessageView
 from copaw_context.core.pairing import pair_by_occurrence
 from copaw_context.core.read_tool import extra_read_roots
+from copaw_context.core.steps.archive import archive_records, shielded, write_records
+from copaw_context.core.steps.summary_room import bound_loaded_summary, loaded_summary_message
 from copaw_context.core.summary import split_summary_message
-
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
 
 __all__ = [
     "HISTORY_FORMAT",
@@ -74,10 +70,10 @@ def _preview(view: MessageView) -> str:
     return ", ".join(kinds) or "(empty)"
 
 
-async def history_lines(engine: ContextEngine, host: HostSession) -> str:
+async def history_lines(ctx: StepContext, host: HostSession) -> str:
     """The ``/history`` reply: one line per context message with its tokens."""
-    ledger, _ = await engine.sync(host)
-    report = await engine.report(host)
+    ledger, _ = await ctx.sync(host)
+    report = await ctx.report(host)
     lines = [
         f"**Context history** ({report.message_count} messages, {report.messages} tokens; "
         f"summary {report.summary} tokens; total {report.total} of {report.window})",
@@ -147,11 +143,11 @@ def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path
     return path
 
 
-async def dump_history(engine: ContextEngine, host: HostSession, argument: str) -> str:
+async def dump_history(ctx: StepContext, host: HostSession, argument: str) -> str:
     """The ``/dump_history [path]`` reply; the file holds the context and the summary."""
-    ledger, _ = await engine.sync(host)
+    ledger, _ = await ctx.sync(host)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    dialog = engine.config.light_context_config.dialog_path
+    dialog = ctx.light.dialog_path
     default = Path(dialog) / "dumps" / f"history-{stamp}.json"
     records = archive_records(host, [(i, None) for i in range(len(ledger.messages))])
     data = {
@@ -161,19 +157,19 @@ async def dump_history(engine: ContextEngine, host: HostSession, argument: str) 
         "agent_name": host.agent_name,
         "dumped_at": datetime.now().astimezone().isoformat(),
         "summary": host.summary_text(),
-        "bare_summary": engine.state(host).summary,
+        "bare_summary": ctx.state(host).summary,
         "messages": [r.message for r in records],
     }
     text = json.dumps(data, ensure_ascii=False, indent=1)
     try:
-        path = await asyncio.to_thread(_write_new, engine.workspace, argument, default, text)
+        path = await asyncio.to_thread(_write_new, ctx.workspace, argument, default, text)
     except HistoryFileError as exc:
         return f"**Not dumped.** {exc}."
     except OSError as exc:
         return f"**Not dumped.** {argument or default} could not be written ({exc})."
     return (
         f"**History dumped.** {len(records)} message(s) and the summary written to "
-        f"{relative(engine, path)}; load them back with `/load_history {relative(engine, path)}`."
+        f"{ctx.relative(path)}; load them back with `/load_history {ctx.relative(path)}`."
     )
 
 
@@ -272,25 +268,25 @@ def _check_pairs(views: Sequence[MessageView]) -> None:
 
 
 async def read_history_file(
-    engine: ContextEngine, host: HostSession, argument: str
+    ctx: StepContext, host: HostSession, argument: str
 ) -> tuple[Path, list[Mapping[str, Any]], str, str | None]:
     """A history file, checked whole: (path, messages, summary message, bare summary); the
     summary message is rendered from the bare summary when the file has none."""
     if not argument:
         raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
-    roots = extra_read_roots(engine.config, engine.workspace)
-    path, data = await asyncio.to_thread(_read, engine.workspace, roots, argument)
+    roots = extra_read_roots(ctx.config, ctx.workspace)
+    path, data = await asyncio.to_thread(_read, ctx.workspace, roots, argument)
     try:
         messages, summary, bare = _shape(data, host.message_form)
     except HistoryFileError as exc:
-        raise HistoryFileError(f"{relative(engine, path)}: {exc}") from None
+        raise HistoryFileError(f"{ctx.relative(path)}: {exc}") from None
     try:
         check_nesting(messages)
         views = host.views_of(messages)
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise HistoryFileError(str(exc)) from None
     _check_pairs(views)
-    summary = loaded_summary_message(engine, summary, bare)
+    summary = loaded_summary_message(ctx, summary, bare)
     try:  # the opening rule holds unless a summary message really goes in front
         check_conversation(views, has_summary=bool(summary))
     except HistoryRuleError as exc:
@@ -298,22 +294,22 @@ async def read_history_file(
     return path, messages, summary, bare
 
 
-async def load_history(engine: ContextEngine, host: HostSession, argument: str) -> str:
+async def load_history(ctx: StepContext, host: HostSession, argument: str) -> str:
     """The ``/load_history path`` reply: archive the context, then load the file's."""
     if host.awaiting_confirmation():
         return "**Not loaded.** A tool call is waiting for your confirmation; answer it first."
     try:
-        path, messages, summary, bare = await read_history_file(engine, host, argument)
+        path, messages, summary, bare = await read_history_file(ctx, host, argument)
     except HistoryFileError as exc:
         return f"**Not loaded.** {exc}. The context is unchanged."
-    ledger, _ = await engine.sync(host)
+    ledger, _ = await ctx.sync(host)
     count = len(ledger.messages)
     records = archive_records(host, [(i, None) for i in range(count)])
-    state = engine.state(host)
-    summary, bare, note = await bound_loaded_summary(engine, host, summary, bare)
+    state = ctx.state(host)
+    summary, bare, note = await bound_loaded_summary(ctx, host, summary, bare)
 
     async def archive_then_load() -> bool:
-        written = await write_records(engine, host, records)
+        written = await write_records(ctx, host, records)
         await host.load_context(messages, summary)
         ledger.reset()
         state.forget_conversation()
@@ -323,10 +319,10 @@ async def load_history(engine: ContextEngine, host: HostSession, argument: str) 
         return written is not None
 
     archived = await shielded(archive_then_load())
-    dialog = engine.config.light_context_config.dialog_path
+    dialog = ctx.light.dialog_path
     where = f"archived to {dialog}/" if archived else "kept in the session state"
     return (
-        f"**History loaded.** {len(messages)} message(s) from {relative(engine, path)}"
+        f"**History loaded.** {len(messages)} message(s) from {ctx.relative(path)}"
         f"{' with its summary' if summary else ''}; the previous {count} message(s) were "
-        f"{where}." + (f" {note}; the full text stays in {relative(engine, path)}." if note else "")
+        f"{where}." + (f" {note}; the full text stays in {ctx.relative(path)}." if note else "")
     )

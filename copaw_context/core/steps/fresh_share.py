@@ -17,13 +17,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from copaw_context.core.context import StepContext
 from copaw_context.core.host import HostSession, PartView
 from copaw_context.core.truncation import notice_path, parse_truncation_notice
-
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
 
 logger = logging.getLogger("copaw_context")
 
@@ -107,7 +104,7 @@ def _layout(views: Sequence[PartView]) -> tuple[list[str], list[int]]:
 
 
 async def combine_fresh_results(
-    engine: ContextEngine, host: HostSession, fresh: Sequence[tuple[int, int]]
+    ctx: StepContext, host: HostSession, fresh: Sequence[tuple[int, int]]
 ) -> bool:
     """Save the full texts of ``fresh`` into one file and replace each by a pointer to its
     start line (the first names the file). When that file cannot be written, each result is
@@ -119,16 +116,16 @@ async def combine_fresh_results(
     views = [host.view(index, part).parts[0] for index, part in todo]
     pieces, starts = _layout(views)
     try:
-        saved = await engine.pruning.store.save_parts(pieces)
-        shown = notice_path(saved.path, engine.workspace)
+        saved = await ctx.pruning.store.save_parts(pieces)
+        shown = notice_path(saved.path, ctx.workspace)
     except (OSError, ValueError) as exc:
         logger.error(
             "copaw-context: could not save %d combined results (%s); saving each alone",
             len(todo),
             exc,
         )
-        return await _save_each(engine, host, todo)
-    ledger, meter = await engine.sync(host)
+        return await _save_each(ctx, host, todo)
+    ledger, meter = await ctx.sync(host)
     for number, ((index, part), start) in enumerate(zip(todo, starts, strict=True), 1):
         view = host.view(index, part).parts[0]
         data = [p for p in view.output if not isinstance(p, str)]
@@ -141,12 +138,12 @@ async def combine_fresh_results(
 
 
 async def compact_pointers(
-    engine: ContextEngine, host: HostSession, fresh: Sequence[tuple[int, int]]
+    ctx: StepContext, host: HostSession, fresh: Sequence[tuple[int, int]]
 ) -> bool:
     """Shorten the start-line pointers of ``fresh`` (all but the one naming the combined
     file) to :data:`COMPACT_POINTER`: the file's index says where each begins. False when
     none was left to shorten."""
-    ledger, meter = await engine.sync(host)
+    ledger, meter = await ctx.sync(host)
     changed = False
     for index, part in fresh:
         view = host.view(index, part).parts[0]
@@ -170,19 +167,17 @@ def _short_path(path: Path, workspace: Path | None) -> str:
     return notice_path(path, workspace)
 
 
-async def _save_each(
-    engine: ContextEngine, host: HostSession, todo: Sequence[tuple[int, int]]
-) -> bool:
+async def _save_each(ctx: StepContext, host: HostSession, todo: Sequence[tuple[int, int]]) -> bool:
     """The combined file could not be written: save each result alone and point to its own
     file. A result whose save fails too is left as it is (cut later, its notice saying the
     full text could not be saved)."""
-    ledger, meter = await engine.sync(host)
+    ledger, meter = await ctx.sync(host)
     changed = False
     for index, part in todo:
         view = host.view(index, part).parts[0]
         try:
-            saved = await engine.pruning.store.save_parts([_text(view)])
-            shown = _short_path(saved.path, engine.workspace)
+            saved = await ctx.pruning.store.save_parts([_text(view)])
+            shown = _short_path(saved.path, ctx.workspace)
         except (OSError, ValueError) as exc:
             logger.error("copaw-context: could not save a tool result alone either (%s)", exc)
             continue
@@ -197,12 +192,12 @@ async def _save_each(
 
 
 async def omit_unsaved(
-    engine: ContextEngine, host: HostSession, fresh: Sequence[tuple[int, int]]
+    ctx: StepContext, host: HostSession, fresh: Sequence[tuple[int, int]]
 ) -> bool:
     """Last resort when no file could be written and the cuts still do not fit the window: a
     result cut without a saved copy keeps only a note that it could not be saved (logged).
     False when there was none."""
-    ledger, meter = await engine.sync(host)
+    ledger, meter = await ctx.sync(host)
     omitted = 0
     for index, part in fresh:
         view = host.view(index, part).parts[0]

@@ -10,19 +10,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from copaw_context.core.archiving import archive_and_apply
 from copaw_context.core.breaker import CompactorBreaker
-from copaw_context.core.compaction_events import (
+from copaw_context.core.context import StepContext, Turn
+from copaw_context.core.events import CompactionRecord, ContextEvent
+from copaw_context.core.host import HostSession
+from copaw_context.core.ledger import Ledger
+from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.split import SplitPlan, plan_split
+from copaw_context.core.steps.archive import archive_and_apply, archive_records, previous_summary
+from copaw_context.core.steps.compact_events import (
     event_base,
     fitted_event,
     not_freeing_event,
     started_event,
     warn_fixed_parts,
 )
-from copaw_context.core.compactor_input import compacted_transcript
-from copaw_context.core.cutting import (
+from copaw_context.core.steps.compactor_input import compacted_transcript
+from copaw_context.core.steps.cut import (
     NOTICE_BYTES,
     cut_latest_request,
     cut_pinned_texts,
@@ -31,32 +37,18 @@ from copaw_context.core.cutting import (
     request_cap_bytes,
     truncate_instead,
 )
-from copaw_context.core.data_fit import drop_data_to_fit
-from copaw_context.core.events import CompactionRecord, ContextEvent
-from copaw_context.core.host import ArchiveRecord, HostSession
-from copaw_context.core.ledger import Ledger
-from copaw_context.core.report import Limits, TokenReport
-from copaw_context.core.session_state import SessionState
-from copaw_context.core.split import SplitPlan, plan_split
+from copaw_context.core.steps.data_fit import drop_data_to_fit
+from copaw_context.core.steps.summary_room import shrink_summary_to_window
 from copaw_context.core.summary import (
     CompactorResult,
     SummaryCompactor,
     fit_summary,
     render_summary_message,
-    split_summary_message,
 )
+from copaw_context.core.summary.budget import summary_budget_chars
 from copaw_context.core.transcript import TranscriptMessage
 
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
-
-__all__ = [
-    "Trigger",
-    "archive_records",
-    "compact",
-    "previous_summary",
-    "summary_budget_chars",
-]
+__all__ = ["Compact", "Trigger", "compact"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -64,30 +56,21 @@ Trigger = Literal["auto", "command", "overflow"]
 _MIN_SUMMARY_CHARS = 400
 
 
-def summary_budget_chars(window: int, factor: float = 1.0) -> int:
-    """About 8% of the window, in characters (at 3 a token, fewer when our count is known to
-    run ``factor`` times short), so the summary never crowds out the context: at most 16000,
-    at least 1000 (what the extractive summary needs for its protected items)."""
-    return max(1000, min(16000, int(window * 0.08 * 3 / max(1.0, factor))))
+class Compact:
+    """Pipeline step ``compact``: count the input; over the threshold, compact it."""
 
+    name = "compact"
 
-def previous_summary(state: SessionState, host: HostSession) -> str:
-    """The bare structured summary (without the dialog guide), for merging."""
-    stored = state.summary
-    if stored is not None:
-        return stored
-    text = host.summary_text()
-    return split_summary_message(text) if text else ""
+    def __init__(self, ctx: StepContext) -> None:
+        self.ctx = ctx
 
-
-def archive_records(
-    host: HostSession, groups: Sequence[tuple[int, Sequence[int] | None]]
-) -> list[ArchiveRecord]:
-    return [host.archive_record(message, parts) for message, parts in groups]
+    async def run(self, host: HostSession, turn: Turn) -> None:
+        if self.ctx.light.context_compact_config.enabled:
+            turn.event = await compact(self.ctx, host, note=turn.note, limits=turn.limits)
 
 
 async def compact(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     *,
     trigger: Trigger = "auto",
@@ -100,23 +83,23 @@ async def compact(
     ``"overflow"`` (the provider rejected the input as too long) compacts down to half the
     reserve whatever our count says.
     """
-    started = engine.now()
-    report = await engine.report(host, limits)
+    started = ctx.now()
+    report = await ctx.report(host, limits)
     base = event_base(host, report, trigger)
     if trigger == "auto" and report.total <= report.threshold:
         return None
-    await warn_fixed_parts(engine, engine.state(host), report, base)
-    plan, refs = await _plan(engine, host, report, trigger)
+    await warn_fixed_parts(ctx, ctx.state(host), report, base)
+    plan, refs = await _plan(ctx, host, report, trigger)
     if not plan.compact:
-        fitted = await engine.report(host, limits)  # fresh results may have been cut to fit
+        fitted = await ctx.report(host, limits)  # fresh results may have been cut to fit
         if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
-            return await fitted_event(engine, host, report, fitted, base, started)
-        return await truncate_instead(engine, host, report, base, trigger, started, limits)
-    ledger = engine.ledger(host)
+            return await fitted_event(ctx, host, report, fitted, base, started)
+        return await truncate_instead(ctx, host, report, base, trigger, started, limits)
+    ledger = ctx.ledger(host)
     to_compact = _whole(_groups(refs, plan.compact), ledger)
     to_keep = _whole(_groups(refs, plan.keep), ledger)
-    await started_event(engine, host, report, base, len(to_compact), len(to_keep))
-    run = _Run(engine, host, report, trigger, started, base)
+    await started_event(ctx, host, report, base, len(to_compact), len(to_keep))
+    run = _Run(ctx, host, report, trigger, started, base)
     return await run.apply(plan, to_compact, to_keep, note=note, limits=limits)
 
 
@@ -125,17 +108,17 @@ class _Run:
 
     def __init__(
         self,
-        engine: ContextEngine,
+        ctx: StepContext,
         host: HostSession,
         report: TokenReport,
         trigger: Trigger,
         started: float,
         base: dict[str, Any],
     ) -> None:
-        self.engine, self.host, self.report = engine, host, report
+        self.ctx, self.host, self.report = ctx, host, report
         self.trigger, self.started, self.base = trigger, started, base
-        self.state = engine.state(host)
-        light = engine.config.light_context_config
+        self.state = ctx.state(host)
+        light = ctx.light
         self.margin = int(light.recompact_growth_ratio * report.window)
         guard = self.state.guard_total
         self.use_llm = trigger != "auto" or guard is None or report.total >= guard + self.margin
@@ -158,26 +141,26 @@ class _Run:
         note: str,
         limits: Limits | None,
     ) -> ContextEvent:
-        engine, host = self.engine, self.host
-        transcript = await compacted_transcript(engine, host, to_compact)
+        ctx, host = self.ctx, self.host
+        transcript = await compacted_transcript(ctx, host, to_compact)
         result = await self._summarise(transcript, note)
         await self._track(result)
-        summary = await _fit_to_room(engine, host, self.report, plan, result.summary)
-        replaced, added = await _exchange(engine, host, self.report, to_compact, summary)
+        summary = await _fit_to_room(ctx, host, self.report, plan, result.summary)
+        replaced, added = await _exchange(ctx, host, self.report, to_compact, summary)
         if added >= replaced and self.trigger != "command":
             # The summary would take more than it replaces (a window crowded by the system
             # prompt): keep the messages and cut instead, within the window. The context
             # stays crowded: the storm guard holds the compactor back until it grows.
             self.state.guard_total = self.report.total
-            run = (engine, host, self.report, self.base, self.trigger, self.started, limits)
+            run = (ctx, host, self.report, self.base, self.trigger, self.started, limits)
             cut = await truncate_instead(*run, last_resort=False)
-            if (await engine.report(host, limits)).total > self.report.window:
+            if (await ctx.report(host, limits)).total > self.report.window:
                 added = 0  # still over: compact after all, the summary cut to what fits
             elif cut is not None:
                 return cut
         if added >= replaced:
             return await not_freeing_event(
-                engine,
+                ctx,
                 host,
                 self.report,
                 self.base,
@@ -186,21 +169,18 @@ class _Run:
                 added=added,
             )
         records = archive_records(host, to_compact)
-        guide = await archive_and_apply(engine, host, records, to_keep, summary)
+        guide = await archive_and_apply(ctx, host, records, to_keep, summary)
         if plan.request_over_reserve:
-            await cut_latest_request(engine, host, self.report.reserve, self.report.window)
+            await cut_latest_request(ctx, host, self.report.reserve, self.report.window)
         self.state.add_stats(compactions=1)
-        after = await engine.report(host, limits)
+        after = await ctx.report(host, limits)
         if after.total > after.window:  # the summary took more than its room
-            after = await fit_fresh_to_window(engine, host, after, limits)
-        if after.total > after.window and await cut_pinned_texts(engine, host, after.window):
-            after = await engine.report(host, limits)
-        if after.total > after.window:
-            from copaw_context.core.history_rules import shrink_summary_to_window  # a cycle
-
-            if await shrink_summary_to_window(engine, host, after):
-                after = await engine.report(host, limits)
-        after = await drop_data_to_fit(engine, host, after, limits)
+            after = await fit_fresh_to_window(ctx, host, after, limits)
+        if after.total > after.window and await cut_pinned_texts(ctx, host, after.window):
+            after = await ctx.report(host, limits)
+        if after.total > after.window and await shrink_summary_to_window(ctx, host, after):
+            after = await ctx.report(host, limits)
+        after = await drop_data_to_fit(ctx, host, after, limits)
         crowded = after.total > self.report.threshold - self.margin
         self.state.guard_total = after.total if crowded else None
         event = ContextEvent(
@@ -209,7 +189,7 @@ class _Run:
             tokens_after=after.total,
             messages_compacted=len(to_compact),
             messages_kept=len(to_keep),
-            duration_seconds=engine.now() - self.started,
+            duration_seconds=ctx.now() - self.started,
             method=result.method,
             fallback_reason=self._fallback_reason(result),
             archive_files=tuple(p for p, _ in guide),
@@ -217,8 +197,8 @@ class _Run:
             summary_budget_chars=result.budget_chars,
             **self.base,
         )
-        await engine.emit(event, host)
-        await engine.notify(
+        await ctx.emit(event, host)
+        await ctx.notify(
             CompactionRecord(
                 trigger=self.trigger,
                 session_id=host.session_id,
@@ -237,7 +217,7 @@ class _Run:
 
     async def _track(self, result: CompactorResult) -> None:
         """Feed the breaker with the compactor's outcome; say when it pauses the compactor."""
-        light = self.engine.config.light_context_config
+        light = self.ctx.light
         if not self.use_llm or light.compactor != "llm" or self.host.compactor_model() is None:
             return
         if result.method == "llm":
@@ -253,17 +233,17 @@ class _Run:
                 f"the next {pause} compactions are extractive (/compact still tries it)",
                 **self.base,
             )
-            await self.engine.emit(event, self.host)
+            await self.ctx.emit(event, self.host)
 
     async def _summarise(self, transcript: list[TranscriptMessage], note: str) -> CompactorResult:
-        light = self.engine.config.light_context_config
+        light = self.ctx.light
         compactor = SummaryCompactor(
             mode=light.compactor if self.use_llm else "extractive",
-            counter=(await self.engine.meter(self.host)).counter,
+            counter=(await self.ctx.meter(self.host)).counter,
             language=light.language,
             timeout_seconds=light.compactor_timeout_seconds,
             retries=light.compactor_retries,
-            retry_delay=self.engine.compactor_retry_delay,
+            retry_delay=self.ctx.compactor_retry_delay,
             include_thinking=light.context_compact_config.compact_with_thinking_block,
             max_summary_chars=summary_budget_chars(self.report.window, self.report.factor),
         )
@@ -276,7 +256,7 @@ class _Run:
 
 
 async def _plan(
-    engine: ContextEngine, host: HostSession, report: TokenReport, trigger: Trigger
+    ctx: StepContext, host: HostSession, report: TokenReport, trigger: Trigger
 ) -> tuple[SplitPlan, list[tuple[int, int]]]:
     """The split, with a kept tail that leaves room for the fixed parts and a new summary.
 
@@ -291,11 +271,11 @@ async def _plan(
     reserve = min(report.reserve, room)
     if trigger == "overflow":
         reserve //= 2
-    ledger = engine.ledger(host)
+    ledger = ctx.ledger(host)
     room_raw, reserve_raw = int(room / factor), int(reserve / factor)
     # Fresh results may take the room but half the reserve, which recent history keeps.
     forced = _forced_tokens(ledger, request_cap_bytes(report.reserve, report.window))
-    await fit_fresh_results(engine, host, room_raw - forced - reserve_raw // 2, report.window)
+    await fit_fresh_results(ctx, host, room_raw - forced - reserve_raw // 2, report.window)
     fresh = sum(p.tokens for m in ledger.messages for p in m.parts if p.unseen)
     reserve_raw = min(reserve_raw, max(0, room_raw - forced - fresh))
     items, refs = ledger.split_items()
@@ -310,13 +290,13 @@ async def _plan(
 
 
 async def _fit_to_room(
-    engine: ContextEngine, host: HostSession, report: TokenReport, plan: SplitPlan, summary: str
+    ctx: StepContext, host: HostSession, report: TokenReport, plan: SplitPlan, summary: str
 ) -> str:
     """The summary, shortened until the summary message fits what the kept messages and the
     fixed parts leave under the threshold (a summary in Chinese takes about a token a
     character, more than the budget in characters assumes)."""
-    light = engine.config.light_context_config
-    counter = (await engine.meter(host)).counter
+    light = ctx.light
+    counter = (await ctx.meter(host)).counter
     factor = report.factor
     kept = plan.kept_tokens - report.fixed  # the messages that stay, in our counter's units
     others = report.fixed - report.summary
@@ -336,7 +316,7 @@ async def _fit_to_room(
 
 
 async def _exchange(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     report: TokenReport,
     to_compact: Sequence[tuple[int, Sequence[int] | None]],
@@ -344,13 +324,13 @@ async def _exchange(
 ) -> tuple[int, int]:
     """Tokens that compacting would replace (the messages and the old summary message) and
     those it would add (the new summary with its guide), in our counter's units."""
-    counter = (await engine.meter(host)).counter
-    ledger = engine.ledger(host)
+    counter = (await ctx.meter(host)).counter
+    ledger = ctx.ledger(host)
     replaced = report.summary
     for index, parts in to_compact:
         message = ledger.messages[index]
         replaced += message.tokens if parts is None else sum(message.parts[p].tokens for p in parts)
-    light = engine.config.light_context_config
+    light = ctx.light
     guide = [("dialog/2026-12-31.jsonl", 99999)]
     rendered = render_summary_message(summary, guide, language=light.language, recall_tool="x" * 13)
     return replaced, counter.count(rendered)

@@ -11,24 +11,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from copaw_context.core.data_fit import drop_data_to_fit
+from copaw_context.core.context import StepContext
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.fresh_share import (
+from copaw_context.core.host import HostSession
+from copaw_context.core.pruning import offload_parts
+from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.steps.data_fit import drop_data_to_fit
+from copaw_context.core.steps.fresh_share import (
     COMBINED,
     combine_fresh_results,
     compact_pointers,
     omit_unsaved,
     shared_cap,
 )
-from copaw_context.core.host import HostSession
-from copaw_context.core.pruning import offload_parts
-from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.steps.prune import bound_stored, prune_all
+from copaw_context.core.steps.summary_room import shrink_summary_to_window
 from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
-
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
 
 logger = logging.getLogger("copaw_context")
 
@@ -56,16 +56,14 @@ def request_cap_bytes(reserve: int, window: int) -> int:
     return max(reserve * 3, min(_MIN_REQUEST_BYTES, window // 2))
 
 
-async def fit_fresh_results(
-    engine: ContextEngine, host: HostSession, budget: int, window: int
-) -> None:
+async def fit_fresh_results(ctx: StepContext, host: HostSession, budget: int, window: int) -> None:
     """Cut the results the model has not seen yet until together they fit ``budget`` tokens
     (in our counter's units): the room (in bytes, at the results' own bytes per token) is
     shared among them (:func:`shared_cap`: small ones whole, each cut counting its notice);
     when a share cannot hold even a notice and a few bytes, they are combined into one
     saved file (:func:`combine_fresh_results`), and when even their pointers do not fit,
     those are shortened (:func:`compact_pointers`). Every full text stays saved."""
-    ledger, _meter = await engine.sync(host)
+    ledger, _meter = await ctx.sync(host)
     for _attempt in range(4):
         fresh = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
         entries = [ledger.messages[i].parts[p] for i, p in fresh]
@@ -75,24 +73,24 @@ async def fit_fresh_results(
         ratio = sum(entry.nbytes for entry in entries) / max(1, total)
         room = int(max(0, budget) * ratio * 0.9)
         target = shared_cap([entry.nbytes for entry in entries], room) - NOTICE_BYTES
-        if target < _MIN_SHARE_BYTES and await combine_fresh_results(engine, host, fresh):
+        if target < _MIN_SHARE_BYTES and await combine_fresh_results(ctx, host, fresh):
             continue
-        if _attempt and await compact_pointers(engine, host, fresh):
+        if _attempt and await compact_pointers(ctx, host, fresh):
             continue  # even the start-line pointers do not fit: the file's index says
         target = max(_MIN_SHARE_BYTES, target)
         for (index, part), entry in zip(fresh, entries, strict=True):
             # A pointer into a combined file is never cut: the first names the file.
             pointer = COMBINED in host.view(index, part).parts[0].meta
             if target < entry.nbytes and not pointer:
-                await engine.bound_stored(host, index, part, target, record_limit=False)
+                await bound_stored(ctx, host, index, part, target, record_limit=False)
 
 
 async def fit_fresh_to_window(
-    engine: ContextEngine, host: HostSession, report: TokenReport, limits: Limits | None
+    ctx: StepContext, host: HostSession, report: TokenReport, limits: Limits | None
 ) -> TokenReport:
     """Over the window with everything else as it is (the summary placed, nothing left to
     compact): cut the results the model has not seen yet to what the window leaves them."""
-    ledger = engine.ledger(host)
+    ledger = ctx.ledger(host)
     fresh = sum(
         ledger.messages[i].parts[p].tokens
         for i, p in ledger.results()
@@ -103,17 +101,17 @@ async def fit_fresh_to_window(
     factor = report.factor
     others = report.total - fresh * factor
     budget = int((report.window - others) / factor * 0.98)  # a little slack for the notices
-    await fit_fresh_results(engine, host, budget, report.window)
-    after = await engine.report(host, limits)
+    await fit_fresh_results(ctx, host, budget, report.window)
+    after = await ctx.report(host, limits)
     if after.total > after.window:  # no file could be written: the cuts' notices are left
         unseen = [(i, p) for i, p in ledger.results() if ledger.messages[i].parts[p].unseen]
-        if await omit_unsaved(engine, host, unseen):
-            after = await engine.report(host, limits)
+        if await omit_unsaved(ctx, host, unseen):
+            after = await ctx.report(host, limits)
     return after
 
 
 async def truncate_instead(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     report: TokenReport,
     base: dict[str, Any],
@@ -128,22 +126,19 @@ async def truncate_instead(
     window, so that is not reported as what cannot be cut."""
     if trigger == "command" and report.total <= report.threshold:
         return None
-    pruning = engine.config.light_context_config.tool_result_pruning_config
-    stats = await engine.prune_all(host, pruning.pruning_old_msg_max_bytes)
-    await cut_latest_request(engine, host, report.reserve, report.window)
-    after = await engine.report(host, limits)
+    pruning = ctx.light.tool_result_pruning_config
+    stats = await prune_all(ctx, host, pruning.pruning_old_msg_max_bytes)
+    await cut_latest_request(ctx, host, report.reserve, report.window)
+    after = await ctx.report(host, limits)
     if after.total > after.window:
-        after = await fit_fresh_to_window(engine, host, after, limits)
-    if after.total > after.window and await cut_pinned_texts(engine, host, report.window):
-        after = await engine.report(host, limits)
+        after = await fit_fresh_to_window(ctx, host, after, limits)
+    if after.total > after.window and await cut_pinned_texts(ctx, host, report.window):
+        after = await ctx.report(host, limits)
     if after.total > after.window and not last_resort:
         return None  # the caller compacts after all (the summary and data fit after it)
-    if after.total > after.window:
-        from copaw_context.core.history_rules import shrink_summary_to_window  # a cycle
-
-        if await shrink_summary_to_window(engine, host, after):
-            after = await engine.report(host, limits)
-    after = await drop_data_to_fit(engine, host, after, limits)
+    if after.total > after.window and await shrink_summary_to_window(ctx, host, after):
+        after = await ctx.report(host, limits)
+    after = await drop_data_to_fit(ctx, host, after, limits)
     message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
     if after.total > after.window:
         message += (
@@ -161,23 +156,23 @@ async def truncate_instead(
                 message=message,
                 **base,
             )
-            await engine.emit(event, host)
+            await ctx.emit(event, host)
         return None
     event = ContextEvent(
         kind="truncation",
         tokens_before=report.total,
         tokens_after=after.total,
         messages_kept=after.message_count,
-        duration_seconds=engine.now() - started,
+        duration_seconds=ctx.now() - started,
         message=message,
         **base,
     )
-    await engine.emit(event, host)
+    await ctx.emit(event, host)
     return event
 
 
 async def cut_latest_request(
-    engine: ContextEngine, host: HostSession, reserve: int, window: int
+    ctx: StepContext, host: HostSession, reserve: int, window: int
 ) -> None:
     """Cut the latest user request in place when it is larger than the reserve allows
     (:func:`request_cap_bytes`).
@@ -188,44 +183,44 @@ async def cut_latest_request(
     whole and an event says so. A request of several text blocks is cut by their total
     (:func:`_cut_message_texts`).
     """
-    ledger, _meter = await engine.sync(host)
+    ledger, _meter = await ctx.sync(host)
     index = next(
         (i for i in range(len(ledger.messages) - 1, -1, -1) if ledger.messages[i].is_request),
         None,
     )
     if index is None:
         return
-    await _cut_message_texts(engine, host, index, request_cap_bytes(reserve, window))
+    await _cut_message_texts(ctx, host, index, request_cap_bytes(reserve, window))
 
 
-async def cut_pinned_texts(engine: ContextEngine, host: HostSession, window: int) -> int:
+async def cut_pinned_texts(ctx: StepContext, host: HostSession, window: int) -> int:
     """The context cannot fit the window otherwise: cut the texts of pinned messages like an
     oversized request (full text saved under ``dialog/requests/`` first), oldest first, until
     it fits. Each is cut to its share of the room the rest of the input leaves them
     (:func:`pinned_cut_bytes`, at most 1,024 bytes, less in a tiny window). Pinned messages
     are never compacted, but they cannot hold the model's input over its window either.
     Returns how many texts were cut (a message's text blocks are cut by their total, as one)."""
-    ledger, _meter = await engine.sync(host)
+    ledger, _meter = await ctx.sync(host)
     pinned = [i for i, entry in enumerate(ledger.messages) if entry.pinned]
     if not pinned:
         return 0
-    max_bytes = pinned_cut_bytes(engine, host, await engine.report(host), pinned, window)
+    max_bytes = pinned_cut_bytes(ctx, host, await ctx.report(host), pinned, window)
     cut_count = 0
     for index in pinned:
-        cut_count += await _cut_message_texts(engine, host, index, max_bytes)
-        if cut_count and (await engine.report(host)).total <= window * 0.98:  # slack
+        cut_count += await _cut_message_texts(ctx, host, index, max_bytes)
+        if cut_count and (await ctx.report(host)).total <= window * 0.98:  # slack
             break
     return cut_count
 
 
 def pinned_cut_bytes(
-    engine: ContextEngine, host: HostSession, report: TokenReport, pinned: list[int], window: int
+    ctx: StepContext, host: HostSession, report: TokenReport, pinned: list[int], window: int
 ) -> int:
     """Bytes each pinned text is cut to: its share of the room (in bytes, at the pinned
     messages' own bytes per token) the rest of the input leaves them, each cut counting its
     notice and marker (:func:`shared_cap`); at most 1,024 (a quarter of a tiny window), at
     least :data:`_MIN_FIRST_BYTES`."""
-    ledger = engine.ledger(host)
+    ledger = ctx.ledger(host)
     entries = [ledger.messages[i] for i in pinned]
     tokens = sum(entry.tokens for entry in entries)
     others = report.total - tokens * report.factor
@@ -246,7 +241,7 @@ is in the first block's file; the other later blocks are dropped, so a cut never
 
 
 async def _cut_message_texts(
-    engine: ContextEngine, host: HostSession, index: int, max_bytes: int
+    ctx: StepContext, host: HostSession, index: int, max_bytes: int
 ) -> int:
     """Cut the text blocks of message ``index`` by their total to ``max_bytes``: their joined
     text is saved whole under ``dialog/requests/`` first; the first block keeps the excerpt
@@ -264,58 +259,58 @@ async def _cut_message_texts(
     if first_bytes + NOTICE_BYTES + marker >= sum(sizes):
         return 0  # the cut would not be smaller than the message
     already = all(text == MOVED_TEXT for text in texts[1:])
-    if already and await _is_our_request_cut(engine, texts[0]):
+    if already and await _is_our_request_cut(ctx, texts[0]):
         if sizes[0] <= first_bytes and len(texts) <= 2:
             return 0
         cut: str | None = truncate_text_output(texts[0], max_bytes=first_bytes)
     else:
-        cut = await _cut_request_text(engine, host, texts, first_bytes)
+        cut = await _cut_request_text(ctx, host, texts, first_bytes)
     if cut is None or len(cut.encode("utf-8", "replace")) + marker >= sum(sizes):
         return 0
-    ledger, meter = await engine.sync(host)
+    ledger, meter = await ctx.sync(host)
     for position, text in zip(positions, [cut, MOVED_TEXT][: len(texts)], strict=False):
         host.set_text(index, position, text)
         ledger.update_part(index, position, host.view(index, position).parts[0], meter)
     if len(positions) > 2:
-        await _drop_parts(engine, host, index, set(positions[2:]))
+        await _drop_parts(ctx, host, index, set(positions[2:]))
     return 1
 
 
-async def _drop_parts(engine: ContextEngine, host: HostSession, index: int, drop: set[int]) -> None:
+async def _drop_parts(ctx: StepContext, host: HostSession, index: int, drop: set[int]) -> None:
     """Drop parts ``drop`` of message ``index`` (the same message, its other parts in order)."""
     kept = [i for i in range(len(host.view(index).parts)) if i not in drop]
     count = len(host.fingerprint())
     await host.commit([(i, kept if i == index else None) for i in range(count)])
-    engine.ledger(host).reset()
-    await engine.sync(host)
+    ctx.ledger(host).reset()
+    await ctx.sync(host)
 
 
 async def _cut_request_text(
-    engine: ContextEngine, host: HostSession, texts: list[str], max_bytes: int
+    ctx: StepContext, host: HostSession, texts: list[str], max_bytes: int
 ) -> str | None:
-    if len(texts) == 1 and await _is_our_request_cut(engine, texts[0]):
+    if len(texts) == 1 and await _is_our_request_cut(ctx, texts[0]):
         return truncate_text_output(texts[0], max_bytes=max_bytes)
     # A notice that is not ours (the user pasted a cut output, or forged one naming a file
     # under dialog/requests/) is part of the request.
-    cut, saved_path = await offload_parts(engine.request_store, texts, max_bytes, engine.workspace)
+    cut, saved_path = await offload_parts(ctx.request_store, texts, max_bytes, ctx.workspace)
     if saved_path is not None:
         return cut
     text = "\n".join(texts)
-    await engine.emit(
+    await ctx.emit(
         ContextEvent(
             kind="warning",
             agent_name=host.agent_name,
             session_id=host.session_id,
             message=(
                 f"the latest request ({len(text)} characters) could not be saved to "
-                f"{engine.request_store.directory}, so it was kept whole instead of cut"
+                f"{ctx.request_store.directory}, so it was kept whole instead of cut"
             ),
         )
     )
     return None
 
 
-async def _is_our_request_cut(engine: ContextEngine, text: str) -> bool:
+async def _is_our_request_cut(ctx: StepContext, text: str) -> bool:
     """Whether ``text`` is a cut we made: its notice names a file under ``dialog/requests/``
     that exists and starts with the excerpt (the cut is from line 1). A notice merely naming
     such a path (forged, or a file since removed) is content, so nothing is dropped."""
@@ -326,8 +321,8 @@ async def _is_our_request_cut(engine: ContextEngine, text: str) -> bool:
     if notice.start_line != 1 or notice.start_offset != 0:
         return False
     saved = Path(notice.file_path or "")
-    saved = saved if saved.is_absolute() else engine.workspace / saved
-    if not engine.request_store.owns(saved):
+    saved = saved if saved.is_absolute() else ctx.workspace / saved
+    if not ctx.request_store.owns(saved):
         return False
     head = body.encode("utf-8", "replace")
 

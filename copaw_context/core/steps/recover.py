@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
-from copaw_context.core.compaction import compact
+from copaw_context.core.context import StepContext
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host import HostSession
 from copaw_context.core.overflow import is_context_overflow, overflow_figures
 from copaw_context.core.session_state import MAX_SAVED_FACTOR
-
-if TYPE_CHECKING:
-    from copaw_context.core.engine import ContextEngine
+from copaw_context.core.steps.compact import compact
 
 __all__ = [
+    "OverflowRecovery",
     "guarded_call",
     "learn_from_overflow",
     "overflow_event",
@@ -37,8 +36,24 @@ _GUESS_STEP = 1.25  # no figures in the error
 _RELAX = 0.75  # the share of a guess a successful call keeps
 
 
+class OverflowRecovery:
+    """The model call, guarded: an "input too long" error is learnt from, the context
+    compacted down to half the reserve, and the call made once more."""
+
+    def __init__(self, ctx: StepContext) -> None:
+        self.ctx = ctx
+
+    async def call(
+        self,
+        host: HostSession,
+        send: Callable[[], Awaitable[_T]],
+        resend: Callable[[], Awaitable[_T]],
+    ) -> _T:
+        return await guarded_call(self.ctx, host, send, resend)
+
+
 async def guarded_call(
-    engine: ContextEngine,
+    ctx: StepContext,
     host: HostSession,
     send: Callable[[], Awaitable[_T]],
     resend: Callable[[], Awaitable[_T]],
@@ -47,26 +62,26 @@ async def guarded_call(
     try:
         response = await send()
     except Exception as exc:
-        if not (engine.is_light and is_context_overflow(exc)):
+        if not (ctx.is_light and is_context_overflow(exc)):
             raise
         try:
-            await recover_overflow(engine, host, exc)
+            await recover_overflow(ctx, host, exc)
         except Exception as failure:
             logger.exception("copaw-context: overflow recovery failed")
-            await overflow_event(engine, host, "recovery failed", failure)
+            await overflow_event(ctx, host, "recovery failed", failure)
             raise exc from failure
-        await overflow_event(engine, host, "compacted, retrying the call once", exc)
+        await overflow_event(ctx, host, "compacted, retrying the call once", exc)
         try:
             return await resend()
         except Exception as again:
-            await overflow_event(engine, host, "retry failed", again)
+            await overflow_event(ctx, host, "retry failed", again)
             raise exc from again
-    relax_overflow_factor(engine, host)
+    relax_overflow_factor(ctx, host)
     return response
 
 
 async def recover_overflow(
-    engine: ContextEngine, host: HostSession, error: BaseException
+    ctx: StepContext, host: HostSession, error: BaseException
 ) -> ContextEvent | None:
     """Learn how far off our count was, then compact down to half the reserve."""
     logger.warning(
@@ -74,11 +89,11 @@ async def recover_overflow(
         "and retrying once",
         error,
     )
-    learn_from_overflow(engine, host, error)
-    return await compact(engine, host, trigger="overflow")
+    learn_from_overflow(ctx, host, error)
+    return await compact(ctx, host, trigger="overflow")
 
 
-def learn_from_overflow(engine: ContextEngine, host: HostSession, error: BaseException) -> None:
+def learn_from_overflow(ctx: StepContext, host: HostSession, error: BaseException) -> None:
     """Set the overflow factor only as far as the evidence in ``error`` supports.
 
     The provider's input figure ("resulted in N tokens", "N in the messages") against our
@@ -88,7 +103,7 @@ def learn_from_overflow(engine: ContextEngine, host: HostSession, error: BaseExc
     completion's share, not for a miscount. Successful calls take guesses back
     (:func:`relax_overflow_factor`); ``/clear`` and ``/new`` reset both.
     """
-    state = engine.state(host)
+    state = ctx.state(host)
     sent = state.last_prompt_tokens
     if sent <= 0:
         return
@@ -109,9 +124,9 @@ def learn_from_overflow(engine: ContextEngine, host: HostSession, error: BaseExc
     state.overflow_factor = evidence
 
 
-def relax_overflow_factor(engine: ContextEngine, host: HostSession) -> None:
+def relax_overflow_factor(ctx: StepContext, host: HostSession) -> None:
     """A call went through: a quarter of what guesses added above the evidence goes away."""
-    state = engine.state(host)
+    state = ctx.state(host)
     floor = state.overflow_evidence
     excess = state.overflow_factor - floor
     if excess > 0:
@@ -119,10 +134,10 @@ def relax_overflow_factor(engine: ContextEngine, host: HostSession) -> None:
 
 
 async def overflow_event(
-    engine: ContextEngine, host: HostSession, outcome: str, error: BaseException
+    ctx: StepContext, host: HostSession, outcome: str, error: BaseException
 ) -> None:
     """Say what overflow recovery did (compacted and retrying, or failed)."""
-    await engine.emit(
+    await ctx.emit(
         ContextEvent(
             kind="overflow_recovery",
             agent_name=host.agent_name,

@@ -1,0 +1,201 @@
+"""``StepContext``: what every pipeline step shares, and nothing that is a step.
+
+One per engine (so per workspace): the settings, the workspace's stores, the token meters,
+the event sink, the clock and the compaction listeners, plus the per-agent pieces a step
+reaches through the host (its saved state, its ledger, the archive of its session) and the
+one count every step trusts (:meth:`StepContext.report`). It imports no step, so a step
+imports it without a circle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from copaw_context.core.archive import DialogArchive
+from copaw_context.core.config import RunningConfig
+from copaw_context.core.events import CompactionRecord, ContextEvent, EventCallback, emit_event
+from copaw_context.core.host import HostSession
+from copaw_context.core.ledger import BLOCK_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, Ledger
+from copaw_context.core.memory_service import MemoryService
+from copaw_context.core.offload import OffloadStore
+from copaw_context.core.pair_repair import SYNTHETIC_RESULT_TOKENS
+from copaw_context.core.pruning import ToolResultPruning
+from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.session_state import SessionState
+from copaw_context.core.status import show_status
+from copaw_context.core.token_meter import TokenMeter
+from copaw_context.core.tokens import counter_in_use_is_exact, make_token_counter_async
+
+__all__ = ["FLOOR_BYTES_PER_TOKEN", "CompactionListener", "StepContext"]
+
+logger = logging.getLogger("copaw_context")
+
+CompactionListener = Callable[[CompactionRecord], Awaitable[None] | None]
+"""Called after every compaction (and ``/clear``, ``/new``) with what left the context."""
+
+FLOOR_BYTES_PER_TOKEN = 5  # no tokenizer averages more UTF-8 bytes per token on real input
+
+
+class StepContext:
+    """The settings, stores, meters, events and per-agent state the steps of one engine share."""
+
+    def __init__(
+        self,
+        config: RunningConfig,
+        workspace: Path,
+        *,
+        on_event: EventCallback | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.light = config.light_context_config
+        self.workspace = workspace
+        self.on_event = on_event
+        self.now = clock
+        pruning = self.light.tool_result_pruning_config
+        self.store = OffloadStore(
+            workspace / pruning.tool_results_cache,
+            pruning.offload_retention_days,
+            workspace=workspace,
+            manifest_retention_days=pruning.offload_manifest_retention_days,
+        )
+        self.dialog_dir = workspace / self.light.dialog_path
+        # Full texts of oversized user requests: kept with the archive, never TTL-cleaned.
+        self.request_store = OffloadStore(
+            self.dialog_dir / "requests", retention_days=36500, workspace=workspace
+        )
+        self.pruning = ToolResultPruning(pruning, self.store, workspace)
+        # Seconds before the first retry of a compactor call that raised; doubles each time.
+        self.compactor_retry_delay = 0.5
+        self.memory = MemoryService(config, workspace)
+        self.listeners: list[CompactionListener] = [self.memory.on_compaction]
+        self._meters: dict[tuple[str, str], TokenMeter] = {}
+
+    @property
+    def is_light(self) -> bool:
+        """Whether this engine manages the context (``context_manager_backend == "light"``)."""
+        return self.config.context_manager_backend == "light"
+
+    # ---------------------------------------------------------------- per agent
+    def state(self, host: HostSession) -> SessionState:
+        """The host's engine state; overflow figures are those of the model of this call
+        (a host without ``model_key``, as ``SessionBase`` has, keeps one set)."""
+        return SessionState(
+            host.state,
+            model_key=getattr(host, "model_key", None),
+            primary_key=getattr(host, "primary_model_key", None),
+        )
+
+    def ledger(self, host: HostSession) -> Ledger:
+        """The host's ledger (kept in its scratch, rebuilt when missing)."""
+        ledger = host.scratch.get("ledger")
+        if not isinstance(ledger, Ledger):
+            ledger = host.scratch["ledger"] = Ledger()
+        return ledger
+
+    async def meter(self, host: HostSession) -> TokenMeter:
+        """The token meter for the host's model (the tokenizer loads off the event loop)."""
+        key = (self.light.token_counter, host.model_name)
+        meter = self._meters.get(key)
+        if meter is None:
+            counter = await make_token_counter_async(
+                self.light.token_counter,
+                model_name=host.model_name,
+                estimate_divisor=self.light.token_count_estimate_divisor,
+            )
+            meter = self._meters[key] = TokenMeter(counter)
+        return meter
+
+    async def sync(self, host: HostSession) -> tuple[Ledger, TokenMeter]:
+        """The ledger, brought up to date with the host's context."""
+        meter = await self.meter(host)
+        ledger = self.ledger(host)
+        ledger.sync(host, meter, self.pruning.is_exempt)
+        return ledger, meter
+
+    def calibrates(self, host: HostSession, meter: TokenMeter) -> bool:
+        """Whether reported usage corrects our count: only for approximate counters (the byte
+        estimate, also as the fallback of a vocabulary that failed to load, and ``auto`` for a
+        model family we have no vocabulary for)."""
+        return not counter_in_use_is_exact(meter.counter, self.light.token_counter, host.model_name)
+
+    def archive(self, host: HostSession) -> DialogArchive:
+        """The dialog archive writer for the host's current session."""
+        return DialogArchive(
+            self.dialog_dir,
+            session_id=host.session_id,
+            agent_name=host.agent_name,
+            workspace=self.workspace,
+        )
+
+    def relative(self, path: Path) -> str:
+        """``path`` as the agent sees it: relative to the workspace when inside it."""
+        try:
+            return str(path.relative_to(self.workspace))
+        except ValueError:
+            return str(path)
+
+    # ---------------------------------------------------------------- the count
+    async def report(self, host: HostSession, limits: Limits | None = None) -> TokenReport:
+        """Count what the model would receive for the host's current state."""
+        ledger, meter = await self.sync(host)
+        fixed = await host.fixed_parts()
+        system, size = meter.fixed(fixed.system_prompt)
+        summary, summary_size = meter.fixed(fixed.summary_message)
+        tools, tools_size = meter.fixed(fixed.tool_schemas)
+        overhead = MESSAGE_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS
+        system += overhead
+        if fixed.summary_message:
+            summary += overhead
+        messages, message_size = ledger.total()
+        messages += ledger.unanswered_calls() * SYNTHETIC_RESULT_TOKENS  # answered in the input
+        window = host.window()
+        if limits is None:
+            limits = Limits(
+                self.config.compact_threshold_tokens(window.tokens),
+                self.config.reserve_tokens(window.tokens),
+            )
+        total_bytes = size + summary_size + tools_size + message_size
+        return TokenReport(
+            system=system,
+            summary=summary,
+            tools=tools,
+            messages=messages,
+            threshold=limits.threshold,
+            reserve=limits.reserve,
+            window=window.tokens,
+            window_source=window.source,
+            counter=meter.counter.name,
+            calibration=self._factor(host, self.calibrates(host, meter)),
+            floor=math.ceil(total_bytes / FLOOR_BYTES_PER_TOKEN),
+            message_count=len(ledger.messages),
+        )
+
+    def _factor(self, host: HostSession, calibrated: bool) -> float:
+        """Usage calibration (approximate counters only) and what overflows taught (any)."""
+        state = self.state(host)
+        usage = state.calibration.factor if calibrated else 1.0
+        return max(usage, state.overflow_factor)
+
+    # ---------------------------------------------------------------- telling others
+    async def emit(self, event: ContextEvent, host: HostSession | None = None) -> None:
+        """Send ``event`` to logging and the ``on_event`` callback; with ``show_status``, the
+        host also shows the status line of an automatic compaction in the chat."""
+        await emit_event(event, self.on_event)
+        if host is not None and self.light.show_status:
+            await show_status(host, event)
+
+    async def notify(self, record: CompactionRecord) -> None:
+        """Hand ``record`` to every compaction listener; a failing listener is only logged."""
+        for listener in self.listeners:
+            try:
+                result = listener(record)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                logger.exception("copaw-context: a compaction listener failed")

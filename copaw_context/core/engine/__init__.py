@@ -1,0 +1,7 @@
+"""The engine: the pipeline of ``core/steps/`` composed over one ``StepContext``."""
+
+from copaw_context.core.context import CompactionListener, Step, StepContext, Turn
+from copaw_context.core.engine.engine import ContextEngine
+from copaw_context.core.steps.measure import InputMeasure
+
+__all__ = ["CompactionListener", "ContextEngine", "InputMeasure", "Step", "StepContext", "Turn"]

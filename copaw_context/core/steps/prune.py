@@ -1,0 +1,103 @@
+"""Tool-result pruning: stage 1 (a fresh result, before the host stores it) and stage 2
+(results that became old and were seen, re-cut once to their old limit, same file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copaw_context.core.context import StepContext, Turn
+from copaw_context.core.host import HostSession
+from copaw_context.core.pruning import OutputPart, PruneStats
+
+__all__ = ["Pruner", "bound_stored", "prune_all"]
+
+
+class Pruner:
+    """Stage 1 on every fresh result; stage 2 as the pipeline's ``prune`` step."""
+
+    name = "prune"
+
+    def __init__(self, ctx: StepContext) -> None:
+        self.ctx = ctx
+
+    async def bound_fresh(
+        self,
+        host: HostSession,
+        tool_name: str | None,
+        tool_input: str | None,
+        parts: list[OutputPart],
+        meta: dict[str, Any],
+    ) -> tuple[list[OutputPart], dict[str, Any]]:
+        """Stage 1: a fresh tool result's parts and entry, bounded before the host stores it."""
+        pruning = self.ctx.pruning
+        if not pruning.enabled:
+            return parts, meta
+        parts, meta, stats = await pruning.bound_fresh(tool_name, tool_input, parts, meta)
+        self.ctx.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
+        return parts, meta
+
+    async def run(self, host: HostSession, turn: Turn) -> None:
+        await self.prune_old(host)
+
+    async def prune_old(self, host: HostSession) -> PruneStats:
+        """Stage 2: re-cut each result outside the ``pruning_recent_n`` newest, once seen.
+
+        Results already cut to their old limit are counted as settled and not looked at again.
+        """
+        ctx, stats = self.ctx, PruneStats()
+        if not ctx.pruning.enabled:
+            return stats
+        ledger, _ = await ctx.sync(host)
+        results = ledger.results()
+        old = max(0, len(results) - ctx.pruning.config.pruning_recent_n)
+        for position in range(ledger.settled, old):
+            index, part = results[position]
+            entry = ledger.messages[index].parts[part]
+            limit = ctx.pruning.limit(recent=False, exempt=entry.exempt)
+            if entry.unseen:
+                continue
+            if entry.pruned_to != limit:
+                stats.add(await bound_stored(ctx, host, index, part, limit))
+            if position == ledger.settled:
+                ledger.settled += 1
+        if stats.truncated or stats.offloaded:
+            ctx.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
+        return stats
+
+
+async def prune_all(ctx: StepContext, host: HostSession, max_bytes: int) -> PruneStats:
+    """Emergency pass: cut EVERY tool result (recent ones too) to ``max_bytes``."""
+    stats = PruneStats()
+    ledger, _ = await ctx.sync(host)
+    for index, part in ledger.results():
+        stats.add(await bound_stored(ctx, host, index, part, max_bytes, record_limit=False))
+    return stats
+
+
+async def bound_stored(
+    ctx: StepContext,
+    host: HostSession,
+    index: int,
+    part: int,
+    limit: int,
+    *,
+    record_limit: bool = True,
+) -> PruneStats:
+    """Cut one stored tool result to ``limit`` bytes (its full text stays reachable).
+
+    ``record_limit`` marks it as cut to its old limit, so stage 2 never looks at it again.
+    """
+    ledger, meter = await ctx.sync(host)
+    view = host.view(index, part).parts[0]
+    parts: list[OutputPart] = list(view.output)
+    new_parts, meta, stats = await ctx.pruning.bound(parts, view.meta, limit)
+    if record_limit:
+        meta["pruned_to"] = limit
+    if new_parts == parts:
+        if meta != view.meta:
+            host.set_tool_result(index, part, parts, meta)
+            ledger.update_meta(index, part, host.view(index, part).parts[0])
+        return stats
+    host.set_tool_result(index, part, new_parts, meta)
+    ledger.update_part(index, part, host.view(index, part).parts[0], meter)
+    return stats

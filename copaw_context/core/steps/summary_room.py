@@ -1,0 +1,173 @@
+"""The summary message within its room: a loaded one bounded like a compactor's, in characters
+and in tokens of the configured counter (:func:`bound_loaded_summary`), and the last resort when
+nothing else is left to cut (:func:`shrink_summary_to_window`: shorter, a pointer, none)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from copaw_context.core.context import StepContext
+from copaw_context.core.host import HostSession
+from copaw_context.core.report import TokenReport
+from copaw_context.core.steps.archive import path_guide
+from copaw_context.core.summary import (
+    fit_summary,
+    render_pointer_message,
+    render_summary_message,
+    split_summary_message,
+)
+from copaw_context.core.summary.budget import summary_budget_chars
+
+__all__ = ["bound_loaded_summary", "loaded_summary_message", "shrink_summary_to_window"]
+
+logger = logging.getLogger("copaw_context")
+
+
+def loaded_summary_message(ctx: StepContext, summary: str, bare: str | None) -> str:
+    """The summary message a file places: its own, else one rendered from its bare summary
+    (``""``: none). Blank texts count as none, so "is there a summary" has one answer."""
+    if summary.strip():
+        return summary
+    return _render(ctx, bare, []) if bare is not None and bare.strip() else ""
+
+
+async def bound_loaded_summary(
+    ctx: StepContext, host: HostSession, summary: str, bare: str | None
+) -> tuple[str, str | None, str]:
+    """(summary message, bare summary, what was changed) within a compactor's bound, in
+    characters and in tokens of the configured counter; the note is ``""`` when nothing
+    was changed."""
+    if not summary:
+        return summary, bare, ""
+    report = await ctx.report(host)
+    budget = summary_budget_chars(report.window, report.factor)
+    max_tokens = budget  # one token a character: what dense scripts (CJK) take
+    counter = (await ctx.meter(host)).counter
+    text = bare if bare is not None else split_summary_message(summary)
+    # The message reaches the model, not only the bare text: it may hold no more than our
+    # own rendering of the bare text plus a guide's share (half the budget).
+    own = len(_render(ctx, text, [])) + budget // 2
+    if len(text) <= budget and len(summary) <= min(own, 2 * budget + 4000):
+        tokens = counter.count(summary)  # at most a few 10,000 characters
+        if tokens <= max_tokens:
+            return summary, bare, ""
+    language = ctx.light.language
+    limit = budget
+    for _ in range(8):  # dense text (CJK, rare scripts) holds more tokens per character
+        fitted = await asyncio.to_thread(fit_summary, text, max_chars=limit, language=language)
+        message = _render(ctx, fitted, [])
+        tokens = counter.count(message)
+        if tokens <= max_tokens or limit <= 200:
+            break
+        limit = max(200, int(min(limit, len(fitted)) * max_tokens / tokens * 0.9))
+    if len(fitted) < len(text):
+        note = (
+            f"The summary was shortened from {len(text)} to {len(fitted)} characters "
+            f"({tokens} tokens) to fit the window"
+        )
+    else:  # the bare text fits; the message around it did not
+        note = (
+            f"The summary message was over its share of the window ({max_tokens} tokens); "
+            f"it was rebuilt from the bare summary ({len(fitted)} characters, {tokens} tokens)"
+        )
+    return message, fitted, note
+
+
+def _render(ctx: StepContext, bare: str, guide: list[tuple[str, int]]) -> str:
+    recall = "memory_search" if ctx.memory.enabled else None
+    language = ctx.light.language
+    return render_summary_message(bare, guide, language=language, recall_tool=recall)
+
+
+async def shrink_summary_to_window(
+    ctx: StepContext, host: HostSession, report: TokenReport
+) -> bool:
+    """Shorten the summary message until the whole input fits the window (nothing else is
+    left to cut); whether it changed. First the summary is cut under the full guide; when
+    that is still too much (the system prompt and tool schemas fill most of the window),
+    the message becomes a one-line pointer to the archive with the summary cut to what is
+    left, then the bare pointer, and as the very last resort no summary message at all
+    (the bare summary stays in the session state for the next compaction; the compacted
+    messages are in the archive)."""
+    state = ctx.state(host)
+    message = host.summary_text()
+    if not message or report.summary <= 0:
+        return False
+    bare = state.summary if state.summary is not None else split_summary_message(message)
+    room = report.window - (report.total - report.summary)
+    guide = await path_guide(ctx, host)
+    changed = False
+    target = max(200, int(len(bare) * room / report.summary * 0.8) - 600) if room > 0 else 0
+    if bare and 0 < target < len(bare):
+        language = ctx.light.language
+        fitted = await asyncio.to_thread(fit_summary, bare, max_chars=target, language=language)
+        if len(fitted) < len(bare):
+            logger.warning(
+                "copaw-context: the summary was cut from %d to %d characters to fit the window",
+                len(bare),
+                len(fitted),
+            )
+            state.summary = bare = fitted
+            host.set_summary(_render(ctx, fitted, guide))
+            changed = True
+            report = await ctx.report(host)
+    if report.total <= report.window:
+        return changed
+    return await _pointer_instead(ctx, host, report, bare, guide) or changed
+
+
+async def _pointer_instead(
+    ctx: StepContext,
+    host: HostSession,
+    report: TokenReport,
+    bare: str,
+    guide: list[tuple[str, int]],
+) -> bool:
+    """The full guide leaves no room: a pointer message (with what of the summary fits),
+    the bare pointer, or no summary message; logged once a session."""
+    language = ctx.light.language
+    recall = "memory_search" if ctx.memory.enabled else None
+    before = report.total
+    counter = (await ctx.meter(host)).counter
+    empty = render_pointer_message("", guide, language=language, recall_tool=recall)
+    others = report.total - report.summary * report.factor  # all but the summary message
+    left = report.window - others - report.factor * counter.count(empty)
+    bare_tokens = max(1, counter.count(bare)) * report.factor
+    candidates: list[str] = []
+    if bare and left > 0:
+        chars = int(len(bare) * left / bare_tokens * 0.9)
+        for max_chars in (chars, chars // 2):
+            if max_chars >= 80:
+                fitted = (
+                    bare
+                    if max_chars >= len(bare)
+                    else await asyncio.to_thread(
+                        fit_summary, bare, max_chars=max_chars, language=language
+                    )
+                )
+                candidates.append(
+                    render_pointer_message(fitted, guide, language=language, recall_tool=recall)
+                )
+    candidates += [empty, ""]
+    for text in candidates:
+        host.set_summary(text)
+        report = await ctx.report(host)
+        if report.total <= report.window:
+            break
+    if ctx.state(host).warn_once("summary_pointer"):
+        what = (
+            "dropped the summary message (its text is kept for the next compaction)"
+            if not host.summary_text()
+            else "replaced the summary message with a short pointer to the dialog archive"
+        )
+        logger.warning(
+            "copaw-context: the system prompt, tool schemas and the latest messages leave "
+            "no room for the summary in the %d-token window: %s (%d -> %d tokens); raise "
+            "max_input_length or shorten the system prompt or tool list for a full summary",
+            report.window,
+            what,
+            before,
+            report.total,
+        )
+    return True
