@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from copaw_context._hosts import installed_agentscope_major
 from copaw_context.core.config import (
     ContextCompactConfig,
     LightContextConfig,
@@ -52,19 +53,6 @@ _LAZY = {
     "ContextEngine": "copaw_context.core.engine",
     "ScriptedChatModel": "copaw_context.testing",
 }
-
-
-def installed_agentscope_major() -> int:
-    """The major version of the installed AgentScope (without importing it)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        installed = version("agentscope")
-    except PackageNotFoundError:
-        raise ImportError(
-            "copaw-context's agent hook needs AgentScope: pip install 'agentscope>=1.0.20'"
-        ) from None
-    return int(installed.split(".", 1)[0])
 
 
 def _adapter_module() -> str:

@@ -13,7 +13,7 @@ from agentscope.agent import Agent
 from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig
-from copaw_context.agentscope2.attach import _HOOK_LISTS
+from copaw_context.agentscope2.hook_lists import HOOK_LISTS
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.helpers import make_agent
 
@@ -52,7 +52,7 @@ async def test_prepare_model_input_shape(tmp_path) -> None:
 
 def test_middleware_lists_exist() -> None:
     source = inspect.getsource(Agent.__init__)
-    for attribute in _HOOK_LISTS.values():
+    for attribute in HOOK_LISTS.values():
         assert f"self.{attribute}" in source, (
             f"agentscope {AGENTSCOPE}: Agent.{attribute} is gone; "
             "update copaw_context.agentscope2.attach"

@@ -7,8 +7,8 @@ The same ``ContextEngine`` as the 2.x adapter, reached through 1.x's instance ho
 
 from __future__ import annotations
 
-from copaw_context.agentscope1.attach import HOOK_NAME, attach, attached_hook
-from copaw_context.agentscope1.hook import MemoryCompactionHook
+from copaw_context.agentscope1.attach import HOOK_NAME, attach
+from copaw_context.agentscope1.hook import MemoryCompactionHook, attached_hook
 from copaw_context.agentscope1.messages import (
     ARCHIVE_FORM,
     METADATA_KEY,

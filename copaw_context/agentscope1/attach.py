@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from agentscope.message import Msg
 
+from copaw_context.agentscope1.hook_protocol import As1Hook
 from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
 from copaw_context.agentscope1.repair import repaired_msgs
@@ -31,10 +32,9 @@ from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_stat
 from copaw_context.core.commands import parse_command
 from copaw_context.core.hook_base import ANOTHER_HOOK, Attached
 
-if TYPE_CHECKING:
-    from copaw_context.agentscope1.hook import MemoryCompactionHook
+__all__ = ["HOOK_NAME", "attach", "attached_to"]
 
-__all__ = ["HOOK_NAME", "attach", "attached_hook"]
+H = TypeVar("H", bound=As1Hook)
 
 logger = logging.getLogger("copaw_context")
 
@@ -44,13 +44,12 @@ HOOK_NAME = "copaw_context"
 _OWNER = "_copaw_context_hook"
 
 
-def attached_hook(agent: Any) -> MemoryCompactionHook | None:
-    """The hook attached to ``agent``, if any."""
-    hook: MemoryCompactionHook | None = getattr(agent, _OWNER, None)
-    return hook
+def attached_to(agent: Any) -> object:
+    """What :func:`attach` attached to ``agent`` (``None`` when nothing)."""
+    return getattr(agent, _OWNER, None)
 
 
-def _check_agent(agent: Any, hook: MemoryCompactionHook) -> None:
+def _check_agent(agent: Any, hook: As1Hook) -> None:
     missing = [
         name
         for name in ("register_instance_hook", "memory", "toolkit", "formatter", "model")
@@ -73,7 +72,7 @@ def _check_agent(agent: Any, hook: MemoryCompactionHook) -> None:
             "on; copaw-context replaces it. Build the agent without compression_config, or "
             'set running.context_manager_backend to "native" to keep AgentScope\'s'
         )
-    other = attached_hook(agent)
+    other = attached_to(agent)
     if other is not None and other is not hook:
         raise ValueError(ANOTHER_HOOK)
 
@@ -87,7 +86,7 @@ def _command_text(msg: object) -> str | None:
     return msg.get_text_content()
 
 
-def _wrap_reply(agent: Any, hook: MemoryCompactionHook) -> None:
+def _wrap_reply(agent: Any, hook: As1Hook) -> None:
     original = agent.reply
 
     @functools.wraps(original)
@@ -102,7 +101,7 @@ def _wrap_reply(agent: Any, hook: MemoryCompactionHook) -> None:
     agent.reply = reply
 
 
-def _wrap_summarizing(agent: Any, hook: MemoryCompactionHook) -> None:
+def _wrap_summarizing(agent: Any, hook: As1Hook) -> None:
     # Private but unavoidable: ReActAgent's reply after max_iters calls the model through
     # _summarizing, with no hook before it. Pinned by tests/agentscope1/test_pins.py.
     original = getattr(agent, "_summarizing", None)
@@ -120,7 +119,7 @@ def _wrap_summarizing(agent: Any, hook: MemoryCompactionHook) -> None:
     agent._summarizing = summarizing
 
 
-def _register_tools(agent: Any, hook: MemoryCompactionHook) -> None:
+def _register_tools(agent: Any, hook: As1Hook) -> None:
     toolkit = agent.toolkit
     for function in hook.tool_functions():
         name = function.__name__
@@ -138,12 +137,12 @@ def _register_tools(agent: Any, hook: MemoryCompactionHook) -> None:
         )
 
 
-def attach(agent: Any, hook: MemoryCompactionHook) -> Attached[MemoryCompactionHook]:
+def attach(agent: Any, hook: H) -> Attached[H]:
     """Attach ``hook`` to a 1.x ``ReActAgent``, done when this returns: call it plainly or
     await it (``await attach(agent, hook)`` gives the hook). Idempotent: twice changes
     nothing; an agent it cannot work with fails here."""
     _check_agent(agent, hook)
-    if attached_hook(agent) is hook:
+    if attached_to(agent) is hook:
         return Attached(hook)
     if agent.memory.content and not hasattr(agent, STATE_ATTRIBUTE):
         logger.warning(

@@ -19,6 +19,7 @@ from typing import Any
 
 from agentscope.message import Msg
 
+from copaw_context.agentscope1.attach import attach, attached_to
 from copaw_context.agentscope1.messages import (
     METADATA_KEY,
     blocks_of,
@@ -38,7 +39,7 @@ from copaw_context.core.hook_base import Attached, EngineHook
 from copaw_context.core.host import HostSession, Window
 from copaw_context.core.workspace import agent_json_workspace
 
-__all__ = ["MemoryCompactionHook", "inner_model"]
+__all__ = ["MemoryCompactionHook", "attached_hook", "inner_model"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -119,8 +120,6 @@ class MemoryCompactionHook(EngineHook):
     def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
         """Attach to a 1.x ``ReActAgent``, called plainly or awaited (see
         :func:`copaw_context.agentscope1.attach`)."""
-        from copaw_context.agentscope1.attach import attach
-
         return attach(agent, self)
 
     def tool_functions(self) -> list[Any]:
@@ -241,3 +240,9 @@ def _stored_result(agent: Any, call_id: object) -> tuple[Msg, int, dict[str, Any
             if block.get("type") == "tool_result" and block.get("id") == call_id:
                 return msg, index, block
     return None
+
+
+def attached_hook(agent: Any) -> MemoryCompactionHook | None:
+    """The hook attached to ``agent``, if any."""
+    hook = attached_to(agent)
+    return hook if isinstance(hook, MemoryCompactionHook) else None

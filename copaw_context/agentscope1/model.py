@@ -21,7 +21,7 @@ from copaw_context.core.engine import InputMeasure
 from copaw_context.core.overflow import started_stream
 
 if TYPE_CHECKING:
-    from copaw_context.agentscope1.hook import MemoryCompactionHook
+    from copaw_context.agentscope1.hook_protocol import As1Hook
 
 __all__ = ["call_model", "reported_input_tokens"]
 
@@ -41,7 +41,7 @@ def reported_input_tokens(usage: Any, model: Any) -> int | None:
 
 
 async def call_model(
-    hook: MemoryCompactionHook, agent: Any, inner: Any, args: tuple[Any, ...], kwargs: Any
+    hook: As1Hook, agent: Any, inner: Any, args: tuple[Any, ...], kwargs: Any
 ) -> Any:
     """Call ``inner`` for ``agent``; for the reasoning call, observe and recover."""
     measure = hook.scratch(agent).pop("measure", None)
@@ -71,7 +71,7 @@ async def call_model(
     return response
 
 
-async def _measure(hook: MemoryCompactionHook, agent: Any) -> InputMeasure | None:
+async def _measure(hook: As1Hook, agent: Any) -> InputMeasure | None:
     try:
         return await hook.engine.model_call(await hook.session(agent))
     except Exception:
@@ -84,7 +84,7 @@ async def _send(inner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> An
 
 
 async def _observed_stream(
-    hook: MemoryCompactionHook,
+    hook: As1Hook,
     agent: Any,
     inner: Any,
     measure: InputMeasure | None,
@@ -99,7 +99,7 @@ async def _observed_stream(
 
 
 async def _observe(
-    hook: MemoryCompactionHook,
+    hook: As1Hook,
     agent: Any,
     inner: Any,
     measure: InputMeasure | None,

@@ -24,6 +24,7 @@ from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase, ChatResponse
 from agentscope.tool import ToolBase, ToolResponse
 
+from copaw_context.agentscope2.hook_lists import join_hook_lists, refuse_another_hook
 from copaw_context.agentscope2.limits import HostLimits
 from copaw_context.agentscope2.messages import METADATA_KEY, hint_text
 from copaw_context.agentscope2.repair import repaired_messages
@@ -96,9 +97,13 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
     def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
         """Attach to an ``Agent`` that is already built, called plainly or awaited (see
         :func:`copaw_context.agentscope2.attach`)."""
-        from copaw_context.agentscope2.attach import attach
+        join_hook_lists(agent, self)
+        self.tools_pending(agent)
 
-        return attach(agent, self)
+        async def finish() -> None:
+            await self.add_tools(agent)
+
+        return Attached(self, finish)
 
     def tools_pending(self, agent: Any) -> None:
         """Add the tools to ``agent``'s toolkit on the hook's next call (see :meth:`attach`)."""
@@ -244,8 +249,6 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         """Answer ``/compact``, ``/context``, ``/clear`` and ``/new`` without the model (and
         add the tools of a plain :meth:`attach` first). An agent built with two different
         hooks is refused here (ValueError), as :meth:`attach` refuses a second one."""
-        from copaw_context.agentscope2.attach import refuse_another_hook
-
         refuse_another_hook(agent, self)
         try:
             await self.add_tools(agent)

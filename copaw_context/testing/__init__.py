@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from copaw_context import installed_agentscope_major
+from copaw_context._hosts import installed_agentscope_major
 from copaw_context.testing._script import ScriptExhaustedError, UnconsumedStepsError
 from copaw_context.testing.memory_model import (
     ContextWindowExceededError,
