@@ -19,6 +19,7 @@ from agentscope.message import Msg
 
 from copaw_context.core.engine import InputMeasure
 from copaw_context.core.overflow import started_stream
+from copaw_context.core.tokens.usage import ReportedUsage
 
 if TYPE_CHECKING:
     from copaw_context.agentscope1.hook_protocol import As1Hook
@@ -31,13 +32,19 @@ logger = logging.getLogger("copaw_context")
 def reported_input_tokens(usage: Any, model: Any) -> int | None:
     """The prompt size a 1.x ``ChatUsage`` states, or None when it cannot be a full count.
 
-    1.x's Anthropic model reports ``input_tokens`` without the cached share (Anthropic counts
-    cache reads apart, and 1.x drops them), so its figure is not used.
+    1.x drops the cache figures; its Anthropic model reports ``input_tokens`` without the
+    cached share (Anthropic counts it apart), so that figure is no full count.
     """
-    if usage is None or any(c.__name__.startswith("Anthropic") for c in type(model).__mro__):
+    if usage is None:
         return None
+    anthropic = any(c.__name__.startswith("Anthropic") for c in type(model).__mro__)
     value = getattr(usage, "input_tokens", None)
-    return value if isinstance(value, int) and value > 0 else None
+    return ReportedUsage(
+        input_tokens=value if isinstance(value, int) else None,
+        cache_read_tokens=None,
+        cache_write_tokens=None,
+        cache_apart=anthropic,
+    ).prompt_tokens()
 
 
 async def call_model(

@@ -33,7 +33,7 @@ from copaw_context.agentscope2.stream import command_text, reply_events, status_
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.agentscope2.thinking import thinking_policy
 from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
-from copaw_context.agentscope2.usage import prompt_tokens
+from copaw_context.agentscope2.usage import reported_usage
 from copaw_context.core.commands import parse_command
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.engine import InputMeasure
@@ -378,8 +378,8 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         if measure is None or response.usage is None or session.is_fallback:
             return
         try:
-            await self.engine.observe_usage(
-                session, measure, prompt_tokens(response.usage, session.model)
-            )
+            reported = reported_usage(response.usage, session.model).prompt_tokens()
+            if reported is not None:
+                await self.engine.observe_usage(session, measure, reported)
         except Exception:
             logger.exception("copaw-context: could not use the reported usage")
