@@ -87,7 +87,7 @@ async def _ours(workspace: Path, context: list[Msg]) -> tuple[float, int, int]:
     agent, hook, session = await make_agent(workspace, "estimate", context, model)
     engine = hook.engine
     await engine.before_reasoning(session, limits=Limits(10**12, WINDOW // 10))  # warm counts
-    await engine.model_call(session)
+    await engine.input_meter.measure(session)
     before = len(context)
     started = time.perf_counter()
     event = await engine.before_reasoning(session)

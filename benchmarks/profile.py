@@ -25,7 +25,7 @@ def profile_steps(root: Path, context: list[Any], counter: str, steps: int, top:
         engine = hook.engine
         limits = Limits(10**12, WINDOW // 10)
         await engine.before_reasoning(session, limits=limits)
-        await engine.model_call(session)
+        await engine.input_meter.measure(session)
         profiler = cProfile.Profile()
         for step in make_steps(steps, seed=11):
             work.append(await run_stage1(hook, session, step))
@@ -35,7 +35,7 @@ def profile_steps(root: Path, context: list[Any], counter: str, steps: int, top:
             # The call's own input is AgentScope's work; on_model_call hands it over.
             session.model_input = await agent._prepare_model_input()
             profiler.enable()
-            await engine.model_call(session)
+            await engine.input_meter.measure(session)
             profiler.disable()
             session.model_input = None
         return profiler

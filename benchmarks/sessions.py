@@ -232,9 +232,9 @@ async def seed_session(workspace: Path, n_messages: int, seed: int = 1) -> list[
                 step = Step(_calls(rng, outputs, f"seed{seed}-{index}", width))
                 context.append(await run_stage1(hook, session, step))
             if index % 10 == 9:
-                await hook.engine.model_call(session)
+                await hook.engine.input_meter.measure(session)
                 await hook.engine.pruner.prune_old(session)
-        await hook.engine.model_call(session)
+        await hook.engine.input_meter.measure(session)
         await hook.engine.pruner.prune_old(session)
     return context
 

@@ -93,7 +93,7 @@ async def _measure(
         spent = await _clock(lambda: engine.before_reasoning(session, limits=_NO_COMPACTION))
         session.model_input = await agent._prepare_model_input()
         try:
-            return spent + await _clock(lambda: engine.model_call(session))
+            return spent + await _clock(lambda: engine.input_meter.measure(session))
         finally:
             session.model_input = None
 

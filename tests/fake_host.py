@@ -150,6 +150,7 @@ class FakeHost:
         self._session = "session-1"
         self.awaiting = False
         self.status_lines: list[str] = []
+        self.model_inputs: list[object] = []  # what the engine measured calls with
 
     @property
     def session_id(self) -> str:
@@ -184,6 +185,9 @@ class FakeHost:
 
     async def fixed_parts(self) -> FixedParts:
         return FixedParts(self.system_prompt, self.summary, self.tool_schemas)
+
+    def use_model_input(self, model_input: object) -> None:
+        self.model_inputs.append(model_input)
 
     def window(self) -> Window:
         return Window(self._window, "test")

@@ -12,6 +12,7 @@ from copaw_context.core.archive import read_archive
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host import MessageView
+from copaw_context.core.tokens.usage import ReportedUsage
 from tests.fake_host import (
     FakeHost,
     FakeMessage,
@@ -101,7 +102,7 @@ async def test_a_step_views_only_what_changed(tmp_path: Path) -> None:
     host.messages[-1].parts.append(text("one more block"))
     host.messages.append(user("and now?"))
     await engine.before_reasoning(host)
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     # The grown message from its last known part, and the new message: nothing older.
     assert sorted(set(host.viewed)) == [(99, 3), (100, 0)]
 
@@ -111,7 +112,7 @@ async def test_a_step_tokenises_each_new_text_once(tmp_path: Path) -> None:
     engine = ContextEngine(config(200_000, compactor="extractive"), tmp_path)
     host = FakeHost(conversation(20, size=20), window=200_000)
     await engine.before_reasoning(host)
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     meter = await engine.context.meter(host)
     counted: list[str] = []
     count = meter.counter.count
@@ -127,7 +128,7 @@ async def test_a_step_tokenises_each_new_text_once(tmp_path: Path) -> None:
     )
     await engine.before_reasoning(host)
     assert engine.context.ledger(host).messages[-1].parts[-1].unseen
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     assert counted.count(new_result.text) == 1
     entry = engine.context.ledger(host).messages[-1].parts[-1]
     assert not entry.unseen  # seen after the model call, without a recount
@@ -148,20 +149,22 @@ async def test_an_overflow_is_recovered_once_and_learned(tmp_path: Path) -> None
     events: list[ContextEvent] = []
     engine = ContextEngine(config(compactor="extractive"), tmp_path, on_event=events.append)
     host = FakeHost(conversation(6, size=40), window=4000)
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     sent = engine.context.state(host).last_prompt_tokens
     calls: list[str] = []
 
-    async def send() -> str:
-        calls.append("send")
-        raise RuntimeError(f"prompt is too long: {sent * 3} tokens > 4000 maximum")
-
-    async def resend() -> str:
-        calls.append("resend")
+    async def send(model_input: str) -> str:
+        calls.append(model_input)
+        if model_input == "first":
+            raise RuntimeError(f"prompt is too long: {sent * 3} tokens > 4000 maximum")
         return "ok"
 
-    assert await engine.guarded_call(host, send, resend) == "ok"
-    assert calls == ["send", "resend"]
+    async def rebuild() -> str:
+        return "rebuilt"
+
+    assert await engine.call_model(host, "first", send, rebuild, lambda _: None) == "ok"
+    assert calls == ["first", "rebuilt"]
+    assert host.model_inputs == ["first", None, "rebuilt", None]  # each measured, then cleared
     assert engine.context.state(host).overflow_factor >= 2.9
     assert [e.kind for e in events].count("overflow_recovery") == 1
     assert (await engine.report(host)).calibration >= 2.9
@@ -171,14 +174,57 @@ async def test_other_errors_pass_through(tmp_path: Path) -> None:
     engine = ContextEngine(config(), tmp_path)
     host = FakeHost(conversation(1))
 
-    async def send() -> str:
+    async def send(model_input: str) -> str:
         raise ValueError("bad tool arguments")
 
-    async def resend() -> str:
+    async def rebuild() -> str:
         raise AssertionError("not called")
 
     with pytest.raises(ValueError, match="bad tool arguments"):
-        await engine.guarded_call(host, send, resend)
+        await engine.call_model(host, "input", send, rebuild, lambda _: None)
+
+
+async def test_usage_of_a_stream_is_read_after_its_last_chunk(tmp_path: Path) -> None:
+    engine = ContextEngine(config(token_counter="estimate"), tmp_path)
+    host = FakeHost(conversation(2, size=40), window=32768)
+    measured = await engine.input_meter.measure(host)
+    seen: list[str] = []
+
+    async def stream() -> Any:
+        for chunk in ("a", "b", "last"):
+            yield chunk
+
+    async def send(model_input: str) -> Any:
+        return stream()
+
+    def usage(chunk: str) -> ReportedUsage | None:
+        seen.append(chunk)
+        return ReportedUsage(measured.tokens * 2)
+
+    async def rebuild() -> str:
+        raise AssertionError("not called")
+
+    response = await engine.call_model(host, "input", send, rebuild, usage)
+    assert seen == []  # nothing read before the stream is consumed
+    assert [chunk async for chunk in response] == ["a", "b", "last"]
+    assert seen == ["last"]
+    assert engine.context.state(host).calibration.factor > 1.0
+
+
+async def test_a_failing_usage_reader_never_fails_the_call(tmp_path: Path) -> None:
+    engine = ContextEngine(config(token_counter="estimate"), tmp_path)
+    host = FakeHost(conversation(2, size=40))
+
+    async def send(model_input: str) -> str:
+        return "reply"
+
+    def usage(response: str) -> ReportedUsage | None:
+        raise KeyError("usage")
+
+    async def rebuild() -> str:
+        raise AssertionError("not called")
+
+    assert await engine.call_model(host, "input", send, rebuild, usage) == "reply"
 
 
 async def test_commands_through_the_engine(tmp_path: Path) -> None:

@@ -402,7 +402,7 @@ async def test_the_model_call_check_reuses_the_calls_own_input(tmp_path: Path) -
     hook = MemoryCompactionHook(small_config(), tmp_path)
     agent = await make_agent(hook, ScriptedChatModel([text_step("one"), text_step("two")]))
     prepare = agent._prepare_model_input
-    measure = hook.engine.model_call
+    measure = hook.engine.input_meter.measure
     inside: list[bool] = [False]
     prepared_inside: list[int] = []
 
@@ -419,7 +419,7 @@ async def test_the_model_call_check_reuses_the_calls_own_input(tmp_path: Path) -
             inside[0] = False
 
     agent._prepare_model_input = counting_prepare
-    hook.engine.model_call = flagged_measure  # type: ignore[method-assign]
+    hook.engine.input_meter.measure = flagged_measure  # type: ignore[method-assign]
     await agent.reply(UserMsg("user", "first"))
     await agent.reply(UserMsg("user", "second"))
     stats = await hook.agent_stats(agent)

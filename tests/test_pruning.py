@@ -50,7 +50,7 @@ async def test_our_workspace_relative_notice_is_recut_in_place(tmp_path: Path) -
     first = parse_truncation_notice(_text(host, 0))
     assert first is not None and first[1].file_path is not None
     assert not Path(first[1].file_path).is_absolute()  # the absolute path is too long
-    await engine.model_call(host)  # the model saw both
+    await engine.input_meter.measure(host)  # the model saw both
     await engine.pruner.prune_old(host)
     again = parse_truncation_notice(_text(host, 0))
     assert again is not None and again[1].file_path == first[1].file_path
@@ -67,7 +67,7 @@ async def test_a_foreign_notice_saved_by_stage_two_is_ours_afterwards(tmp_path: 
     assert _text(host, 0) == relayed  # fits the recent limit: stage 1 keeps it
     await engine.pruner.prune_old(host)
     assert _text(host, 0) == relayed, "unseen by the model: still recent"
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     await engine.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path is not None
@@ -86,7 +86,7 @@ async def test_an_old_result_already_cut_is_not_looked_at_again(tmp_path: Path) 
     host = FakeHost()
     for n in range(4):
         await _add_result(engine, host, f"c{n}", lines_text(200, seed=f"r{n}"))
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     first = await engine.pruner.prune_old(host)
     assert first.truncated == 3
     again = await engine.pruner.prune_old(host)
@@ -99,7 +99,7 @@ async def _mid_sized_result_cut_by_stage_two(engine: ContextEngine, host: FakeHo
     assert 3000 < len(full.encode()) < 50000
     await _add_result(engine, host, "c1", full)
     await _add_result(engine, host, "c2", "x")
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     await engine.pruner.prune_old(host)
     return full
 
@@ -113,7 +113,7 @@ async def test_stage_two_names_the_file_saved_ahead_at_stage_one(tmp_path: Path)
     await engine.context.store.drain()
     (early,) = (tmp_path / "tool_result").glob("*.txt")  # ...but saved it already
     await _add_result(engine, host, "c2", "x")
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     await engine.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path == str(early)
@@ -145,7 +145,7 @@ async def test_a_failed_or_unknown_early_save_is_saved_again_at_stage_two(
     host = FakeHost()
     await _add_result(engine, host, "c1", full)
     await _add_result(engine, host, "c2", "x")
-    await restarted.model_call(host)
+    await restarted.input_meter.measure(host)
     await restarted.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path is not None
@@ -163,7 +163,7 @@ async def test_a_result_changed_since_its_early_save_is_saved_again(tmp_path: Pa
     part.output = (edited,)
     part.text = f"dump {edited}"
     await _add_result(engine, host, "c2", "x")
-    await engine.model_call(host)
+    await engine.input_meter.measure(host)
     await engine.pruner.prune_old(host)
     cut = parse_truncation_notice(_text(host, 0))
     assert cut is not None and cut[1].file_path is not None

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.hook_protocol import As1Hook
-from copaw_context.agentscope1.model import call_model
+from copaw_context.agentscope1.model import REASONING_CALL, call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
@@ -111,9 +111,9 @@ def _wrap_summarizing(agent: Any, hook: As1Hook) -> None:
     @functools.wraps(original)
     async def summarizing(*args: Any, **kwargs: Any) -> Any:
         await hook.pre_reasoning(agent, {})
-        # The measure is for a reasoning call; this prompt ends with AgentScope's own hint,
-        # which a recovery could not rebuild, so this call goes to the model as it is.
-        hook.scratch(agent).pop("measure", None)
+        # Not a reasoning call: this prompt ends with AgentScope's own hint, which a
+        # recovery could not rebuild, so this call goes to the model as it is.
+        hook.scratch(agent).pop(REASONING_CALL, None)
         return await original(*args, **kwargs)
 
     agent._summarizing = summarizing

@@ -27,6 +27,7 @@ from copaw_context.agentscope1.messages import (
     result_parts,
     set_result,
 )
+from copaw_context.agentscope1.model import REASONING_CALL
 from copaw_context.agentscope1.proxies import with_memory
 from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.state import agent_state
@@ -185,15 +186,16 @@ class MemoryCompactionHook(EngineHook):
 
     # ------------------------------------------------------------------- hooks
     async def pre_reasoning(self, agent: Any, kwargs: dict[str, Any]) -> None:
-        """The engine's pipeline on ``agent.memory``, then the measure of the model input
-        (kept for the model proxy). Returns None: 1.x passes copies; the memory is edited."""
+        """The engine's pipeline on ``agent.memory``; the next model call is marked as the
+        reasoning call (the model proxy measures it). Returns None: 1.x passes copies; the
+        memory is edited."""
         if not self.is_light:
             return None
         try:
             session = await self.session(agent)
             try:
                 await self.engine.before_reasoning(session)
-                self.scratch(agent)["measure"] = await self.engine.model_call(session)
+                self.scratch(agent)[REASONING_CALL] = True
             finally:
                 await session.flush()
         except Exception:

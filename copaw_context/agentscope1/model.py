@@ -12,110 +12,66 @@ then the call is retried once.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from agentscope.message import Msg
 
-from copaw_context.core.engine import InputMeasure
-from copaw_context.core.overflow import started_stream
 from copaw_context.core.tokens.usage import ReportedUsage
 
 if TYPE_CHECKING:
     from copaw_context.agentscope1.hook_protocol import As1Hook
 
-__all__ = ["call_model", "reported_input_tokens"]
+__all__ = ["REASONING_CALL", "call_model", "reported_input_tokens", "reported_usage"]
+
+REASONING_CALL = "reasoning_call"
+"""Scratch key ``pre_reasoning`` sets: the next model call is the reasoning call."""
 
 logger = logging.getLogger("copaw_context")
 
 
 def reported_input_tokens(usage: Any, model: Any) -> int | None:
-    """The prompt size a 1.x ``ChatUsage`` states, or None when it cannot be a full count.
+    """The prompt size a 1.x ``ChatUsage`` states, or None when it cannot be a full count
+    (1.x's Anthropic model reports ``input_tokens`` without the share Anthropic counts apart)."""
+    reported = reported_usage(usage, model)
+    return reported.prompt_tokens() if reported is not None else None
 
-    1.x drops the cache figures; its Anthropic model reports ``input_tokens`` without the
-    cached share (Anthropic counts it apart), so that figure is no full count.
-    """
+
+def reported_usage(usage: Any, model: Any) -> ReportedUsage | None:
+    """A 1.x ``ChatUsage`` in the engine's neutral fields (1.x drops the cache figures)."""
     if usage is None:
         return None
-    anthropic = any(c.__name__.startswith("Anthropic") for c in type(model).__mro__)
     value = getattr(usage, "input_tokens", None)
     return ReportedUsage(
         input_tokens=value if isinstance(value, int) else None,
         cache_read_tokens=None,
         cache_write_tokens=None,
-        cache_apart=anthropic,
-    ).prompt_tokens()
+        cache_apart=any(c.__name__.startswith("Anthropic") for c in type(model).__mro__),
+    )
 
 
 async def call_model(
     hook: As1Hook, agent: Any, inner: Any, args: tuple[Any, ...], kwargs: Any
 ) -> Any:
-    """Call ``inner`` for ``agent``; for the reasoning call, observe and recover."""
-    measure = hook.scratch(agent).pop("measure", None)
-    if not isinstance(measure, InputMeasure) or not hook.is_light:
+    """Call ``inner`` for ``agent``; the reasoning call (marked by the hook's
+    ``pre_reasoning``) goes through the engine: measured, recovered once, observed."""
+    if not hook.scratch(agent).pop(REASONING_CALL, False) or not hook.is_light:
         return await inner(*args, **kwargs)
     session = await hook.session(agent)
 
-    async def resend() -> Any:
-        nonlocal measure
+    async def send(call: tuple[tuple[Any, ...], dict[str, Any]]) -> Any:
+        return await inner(*call[0], **call[1])
+
+    async def rebuild() -> tuple[tuple[Any, ...], dict[str, Any]]:
         await session.flush()
         prompt = await agent.formatter.format(
             [Msg("system", agent.sys_prompt, "system"), *await agent.memory.get_memory()]
         )
-        measure = await _measure(hook, agent)
-        again = ((prompt, *args[1:]), kwargs) if args else (args, {**kwargs, "messages": prompt})
-        return await started_stream(await inner(*again[0], **again[1]))
+        return ((prompt, *args[1:]), kwargs) if args else (args, {**kwargs, "messages": prompt})
+
+    def usage(response: Any) -> ReportedUsage | None:
+        return reported_usage(getattr(response, "usage", None), inner)
 
     try:
-        response = await hook.engine.guarded_call(
-            session, lambda: _send(inner, args, kwargs), resend
-        )
+        return await hook.engine.call_model(session, (args, dict(kwargs)), send, rebuild, usage)
     finally:
-        await session.flush()  # a recovery that failed half-way may have changed the summary
-    if isinstance(response, AsyncIterator):
-        return _observed_stream(hook, agent, inner, measure, response)
-    await _observe(hook, agent, inner, measure, response)
-    return response
-
-
-async def _measure(hook: As1Hook, agent: Any) -> InputMeasure | None:
-    try:
-        return await hook.engine.model_call(await hook.session(agent))
-    except Exception:
-        logger.exception("copaw-context: could not measure the model input")
-        return None
-
-
-async def _send(inner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    return await started_stream(await inner(*args, **kwargs))
-
-
-async def _observed_stream(
-    hook: As1Hook,
-    agent: Any,
-    inner: Any,
-    measure: InputMeasure | None,
-    stream: Any,
-) -> AsyncGenerator[Any, None]:
-    last = None
-    async for chunk in stream:
-        last = chunk
-        yield chunk
-    if last is not None:
-        await _observe(hook, agent, inner, measure, last)
-
-
-async def _observe(
-    hook: As1Hook,
-    agent: Any,
-    inner: Any,
-    measure: InputMeasure | None,
-    response: Any,
-) -> None:
-    reported = reported_input_tokens(getattr(response, "usage", None), inner)
-    if measure is None or reported is None:
-        return
-    try:
-        await hook.engine.observe_usage(await hook.session(agent), measure, reported)
-    except Exception:
-        logger.exception("copaw-context: could not use the reported usage")
+        await session.flush()  # the measure and a recovery change the memory

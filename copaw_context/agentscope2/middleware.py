@@ -36,11 +36,10 @@ from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
 from copaw_context.agentscope2.usage import reported_usage
 from copaw_context.core.commands import parse_command
 from copaw_context.core.config import RunningConfig, load_running_config
-from copaw_context.core.engine import InputMeasure
 from copaw_context.core.events import EventCallback
 from copaw_context.core.hook_base import Attached, EngineHook
 from copaw_context.core.host import Window
-from copaw_context.core.overflow import started_stream
+from copaw_context.core.tokens.usage import ReportedUsage
 from copaw_context.core.workspace import agent_json_workspace
 
 __all__ = ["LEGACY_STATE_KEY", "MemoryCompactionHook"]
@@ -278,22 +277,21 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         session = await self.session(agent, model)
         if session.is_fallback:
             input_kwargs = await self._fit_fallback(agent, session, input_kwargs)
-        measure = await self._measure(session, input_kwargs)
 
         async def send(kwargs: dict[str, Any]) -> Any:
-            return await started_stream(await next_handler(**self._repaired(agent, kwargs)))
+            return await next_handler(**self._repaired(agent, kwargs))
 
-        async def resend() -> Any:
-            nonlocal measure
-            fresh = await self._model_input(agent, session)
-            measure = await self._measure(session, fresh)
-            return await send({**input_kwargs, **fresh})
+        async def rebuild() -> dict[str, Any]:
+            return {**input_kwargs, **await self._model_input(agent, session)}
 
-        response = await self.engine.guarded_call(session, lambda: send(input_kwargs), resend)
-        if isinstance(response, ChatResponse):
-            await self._observe(session, measure, response)
-            return response
-        return self._observe_stream(session, measure, response)
+        def usage(response: Any) -> ReportedUsage | None:
+            if not isinstance(response, ChatResponse) or response.usage is None:
+                return None
+            return reported_usage(response.usage, session.model)
+
+        return await self.engine.call_model(
+            session, input_kwargs, send, rebuild, usage, calibrate=not session.is_fallback
+        )
 
     async def _model_input(self, agent: Any, session: AgentScope2Session) -> dict[str, Any]:
         """The model input for the agent's context now (its system prompt sized for the
@@ -343,43 +341,3 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             logger.exception("copaw-context: could not check the tool pairing of the input")
             return model_input
         return model_input if messages is None else {**model_input, "messages": messages}
-
-    async def _measure(
-        self, session: AgentScope2Session, model_input: dict[str, Any]
-    ) -> InputMeasure | None:
-        if not self.is_light:
-            return None
-        session.model_input = model_input
-        try:
-            return await self.engine.model_call(session)
-        except Exception:
-            logger.exception("copaw-context: could not measure the model input")
-            return None
-        finally:
-            session.model_input = None
-
-    async def _observe_stream(
-        self,
-        session: AgentScope2Session,
-        measure: InputMeasure | None,
-        stream: AsyncGenerator[ChatResponse, None],
-    ) -> AsyncGenerator[ChatResponse, None]:
-        last: ChatResponse | None = None
-        async for chunk in stream:
-            last = chunk
-            yield chunk
-        if last is not None:
-            await self._observe(session, measure, last)
-
-    async def _observe(
-        self, session: AgentScope2Session, measure: InputMeasure | None, response: ChatResponse
-    ) -> None:
-        # The usage calibration is the agent's own model's: a fallback's usage is not its.
-        if measure is None or response.usage is None or session.is_fallback:
-            return
-        try:
-            reported = reported_usage(response.usage, session.model).prompt_tokens()
-            if reported is not None:
-                await self.engine.observe_usage(session, measure, reported)
-        except Exception:
-            logger.exception("copaw-context: could not use the reported usage")

@@ -121,6 +121,9 @@ class AgentScope2Session(SessionBase):
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return message_view(self.agent.state.context[index], self._thinking, first_part)
 
+    def use_model_input(self, model_input: object) -> None:
+        self.model_input = model_input if isinstance(model_input, dict) else None
+
     async def fixed_parts(self) -> FixedParts:
         model_input = self.model_input
         hint = ""

@@ -173,6 +173,11 @@ class HostSession(ContextSource, Protocol):
 
     async def fixed_parts(self) -> FixedParts: ...
 
+    def use_model_input(self, model_input: object) -> None:
+        """While the engine measures a model call: the input about to be sent, which
+        :meth:`fixed_parts` may count instead of building one (``None`` afterwards)."""
+        ...
+
     def window(self) -> Window: ...
 
     def compactor_model(self) -> CompactorModel | None:

@@ -56,5 +56,8 @@ class SessionBase:
     def compactor_model(self) -> CompactorModel | None:
         return self._compactor
 
+    def use_model_input(self, model_input: object) -> None:
+        """The input about to be sent (see ``HostSession``); this base counts its own."""
+
     def has_separate_summary_model(self) -> bool:
         return self._separate_compactor

@@ -226,7 +226,7 @@ class EngineSession:
         self._remember()
         await self.engine.before_reasoning(self.host)
         if model_call:
-            await self.engine.model_call(self.host)
+            await self.engine.input_meter.measure(self.host)
         await check_step(self, model_call=model_call)
 
     def context_keys(self) -> list[str]:

@@ -25,18 +25,19 @@ from copaw_context.core.steps import (
     AttachMemory,
     Compact,
     FlushPendingArchive,
-    InputMeasure,
     InputMeter,
+    ModelCaller,
     OffloadCleanup,
     OffloadManifest,
     OffloadReferences,
     OverflowRecovery,
     Pruner,
 )
+from copaw_context.core.steps.model_call import UsageReader
 
 __all__ = ["ContextEngine"]
 
-_T = TypeVar("_T")
+_I = TypeVar("_I")
 
 
 class ContextEngine:
@@ -62,6 +63,7 @@ class ContextEngine:
         self.pruner = Pruner(self.context)
         self.input_meter = InputMeter(self.context)
         self.recovery = OverflowRecovery(self.context)
+        self.model_caller = ModelCaller(self.context, self.input_meter, self.recovery)
         self.commands = Commands(self.context, references)
         self.pipeline: tuple[Step, ...] = (
             self.memory_step,
@@ -113,24 +115,24 @@ class ContextEngine:
             await step.run(host, turn)
         return turn.event
 
-    async def model_call(self, host: HostSession) -> InputMeasure:
-        """A host calls this just before it sends the model input: results become seen and
-        the input is measured (pass the measure to :meth:`observe_usage` afterwards)."""
-        return await self.input_meter.measure(host)
-
-    async def guarded_call(
+    async def call_model(
         self,
         host: HostSession,
-        send: Callable[[], Awaitable[_T]],
-        resend: Callable[[], Awaitable[_T]],
-    ) -> _T:
-        """A host wraps its model call in this: when the provider rejects the input as too
-        long, the context is compacted harder and ``resend`` makes the call once more."""
-        return await self.recovery.call(host, send, resend)
-
-    async def observe_usage(self, host: HostSession, measure: InputMeasure, reported: int) -> None:
-        """A host calls this with the input tokens the provider reported for a call."""
-        await self.input_meter.observe_usage(host, measure, reported)
+        model_input: _I,
+        send: Callable[[_I], Awaitable[Any]],
+        rebuild: Callable[[], Awaitable[_I]],
+        usage: UsageReader,
+        *,
+        calibrate: bool = True,
+    ) -> Any:
+        """A host makes its model call through this: the input is measured (results become
+        seen), ``send(model_input)``; when the provider rejects the input as too long, the
+        context is compacted harder and ``send(await rebuild())`` goes once more; ``usage``
+        reads the response (a stream: its last chunk) for calibration, unless not
+        ``calibrate`` (a fallback model's usage is not the agent's model's)."""
+        return await self.model_caller.call(
+            host, model_input, send, rebuild, usage, calibrate=calibrate
+        )
 
     async def run_command(self, host: HostSession, name: str, argument: str) -> str:
         """A host calls this for a lone user message that ``parse_command`` recognises

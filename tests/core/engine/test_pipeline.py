@@ -16,9 +16,7 @@ PIPELINE = ("memory", "flush", "cleanup", "prune", "compact", "manifest")
 HOST_METHODS = {
     "on_tool_result",
     "before_reasoning",
-    "model_call",
-    "guarded_call",
-    "observe_usage",
+    "call_model",
     "run_command",
     "report",
     "add_compaction_listener",
