@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create a virtual environment (Python >= 3.11) and install copaw-context with its dev extras.
-# Re-installs only when pyproject.toml (or the pinned AgentScope) changed since the last run.
+# Re-installs only when pyproject.toml, the package version or the pinned AgentScope changed
+# since the last run.
 #   bash scripts/bootstrap.sh                  ./.venv, the newest AgentScope the pyproject admits
 #   bash scripts/bootstrap.sh .venv-as1 agentscope==1.0.21   a venv for the AgentScope 1.x adapter
 set -euo pipefail
@@ -16,7 +17,10 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/python" -m pip install --quiet --progress-bar off --upgrade pip
 fi
 stamp="$venv/.copaw-context-installed"
-want="$(cat pyproject.toml <(echo "$pin") | sha256sum | cut -d' ' -f1)"
+# The package's version (copaw_context.__version__, which pip's metadata is built from) counts
+# too: a new version reinstalls, so `pip show` never reports an older one than --version.
+version_line="$(grep -E '^__version__ = ' copaw_context/__init__.py)"
+want="$(cat pyproject.toml <(echo "$version_line") <(echo "$pin") | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log="$venv/install.log"
   echo "bootstrap: installing copaw-context[dev] ${pin:+with $pin }into $venv (about 1-2 minutes the first time; log: $log)"
