@@ -252,6 +252,11 @@ def _main(argv: Sequence[str] | None) -> int:
         except ConfigError as error:
             print(f"copaw-context: error: {explain_config_error(error)}", file=sys.stderr)
             return 2
+        except SystemExit as exit_:  # a handler's refusal in words: one error line, status 2
+            if isinstance(exit_.code, str):
+                print(f"copaw-context: error: {exit_.code}", file=sys.stderr)
+                return 2
+            raise
 
 
 if __name__ == "__main__":

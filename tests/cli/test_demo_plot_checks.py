@@ -43,3 +43,25 @@ def test_a_plot_that_cannot_be_written_is_refused_before_the_run(
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and problem in err and "Traceback" not in err
     assert not workspace.exists()
+
+
+def test_a_model_without_a_key_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["demo", "--model", "m", "--workspace", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "copaw-context: error: --model needs an API key in $OPENAI_API_KEY "
+        "(or a --base-url of a local server)\n"
+    )
+
+
+def test_a_folder_the_demo_did_not_make_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    assert main(["demo", "--workspace", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"copaw-context: error: {tmp_path} is not empty")
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
