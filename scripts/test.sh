@@ -2,8 +2,9 @@
 # The whole test suite: lint, type checks, schema freshness, and pytest against both AgentScope
 # majors: .venv (AgentScope 2.x: every test) and .venv-as1 (AgentScope 1.0.21: the shared
 # invariants, the host-neutral core tests, the real-agent reliability and ported peer tests,
-# the 1.x adapter's). Bootstraps both environments (in parallel; each is reinstalled only when
-# pyproject.toml changed). Arguments go to the 2.x pytest run.
+# the command line and docs tests but the 2.x-only demo and bench ones, the 1.x adapter's).
+# Bootstraps both environments (in parallel; each is reinstalled only when pyproject.toml or
+# the package version changed). Arguments go to the 2.x pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_progress.sh
