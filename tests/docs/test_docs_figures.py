@@ -42,8 +42,7 @@ def test_the_protocol_table_lists_every_member() -> None:
 
 
 def test_every_chat_command_is_documented() -> None:
-    pipeline = ARCHITECTURE.split("chat commands (ContextEngine.run_command):", 1)[1]
-    pipeline = pipeline.split("```", 1)[0]
+    pipeline = section(ARCHITECTURE, "## The pipeline")
     commands = section(README, "## Commands")
     chat_rows = " ".join(row[1] for row in table(commands) if row[0] == "chat")
     for name in COMMANDS:
