@@ -2,10 +2,13 @@
 # The whole test suite: lint, type checks, schema freshness, and pytest against both AgentScope
 # majors: .venv (AgentScope 2.x: every test) and .venv-as1 (AgentScope 1.0.21: the shared
 # invariants, the host-neutral core tests, the real-agent reliability and ported peer tests,
-# the 1.x adapter's). Bootstraps both environments (in parallel; each is reinstalled only when
-# pyproject.toml changed). Arguments go to the 2.x pytest run.
+# the command line and docs tests but the 2.x-only demo and bench ones, the 1.x adapter's).
+# Bootstraps both environments (in parallel; each is reinstalled only when pyproject.toml or
+# the package version changed). Arguments go to the 2.x pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/_progress.sh
+source scripts/_progress.sh
 # agentscope 1.0.21 declares no upper bounds; these are the releases it was made with (mcp 2
 # and SQLAlchemy 2.1 break its import, and it imports tqdm without declaring it).
 AS1_PINS="agentscope==1.0.21 mcp<2 sqlalchemy<2.1 tqdm"
@@ -22,23 +25,24 @@ step "lint: ruff check, ruff format --check"
 .venv/bin/ruff check copaw_context tests scripts benchmarks
 .venv/bin/ruff format --check copaw_context tests scripts benchmarks
 step "types: mypy (strict on the package, the benchmarks, the 1.x adapter); about a minute"
-.venv/bin/mypy
-.venv/bin/mypy --strict benchmarks
-.venv-as1/bin/mypy --config-file scripts/mypy-agentscope1.ini
+heartbeat "   mypy (the package)" "" .venv/bin/mypy
+heartbeat "   mypy (benchmarks)" "" .venv/bin/mypy --strict benchmarks
+heartbeat "   mypy (the 1.x adapter)" "" .venv-as1/bin/mypy --config-file scripts/mypy-agentscope1.ini
 step "schema: configs/ matches the config models"
 .venv/bin/python scripts/gen_schema.py --check
 
-# The 1.x run goes alongside the 2.x one (both mostly wait on files and event loops).
+# The 1.x run goes alongside the 2.x one (both mostly wait on files and event loops). Its
+# output streams as it runs, each line prefixed "[1.x] " (and kept in its log); the 2.x run's
+# progress prints unprefixed.
 as1_log=.venv-as1/pytest.log
-step "pytest: AgentScope 1.x in the background (log: $as1_log, printed at the end), AgentScope 2.x here"
-AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true .venv-as1/bin/python -m pytest -q -p no:cacheprovider \
-  --basetemp=.venv-as1/pytest-tmp tests >"$as1_log" 2>&1 & as1_tests=$!
+step "pytest: AgentScope 1.x alongside (lines prefixed [1.x], log: $as1_log), AgentScope 2.x here"
+AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true prefixed "[1.x] " "$as1_log" \
+  .venv-as1/bin/python -u -m pytest -q -p no:cacheprovider --basetemp=.venv-as1/pytest-tmp \
+  tests & as1_tests=$!
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 as1_status=0
 wait "$as1_tests" || as1_status=$?
-step "pytest: AgentScope 1.x (.venv-as1), from $as1_log"
-cat "$as1_log"
 echo "== done in $SECONDS s: AgentScope 2.x $([ "$status" -eq 0 ] && echo passed || echo FAILED), AgentScope 1.x $([ "$as1_status" -eq 0 ] && echo passed || echo FAILED) =="
 if [ "$status" -ne 0 ]; then
   exit "$status"

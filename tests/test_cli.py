@@ -55,11 +55,10 @@ def test_check_config_shows_switched_off_parts(
         "context_compact_config": {"enabled": False},
         "tool_result_pruning_config": {"enabled": False, "exempt_tool_names": []},
     }
-    backend = {"context_manager_backend": "native", "light_context_config": light}
+    backend = {"context_manager_backend": "light", "light_context_config": light}
     path.write_text(json.dumps({"running": backend}), encoding="utf-8")
     assert main(["check-config", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "native: AgentScope's built-in compression stays in charge" in out
     assert "compaction      off" in out
     assert "tool results    off" in out
     assert "extractive, timeout 120 s, 0 retries" in out

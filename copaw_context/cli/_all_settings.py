@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["SettingRow", "setting_rows"]
+__all__ = ["SettingRow", "json_text", "setting_rows"]
 
 SettingRow = tuple[str, str, bool]
 """(dotted path under ``running``, the value as JSON, whether the file sets it)."""
@@ -22,5 +24,15 @@ def setting_rows(model: BaseModel, prefix: str = "") -> Iterator[SettingRow]:
         if isinstance(value, BaseModel):
             yield from setting_rows(value, f"{path}.")
         else:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-            yield path, text, name in model.model_fields_set
+            yield path, json_text(value), name in model.model_fields_set
+
+
+def json_text(value: Any) -> str:
+    """``value`` as an agent.json spells it: ``null``, ``true``, ``"text"``, and ``NaN`` or
+    ``Infinity`` for the non-finite numbers Python's JSON reader accepts (never ``nan``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)

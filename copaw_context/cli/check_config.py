@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import json
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from copaw_context.cli._all_settings import setting_rows
+from copaw_context.cli._all_settings import json_text, setting_rows
 from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.config_sections import ContextCompactConfig, ToolResultPruningConfig
+from copaw_context.core.errors import ConfigError
 from copaw_context.core.memory.summariser import memory_window
 from copaw_context.core.memory.window import INPUT_SHARE, request_budget
 from copaw_context.core.memory_service import memory_prompt_limit
@@ -29,15 +34,130 @@ def add_check_config(subcommands: _Subcommands) -> None:
     parser.set_defaults(handler=_run_check_config)
 
 
+# Settings that only the light backend reads (compaction, the compactor, truncation and
+# offload, token counting); with "native" AgentScope's own compression runs instead. What
+# stays: the window (MEMORY.md's share of the prompt), read_file and its limits, the archive
+# the chat commands write, and long-term memory.
+_LIGHT_ONLY = (
+    "light_context_config.token_count_estimate_divisor",
+    "light_context_config.token_counter",
+    "light_context_config.compactor",
+    "light_context_config.recompact_growth_ratio",
+    "light_context_config.show_status",
+    "light_context_config.context_compact_config.",
+    "light_context_config.tool_result_pruning_config.enabled",
+    "light_context_config.tool_result_pruning_config.pruning_recent_n",
+    "light_context_config.tool_result_pruning_config.pruning_old_msg_max_bytes",
+    "light_context_config.tool_result_pruning_config.exempt_old_max_bytes",
+    "light_context_config.tool_result_pruning_config.offload_",
+)
+_LIGHT_ONLY_ROWS = (
+    "compaction",
+    "compactor",
+    "tool results",
+    "exempt",
+    "offload cache",
+    "token counter",
+)
+
+
 def _run_check_config(args: argparse.Namespace) -> int:
-    config = load_running_config(args.path)
+    try:
+        config = load_running_config(args.path)
+    except ConfigError as error:
+        print(f"copaw-context: error: {explain_config_error(error)}", file=sys.stderr)
+        return 2
+    for warning in limit_warnings(config):
+        print(f"copaw-context: WARNING: {args.path}: {warning}", file=sys.stderr)
+    light = config.context_manager_backend == "light"
     print(f"{args.path}: valid")
     for label, text in _summary(config):
-        print(f"  {label:<15} {text}")
+        if light or label not in _LIGHT_ONLY_ROWS:
+            print(f"  {label:<15} {text}")
     print("  every setting (* = set in the file, else the default):")
+    skipped = 0
     for path, value, is_set in setting_rows(config):
+        if not light and path.startswith(_LIGHT_ONLY):
+            skipped += 1
+            continue
         print(f"    {'*' if is_set else ' '} running.{path} = {value}")
+    if skipped:
+        print(
+            f"  not shown: {skipped} settings of compaction, truncation and token counting, "
+            'which apply only with context_manager_backend "light"'
+        )
     return 0
+
+
+def explain_config_error(error: ConfigError) -> str:
+    """``error``'s message with values spelled as JSON (``NaN``, not ``nan``) and, when a rule
+    between two keys fails, the key the file sets named first (the other is a default)."""
+    where = f" in {error.source}" if error.source else ""
+    conflict = _conflict(error)
+    if conflict is not None:
+        return f"{conflict[0]}{where}: {conflict[1]}"
+    return f"{error.path}{where}: got {json_text(error.value)}; {error.allowed}"
+
+
+def _conflict(error: ConfigError) -> tuple[str, str] | None:
+    """(path, text) when the failing rule's other key is set in the file and this one is not."""
+    section_path, _, name = error.path.rpartition(".")
+    raw = _raw_section(error.source, section_path)
+    if raw is None or name in raw:
+        return None
+    for section in (ContextCompactConfig, ToolResultPruningConfig):
+        for relation in section._relations:
+            if relation.field == name and relation.other in raw:
+                return (
+                    f"{section_path}.{relation.other}",
+                    f"got {json_text(raw[relation.other])}, which conflicts with {name} "
+                    f"({json_text(error.value)}, its default): {name} {error.allowed}; "
+                    f"change {relation.other} or set {name} too",
+                )
+    return None
+
+
+def _raw_section(source: str | None, dotted: str) -> Mapping[str, Any] | None:
+    """The object at ``dotted`` (e.g. ``running.light_context_config``) in the file as written."""
+    if source is None:
+        return None
+    try:
+        with open(source, encoding="utf-8") as file:
+            node: Any = json.load(file)
+    except (OSError, ValueError):
+        return None
+    for key in dotted.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node if isinstance(node, Mapping) else None
+
+
+def limit_warnings(config: RunningConfig) -> list[str]:
+    """Limits that cannot fit the window: one tool result allowed more tokens than it holds."""
+    if config.context_manager_backend != "light":
+        return []
+    light = config.light_context_config
+    pruning = light.tool_result_pruning_config
+    if not pruning.enabled:
+        return []
+    window = config.max_input_length
+    divisor = light.token_count_estimate_divisor
+    assumed = "" if config.max_input_length_is_set else " (assumed: max_input_length is not set)"
+    warnings = []
+    limits = [("pruning_recent_msg_max_bytes", pruning.pruning_recent_msg_max_bytes)]
+    if pruning.exempt_file_extensions or pruning.exempt_tool_names:
+        limits.append(("exempt_recent_max_bytes", pruning.effective_exempt_recent_max_bytes))
+    for name, limit in limits:
+        tokens = int(limit / divisor)
+        if tokens > window:
+            warnings.append(
+                f"running.light_context_config.tool_result_pruning_config.{name} is {limit} "
+                f"bytes, about {tokens} tokens (bytes / {divisor:g}), more than the "
+                f"{window}-token window{assumed}: one tool result of that size cannot fit; "
+                f"lower it, e.g. to {int(window * divisor / 4)} bytes (a quarter of the window)"
+            )
+    return warnings
 
 
 def _summary(config: RunningConfig) -> list[tuple[str, str]]:
@@ -135,13 +255,14 @@ def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:
     files_text += origin("memory_dir")
     if config.memory_manager_backend != "remelight":
         files_text += (
-            f"; memory_manager_backend {config.memory_manager_backend!r} is not supported, "
-            "these files are used instead"
+            f"; memory_manager_backend {json_text(config.memory_manager_backend)} is not "
+            "supported, these files are used instead"
         )
     if memory.summarise_on_compact:
         model = "the compactor's (the hook's compactor_model=, else the agent's own)"
         if memory.summariser_model is not None:
-            model += f"; summariser_model {memory.summariser_model!r} is ignored (deprecated)"
+            ignored = json_text(memory.summariser_model)
+            model += f"; summariser_model {ignored} is ignored (deprecated)"
         summary_text = (
             "after each compaction, /compact, /clear and /new, in "
             f"{config.light_context_config.language}; model: {model}; close() waits up to "

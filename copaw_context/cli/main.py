@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from copaw_context import __version__
 from copaw_context.cli._workspace import workspace_error
-from copaw_context.cli.check_config import add_check_config
+from copaw_context.cli.check_config import add_check_config, explain_config_error
 from copaw_context.cli.memory import add_memory
 from copaw_context.core.errors import ConfigError
 
@@ -97,7 +98,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     if args.steps < 2:
         print("copaw-context: error: --steps must be at least 2", file=sys.stderr)
         return 2
-    if _bad_workspace(args.workspace):
+    if (args.plot and _bad_plot(args.plot)) or _bad_workspace(args.workspace):
         return 2
     return demo_main(
         config_path=args.config,
@@ -109,6 +110,30 @@ def _run_demo(args: argparse.Namespace) -> int:
         base_url=args.base_url,
         api_key_env=args.api_key_env,
     )
+
+
+def _bad_plot(path: str) -> bool:
+    """Say so (and return True) when ``--plot path`` would fail after the run: matplotlib
+    missing, a format it cannot write, or a folder that does not exist."""
+    problem = None
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        problem = (
+            "--plot needs matplotlib, which is not installed; "
+            "install it with: pip install 'copaw-context[plot]'"
+        )
+    else:
+        formats = FigureCanvasBase.get_supported_filetypes()
+        suffix = os.path.splitext(path)[1].lstrip(".").lower()
+        folder = os.path.dirname(os.path.abspath(os.path.expanduser(path)))
+        if suffix not in formats:
+            problem = f"--plot {path}: the name must end in one of .{', .'.join(sorted(formats))}"
+        elif not os.path.isdir(folder):
+            problem = f"--plot {path}: the folder {folder} does not exist"
+    if problem is not None:
+        print(f"copaw-context: error: {problem}", file=sys.stderr)
+    return problem is not None
 
 
 def _bad_workspace(workspace: str) -> bool:
@@ -184,8 +209,37 @@ def _warnings_to_stderr() -> Iterator[None]:
         package_logger.removeHandler(handler)
 
 
+CLOSED_PIPE_STATUS = 141
+"""The exit status when the reader of stdout went away (``| head``): 128 + SIGPIPE, as a
+command killed by the signal reports it."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (2 for a bad config or bad usage)."""
+    """Run the command line; returns the exit status (2 for a bad config or bad usage).
+
+    Output into a pipe whose reader has gone (``copaw-context check-config a.json | head -1``)
+    ends the command silently with status 141, as well-kept command line tools do.
+    """
+    try:
+        status = _main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+        return CLOSED_PIPE_STATUS
+    return status
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (stdout replaced): nothing to flush
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
@@ -196,8 +250,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return handler(args)
         except ConfigError as error:
-            print(f"copaw-context: error: {error}", file=sys.stderr)
+            print(f"copaw-context: error: {explain_config_error(error)}", file=sys.stderr)
             return 2
+        except SystemExit as exit_:  # a handler's refusal in words: one error line, status 2
+            if isinstance(exit_.code, str):
+                print(f"copaw-context: error: {exit_.code}", file=sys.stderr)
+                return 2
+            raise
 
 
 if __name__ == "__main__":

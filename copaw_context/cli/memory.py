@@ -71,7 +71,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         metavar="agent.json",
-        help="the agent.json whose memory settings apply (memory_dir, dialog_path, ...)",
+        help="the agent.json whose memory settings apply (memory_dir, dialog_path, "
+        "search_max_results, ...; default: the workspace's agent.json when it has one)",
     )
 
 
@@ -85,8 +86,15 @@ def _setup(args: argparse.Namespace) -> tuple[Path, RunningConfig] | int:
     if problem is not None:
         return _error(problem, 2)
     workspace = Path(args.workspace).expanduser().absolute()
-    config = load_running_config(args.config) if args.config else RunningConfig()
+    path = args.config or _workspace_config(workspace)
+    config = load_running_config(path) if path else RunningConfig()
     return workspace, config
+
+
+def _workspace_config(workspace: Path) -> Path | None:
+    """``<workspace>/agent.json`` when there is one: QwenPaw keeps each agent's file there."""
+    candidate = workspace / "agent.json"
+    return candidate if candidate.is_file() else None
 
 
 def _run_consolidate(args: argparse.Namespace) -> int:

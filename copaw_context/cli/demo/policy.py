@@ -18,6 +18,7 @@ from typing import Any
 
 from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
 
+from copaw_context.cli.demo._text import preview
 from copaw_context.cli.demo.content import BIG_PAGE_URL
 from copaw_context.core.truncation import parse_truncation_notice
 from copaw_context.testing import ModelBlock, ModelCall
@@ -328,7 +329,7 @@ class DemoPolicy:
         self._turn_step = 0
         self._pending_ids = []
         self._findings = []
-        return f"Finished: {request[:80]} Findings: {findings}."
+        return f"Finished: {preview(request, 80)} Findings: {findings}."
 
     def _structured_output(self, call: ModelCall) -> ToolCallBlock:
         schema = call.tools[0].get("function", {}).get("parameters", {})

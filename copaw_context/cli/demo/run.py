@@ -24,13 +24,23 @@ from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.cli.demo._text import preview
 from copaw_context.cli.demo.policy import demo_policy
 from copaw_context.cli.demo.tools import make_demo_tools
 from copaw_context.core.config import RunningConfig, load_running_config, parse_running_config
 from copaw_context.core.events import ContextEvent
 from copaw_context.testing import ScriptedChatModel
 
-__all__ = ["DemoResult", "StepRecord", "demo_config", "run_demo"]
+__all__ = [
+    "STEP_HEADER",
+    "DemoResult",
+    "StepRecord",
+    "demo_config",
+    "pruning_drops",
+    "run_demo",
+    "step_note",
+    "steps_figure",
+]
 
 DEMO_WINDOW = 16000
 
@@ -107,15 +117,45 @@ class _StepRecorder(MiddlewareBase):
             offloaded=stats["offloaded"],
             compactions=stats["compactions"],
         )
+        previous = self.result.steps[-1] if self.result.steps else None
         self.result.steps.append(record)
         if self.out is not None:
             print(
                 f"step {record.step:3d} | context {record.context_tokens:6d} tokens "
                 f"| truncations {record.truncated:3d} | offloads {record.offloaded:3d} "
-                f"| compactions {record.compactions:2d}",
+                f"| compactions {record.compactions:2d}{step_note(previous, record)}",
                 file=self.out,
             )
         return await next_handler(**input_kwargs)
+
+
+STEP_HEADER = (
+    "Each step line is one model call: the tokens of the context the model receives, then "
+    "totals so far:\ntruncations = tool results cut to a limit, offloads = full outputs saved "
+    "under tool_result/, compactions = summaries of older messages (archived under dialog/)."
+)
+
+
+def step_note(previous: StepRecord | None, record: StepRecord) -> str:
+    """Why the context shrank since the previous call, when it did."""
+    if previous is None or record.context_tokens >= previous.context_tokens:
+        return ""
+    if record.compactions > previous.compactions:
+        return "  <- compacted"
+    if record.truncated > previous.truncated:
+        return "  <- older tool results cut to their smaller limit"
+    return ""
+
+
+def pruning_drops(result: DemoResult) -> list[StepRecord]:
+    """Steps whose context shrank without a compaction because older tool results were cut."""
+    return [
+        record
+        for previous, record in zip(result.steps, result.steps[1:], strict=False)
+        if record.context_tokens < previous.context_tokens
+        and record.compactions == previous.compactions
+        and record.truncated > previous.truncated
+    ]
 
 
 async def run_demo(
@@ -155,12 +195,14 @@ async def run_demo(
         injection_config=InjectionConfig(inject_runtime_state=False),
     )
     turns = policy.user_turns() if scripted else policy.user_turns()[:3]
+    if out is not None:
+        print(STEP_HEADER, file=out)
     for turn in turns:
         if out is not None:
-            print(f"\nuser> {turn[:100]}", file=out)
+            print(f"\nuser> {preview(turn, 100)}", file=out)
         reply = await agent.reply(UserMsg("user", turn))
         if out is not None:
-            print(f"assistant> {(reply.get_text_content() or '')[:160]}", file=out)
+            print(f"assistant> {preview(reply.get_text_content() or '', 160)}", file=out)
     await hook.close()  # the memory summariser finishes in the background
     if isinstance(chat_model, ScriptedChatModel):
         for call in chat_model.calls:
@@ -219,7 +261,8 @@ def _written_files(workspace: Path) -> list[Path]:
 
 
 def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) -> None:
-    """The closing report: compactions, the summary and the files written."""
+    """The closing report: compactions, the summary and the files written (a section with
+    nothing to show is left out, or said in one line)."""
     compactions = [e for e in result.events if e.kind == "compaction"]
     print("\n=== compactions ===", file=out)
     for e in compactions:
@@ -228,14 +271,33 @@ def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) 
             f"archived, {e.messages_kept} kept, {e.method}, {e.duration_seconds * 1000:.0f} ms",
             file=out,
         )
+    if not compactions:
+        print(
+            f"none in {len(result.steps)} model calls: the context stayed under the threshold, "
+            "so there is no summary and nothing was archived (more steps, e.g. --steps 60, "
+            "compact several times)",
+            file=out,
+        )
     print(f"threshold {result.threshold} tokens of a {result.window}-token window", file=out)
+    drops = pruning_drops(result)
+    if drops:
+        steps = ", ".join(str(r.step) for r in drops)
+        print(
+            f"drops without a compaction (step{'s' if len(drops) > 1 else ''} {steps}): older "
+            "tool results cut to their "
+            "smaller limit, their full text still in tool_result/",
+            file=out,
+        )
     print(f"pairing problems seen by the model: {len(result.pairing_problems)}", file=out)
-    print("\n=== summary in the context ===", file=out)
-    print(result.summary, file=out)
-    print("\n=== long-term memory: today's log (written by the summariser) ===", file=out)
-    print(result.memory_log.strip() or "(nothing recorded)", file=out)
-    print("\n=== recall: memory_search over what left the context ===", file=out)
-    print(result.recall.strip() or "(no search made)", file=out)
+    sections = [
+        ("summary in the context", result.summary),
+        ("long-term memory: today's log (written by the summariser)", result.memory_log),
+        ("recall: memory_search over what left the context", result.recall),
+    ]
+    for title, text in sections:
+        if text.strip():
+            print(f"\n=== {title} ===", file=out)
+            print(text.strip(), file=out)
     print("\n=== files written ===", file=out)
     for path in result.files:
         print(f"- {path.relative_to(workspace)} ({path.stat().st_size} bytes)", file=out)
@@ -243,6 +305,16 @@ def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) 
 
 def plot_steps(result: DemoResult, path: Path) -> None:
     """Draw context tokens per step, the threshold and the compactions to ``path`` (PNG)."""
+    import matplotlib.pyplot as plt
+
+    fig = steps_figure(result)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def steps_figure(result: DemoResult) -> Any:
+    """The plot as a matplotlib ``Figure``: tokens per step on a y-axis from 0, the threshold
+    and window lines, compactions, pruning drops marked, the legend below the axes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -250,7 +322,7 @@ def plot_steps(result: DemoResult, path: Path) -> None:
 
     steps = [r.step for r in result.steps]
     tokens = [r.context_tokens for r in result.steps]
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 5.2))
     ax.plot(steps, tokens, marker=".", label="context tokens sent to the model")
     ax.axhline(result.threshold, color="tab:red", linestyle="--", label="compaction threshold")
     ax.axhline(result.window, color="black", linestyle=":", label="window")
@@ -260,13 +332,23 @@ def plot_steps(result: DemoResult, path: Path) -> None:
             ax.axvline(record.step - 0.5, color="tab:green", alpha=0.5)
         previous = record.compactions
     ax.plot([], [], color="tab:green", alpha=0.5, label="compaction")
+    drops = pruning_drops(result)
+    ax.plot(
+        [r.step for r in drops],
+        [r.context_tokens for r in drops],
+        linestyle="none",
+        marker="v",
+        color="tab:orange",
+        label="drop without a compaction (older tool results cut)",
+    )
+    ax.set_ylim(0, max([result.window, *tokens]) * 1.05)  # from 0: drops keep their real size
     ax.set_xlabel("model call")
     ax.set_ylabel("tokens")
     ax.set_title("copaw-context demo: context size per step")
-    ax.legend(loc="upper left", fontsize=8)
+    # Below the axes, so that it never covers the data or the window line.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8, frameon=False)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def real_chat_model(
@@ -314,8 +396,9 @@ def demo_main(
         config = load_running_config(config_path)
     else:
         config = demo_config(compactor="llm" if chat_model else "extractive")
-    result = asyncio.run(run_demo(root, steps=steps, model=chat_model, config=config))
-    print_report(result, root)
+    out = sys.stdout  # the current one (the defaults were bound when the module loaded)
+    result = asyncio.run(run_demo(root, steps=steps, model=chat_model, config=config, out=out))
+    print_report(result, root, out)
     if plot:
         plot_steps(result, Path(plot))
         print(f"\nplot written to {plot}")
