@@ -172,6 +172,14 @@ class FakeHost:
     def scratch(self) -> dict[str, Any]:
         return self._scratch
 
+    @property
+    def model_key(self) -> str | None:
+        return None
+
+    @property
+    def primary_model_key(self) -> str | None:
+        return None
+
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
         return [(m.msg_id, len(m.parts)) for m in self.messages[start:]]
 
@@ -254,7 +262,7 @@ class FakeHost:
     def summary_text(self) -> str:
         return self.summary
 
-    def set_summary(self, content: str) -> None:
+    async def set_summary(self, content: str) -> None:
         self.summary = content
 
     async def clear(self, *, new_session: bool) -> None:

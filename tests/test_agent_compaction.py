@@ -293,8 +293,7 @@ async def test_an_unwritable_archive_loses_nothing_and_keeps_the_window(tmp_path
     assert set(block_keys(history)) <= in_context | pending_keys, "a message was lost"
 
     blocker.unlink()  # the disk is back
-    hook.engine.context.state(await hook.session(agent)).data.pop("pending_tried", None)
-    (await hook.session(agent)).scratch.pop("pending_tried", None)
+    hook.engine.context.scratch(await hook.session(agent)).pending_tried = None
     await agent.reply(UserMsg("user", "and now?"))
     assert any(e.kind == "archive_flushed" for e in events)
     assert set(block_keys(history)) <= set(archived_block_keys(tmp_path)) | set(

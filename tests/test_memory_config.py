@@ -192,7 +192,7 @@ def test_summariser_model_is_deprecated_and_check_config_says_what_is_used(
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if "memory summary" in line)
     assert "model: the compactor's (the hook's compactor_model=, else the agent's own)" in row
-    assert "summariser_model 'qwen-turbo' is ignored (deprecated)" in row
+    assert 'summariser_model "qwen-turbo" is ignored (deprecated)' in row
     assert "close() waits up to 30 s" in row
     assert "running.memory.summariser_model is deprecated and ignored" in caplog.text
     assert "pass it to the hook as compactor_model=" in caplog.text

@@ -37,7 +37,7 @@ from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import EventCallback
 from copaw_context.core.hook_base import Attached, EngineHook
-from copaw_context.core.host import HostSession, Window
+from copaw_context.core.host import Window
 from copaw_context.core.workspace import agent_json_workspace
 
 __all__ = ["MemoryCompactionHook", "attached_hook", "inner_model"]
@@ -192,12 +192,8 @@ class MemoryCompactionHook(EngineHook):
         if not self.is_light:
             return None
         try:
-            session = await self.session(agent)
-            try:
-                await self.engine.before_reasoning(session)
-                self.scratch(agent)[REASONING_CALL] = True
-            finally:
-                await session.flush()
+            await self.engine.before_reasoning(await self.session(agent))
+            self.scratch(agent)[REASONING_CALL] = True
         except Exception:
             # The context manager must never kill the agent's reply.
             logger.exception("copaw-context: context management failed this step; context kept")
@@ -226,11 +222,6 @@ class MemoryCompactionHook(EngineHook):
         except Exception:
             logger.exception("copaw-context: stage-1 truncation failed; result kept as is")
         return None
-
-    async def end_of_call(self, session: HostSession) -> None:
-        """The summary the engine changed goes to ``agent.memory``."""
-        if isinstance(session, AgentScope1Session):
-            await session.flush()
 
 
 def _stored_result(agent: Any, call_id: object) -> tuple[Msg, int, dict[str, Any]] | None:

@@ -62,7 +62,6 @@ async def call_model(
         return await inner(*call[0], **call[1])
 
     async def rebuild() -> tuple[tuple[Any, ...], dict[str, Any]]:
-        await session.flush()
         prompt = await agent.formatter.format(
             [Msg("system", agent.sys_prompt, "system"), *await agent.memory.get_memory()]
         )
@@ -71,7 +70,4 @@ async def call_model(
     def usage(response: Any) -> ReportedUsage | None:
         return reported_usage(getattr(response, "usage", None), inner)
 
-    try:
-        return await hook.engine.call_model(session, (args, dict(kwargs)), send, rebuild, usage)
-    finally:
-        await session.flush()  # the measure and a recovery change the memory
+    return await hook.engine.call_model(session, (args, dict(kwargs)), send, rebuild, usage)

@@ -5,8 +5,7 @@ edited in place: 1.x hooks receive deep copies of their arguments, so the memory
 way in. Messages marked as hints (``_MemoryMark.HINT``, deleted by the agent once formatted)
 or as compressed by AgentScope's own compression are not part of the context we manage; they
 keep their places. The summary goes through ``memory.update_compressed_summary`` (1.x
-prepends it to the model input as a user message); the engine's edits to it are kept here
-until :meth:`flush` hands them over, since the protocol's ``set_summary`` is synchronous.
+prepends it to the model input as a user message), at once on each ``set_summary``.
 """
 
 from __future__ import annotations
@@ -98,7 +97,6 @@ class AgentScope1Session(SessionBase):
         self._system_prompt = system_prompt
         self._system: str | None = None
         self._summary = summary
-        self._summary_changed = False
         self._status = status
         self._visible: list[int] = []
 
@@ -175,15 +173,10 @@ class AgentScope1Session(SessionBase):
     def set_data_text(self, index: int, part: int, text: str) -> None:
         set_data_text(self._msg(index), part, text)
 
-    def set_summary(self, text: str) -> None:
+    async def set_summary(self, text: str) -> None:
+        """The summary, handed to the memory at once (``update_compressed_summary``)."""
+        await self.agent.memory.update_compressed_summary(text)
         self._summary = text
-        self._summary_changed = True
-
-    async def flush(self) -> None:
-        """Hand a changed summary to the memory (``update_compressed_summary``)."""
-        if self._summary_changed:
-            await self.agent.memory.update_compressed_summary(self._summary)
-            self._summary_changed = False
 
     def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:
         msg = self._msg(index)
@@ -217,14 +210,12 @@ class AgentScope1Session(SessionBase):
         content = self._content()
         content[:] = [e for e in content if HIDDEN_MARKS.intersection(e[1])]
         content.extend(loaded)  # ids are unique (checked): 1.x's add would drop duplicates
-        self.set_summary(summary)
-        await self.flush()
+        await self.set_summary(summary)
         self.fingerprint()
 
     async def clear(self, *, new_session: bool) -> None:
         await self.agent.memory.clear()
-        self.set_summary("")
-        await self.flush()
+        await self.set_summary("")
         if new_session:
             self._data["session_id"] = uuid.uuid4().hex
         self._visible = []

@@ -198,6 +198,9 @@ class MsgList:
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
         return [(m.id, len(m.content)) for m in self.messages[start:]]
 
+    def context_key(self) -> None:
+        return None  # a list handed over once: nothing to reuse
+
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return message_view(self.messages[index], self.thinking, first_part)
 

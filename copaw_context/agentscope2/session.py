@@ -200,7 +200,7 @@ class AgentScope2Session(SessionBase):
         content[part] = block
         msg.content = content
 
-    def set_summary(self, text: str) -> None:
+    async def set_summary(self, text: str) -> None:
         self.agent.state.summary = text
 
     def archive_record(self, index: int, parts: Sequence[int] | None) -> ArchiveRecord:

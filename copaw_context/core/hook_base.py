@@ -77,10 +77,6 @@ class EngineHook(ABC):
     async def session(self, agent: Any) -> HostSession:
         """The engine's view of ``agent`` (the adapter's own)."""
 
-    async def end_of_call(self, session: HostSession) -> None:  # noqa: B027 (optional)
-        """Hand what the engine changed back to a host that keeps its own copy (by default,
-        nothing: the session edits the host's state directly)."""
-
     @property
     def config(self) -> RunningConfig:
         return self.engine.config
@@ -159,10 +155,7 @@ class EngineHook(ABC):
         """The reply to a chat command (a failure is reported, never raised)."""
         try:
             session = await self.session(agent)
-            try:
-                return await self.engine.run_command(session, command.name, command.argument)
-            finally:
-                await self.end_of_call(session)
+            return await self.engine.run_command(session, command.name, command.argument)
         except Exception as exc:
             logger.exception("copaw-context: /%s failed", command.name)
             return f"**/{command.name} failed:** {type(exc).__name__}: {exc}. Nothing was removed."

@@ -120,11 +120,7 @@ class ArchiveRecord:
 
 
 class ContextSource(Protocol):
-    """A sequence of messages the engine can fingerprint and view (see :class:`HostSession`).
-
-    A source may also offer ``context_key() -> (container identity, length)``: then, while the
-    container stays the same and only grows, a step fingerprints just its tail.
-    """
+    """A sequence of messages the engine can fingerprint and view (see :class:`HostSession`)."""
 
     def fingerprint(self, start: int = 0) -> Sequence[tuple[str, int]]:
         """Per context message from ``start`` on: its id and its number of parts."""
@@ -132,6 +128,11 @@ class ContextSource(Protocol):
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         """Message ``index`` with its parts from ``first_part`` on."""
+        ...
+
+    def context_key(self) -> tuple[int, int] | None:
+        """``(container identity, length)``, or None: while the container stays the same and
+        only grows, a step fingerprints just its tail."""
         ...
 
 
@@ -154,6 +155,17 @@ class HostSession(ContextSource, Protocol):
     @property
     def model_name(self) -> str:
         """Name of the agent's model (chooses the tokenizer)."""
+        ...
+
+    @property
+    def model_key(self) -> str | None:
+        """The model this session's calls go to, for what its overflow errors teach (None:
+        one set of figures for every model the agent calls)."""
+        ...
+
+    @property
+    def primary_model_key(self) -> str | None:
+        """The agent's own model (``model_key`` of a call that is not a fallback's)."""
         ...
 
     @property
@@ -219,7 +231,7 @@ class HostSession(ContextSource, Protocol):
         """The summary message the model receives now (``""``: none)."""
         ...
 
-    def set_summary(self, text: str) -> None:
+    async def set_summary(self, text: str) -> None:
         """Set the summary message the model receives before the context (``""``: none)."""
         ...
 

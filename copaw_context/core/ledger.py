@@ -130,8 +130,7 @@ class Ledger:
         return first
 
     def _fast_start(self, host: ContextSource) -> int:
-        key_of = getattr(host, "context_key", None)
-        key = key_of() if callable(key_of) else None
+        key = host.context_key()
         previous, self._key = self._key, key
         if key is None or previous is None or key[0] != previous[0] or key[1] < previous[1]:
             self._fast_steps = 0

@@ -31,6 +31,10 @@ class SessionBase:
         self._compactor = compactor
         self._separate_compactor = separate_compactor
 
+    def context_key(self) -> tuple[int, int] | None:
+        """None: every step fingerprints the whole context (a host may do better)."""
+        return None
+
     @property
     def model_key(self) -> str | None:
         """The model this session's calls go to, for what its overflow errors teach (None:

@@ -181,8 +181,7 @@ async def test_an_unwritable_archive_loses_nothing(kit: HostKit, tmp_path: Path)
     state = (await hook.session(agent)).state
     assert len(state["pending_archive"]) >= 1
     (tmp_path / "dialog").unlink()
-    state.pop("pending_tried", None)
-    (await hook.session(agent)).scratch.pop("pending_tried", None)
+    hook.engine.context.scratch(await hook.session(agent)).pending_tried = None
     assert (await kit.ask(agent, "and now?")).text == "fine"
     assert any(e.kind == "archive_flushed" for e in events)
     assert set(keys) <= set(kit.archived_keys(tmp_path)) | set(kit.context_keys(agent))

@@ -7,7 +7,15 @@ from copaw_context.core.context.step import Step, Turn
 from copaw_context.core.context.step_context import (
     FLOOR_BYTES_PER_TOKEN,
     CompactionListener,
+    EngineScratch,
     StepContext,
 )
 
-__all__ = ["FLOOR_BYTES_PER_TOKEN", "CompactionListener", "Step", "StepContext", "Turn"]
+__all__ = [
+    "FLOOR_BYTES_PER_TOKEN",
+    "CompactionListener",
+    "EngineScratch",
+    "Step",
+    "StepContext",
+    "Turn",
+]

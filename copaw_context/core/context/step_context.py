@@ -14,6 +14,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from copaw_context.core.archive import DialogArchive
@@ -31,7 +32,7 @@ from copaw_context.core.status import show_status
 from copaw_context.core.token_meter import TokenMeter
 from copaw_context.core.tokens import counter_in_use_is_exact, make_token_counter_async
 
-__all__ = ["FLOOR_BYTES_PER_TOKEN", "CompactionListener", "StepContext"]
+__all__ = ["FLOOR_BYTES_PER_TOKEN", "CompactionListener", "EngineScratch", "StepContext"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -39,6 +40,18 @@ CompactionListener = Callable[[CompactionRecord], Awaitable[None] | None]
 """Called after every compaction (and ``/clear``, ``/new``) with what left the context."""
 
 FLOOR_BYTES_PER_TOKEN = 5  # no tokenizer averages more UTF-8 bytes per token on real input
+
+
+@dataclass(slots=True)
+class EngineScratch:
+    """The engine's per-agent cache (in ``host.scratch``; never saved)."""
+
+    ledger: Ledger = field(default_factory=Ledger)
+    pending_tried: float | None = None
+    """When writing the pending archive buffer last failed (the clock's time)."""
+
+
+_SCRATCH_KEY = "copaw_context.engine"
 
 
 class StepContext:
@@ -87,16 +100,20 @@ class StepContext:
         (a host without ``model_key``, as ``SessionBase`` has, keeps one set)."""
         return SessionState(
             host.state,
-            model_key=getattr(host, "model_key", None),
-            primary_key=getattr(host, "primary_model_key", None),
+            model_key=host.model_key,
+            primary_key=host.primary_model_key,
         )
 
+    def scratch(self, host: HostSession) -> EngineScratch:
+        """The engine's cache for the host's agent (made when missing)."""
+        scratch = host.scratch.get(_SCRATCH_KEY)
+        if not isinstance(scratch, EngineScratch):
+            scratch = host.scratch[_SCRATCH_KEY] = EngineScratch()
+        return scratch
+
     def ledger(self, host: HostSession) -> Ledger:
-        """The host's ledger (kept in its scratch, rebuilt when missing)."""
-        ledger = host.scratch.get("ledger")
-        if not isinstance(ledger, Ledger):
-            ledger = host.scratch["ledger"] = Ledger()
-        return ledger
+        """The host's ledger (rebuilt when missing)."""
+        return self.scratch(host).ledger
 
     async def meter(self, host: HostSession) -> TokenMeter:
         """The token meter for the host's model (the tokenizer loads off the event loop)."""

@@ -73,7 +73,7 @@ async def write_records(
         )
     except ArchiveError as exc:
         state.pending_archive = [r.as_dict() for r in batch]
-        host.scratch["pending_tried"] = ctx.now()
+        ctx.scratch(host).pending_tried = ctx.now()
         await ctx.emit(
             ContextEvent(
                 kind="archive_deferred",
@@ -127,8 +127,8 @@ async def flush_pending(ctx: StepContext, host: HostSession) -> None:
     """Try to write the pending buffer (at most once a minute while it fails)."""
     if not ctx.state(host).pending_archive:
         return
-    last = host.scratch.get("pending_tried")
-    if isinstance(last, float) and ctx.now() - last < _FLUSH_INTERVAL_SECONDS:
+    last = ctx.scratch(host).pending_tried
+    if last is not None and ctx.now() - last < _FLUSH_INTERVAL_SECONDS:
         return
     await shielded(write_records(ctx, host, []))
 
@@ -153,13 +153,13 @@ async def archive_and_apply(
         ctx.ledger(host).reset()
         state.summary = summary
         guide = [(ctx.relative(f.path), f.lines) for f in written]
-        host.set_summary(
+        await host.set_summary(
             render_summary_message(summary, guide, language=language, recall_tool=recall)
         )
         listed = await path_guide(ctx, host)
         if listed:
             guide = listed
-            host.set_summary(
+            await host.set_summary(
                 render_summary_message(summary, guide, language=language, recall_tool=recall)
             )
         return guide

@@ -109,7 +109,7 @@ async def shrink_summary_to_window(
                 len(fitted),
             )
             state.summary = bare = fitted
-            host.set_summary(_render(ctx, fitted, guide))
+            await host.set_summary(_render(ctx, fitted, guide))
             changed = True
             report = await ctx.report(host)
     if report.total <= report.window:
@@ -151,7 +151,7 @@ async def _pointer_instead(
                 )
     candidates += [empty, ""]
     for text in candidates:
-        host.set_summary(text)
+        await host.set_summary(text)
         report = await ctx.report(host)
         if report.total <= report.window:
             break

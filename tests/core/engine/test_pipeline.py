@@ -81,3 +81,16 @@ async def test_a_changed_pipeline_is_what_runs(tmp_path: Path) -> None:
     host = FakeHost(conversation(14), window=4000)
     assert await engine.before_reasoning(host) is None  # no compact step: no compaction
     assert seen[-1] == "only" and len(host.messages) == 28
+
+
+def test_the_fake_host_is_a_whole_host_session() -> None:
+    from copaw_context.core.host import HostSession
+
+    members = {
+        name
+        for name in dir(HostSession)
+        if not name.startswith("_") and name not in {"register", "mro"}
+    }
+    missing = sorted(name for name in members if not hasattr(FakeHost(), name))
+    assert missing == []
+    assert isinstance(FakeHost(), HostSession)
