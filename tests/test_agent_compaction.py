@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentscope.message import AssistantMsg, Msg, TextBlock, ToolCallBlock, ToolResultBlock, UserMsg
+from agentscope.message import Msg, UserMsg
 from agentscope.middleware import MiddlewareBase
 
 from copaw_context import ContextEvent, MemoryCompactionHook, attach, pin_message
 from copaw_context.cli.demo import demo_policy, make_demo_tools
-from copaw_context.core.archive import read_archive
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config import parse_running_config
 from copaw_context.core.summary import render_summary_message
 from copaw_context.testing import (
     ModelCall,
@@ -22,76 +21,9 @@ from copaw_context.testing import (
     text_step,
     tool_calls_step,
 )
+from tests.agent_history import archived_block_keys, block_keys, config, seeded_history
 from tests.helpers import allow, make_agent
 from tests.summaries import PREVIOUS_SUMMARY
-
-
-def config(window: int, **light: Any) -> RunningConfig:
-    """Compaction settings for these tests; the memory summariser (which would also call the
-    compactor's model) is off: tests/test_memory_integration.py covers it."""
-    compact = light.pop("context_compact_config", {})
-    return parse_running_config(
-        {
-            "running": {
-                "max_input_length": window,
-                "memory": {"summarise_on_compact": False},
-                "light_context_config": {
-                    "token_counter": "o200k_base",
-                    "context_compact_config": {
-                        "compact_threshold_ratio": 0.7,
-                        "reserve_threshold_ratio": 0.2,
-                        **compact,
-                    },
-                    "tool_result_pruning_config": {
-                        "pruning_recent_msg_max_bytes": 8000,
-                        "pruning_old_msg_max_bytes": 1000,
-                        "exempt_recent_max_bytes": 9000,
-                        "exempt_old_max_bytes": 2000,
-                    },
-                    **light,
-                },
-            }
-        }
-    )
-
-
-def block_keys(messages: list[Msg]) -> list[tuple[str, str]]:
-    return [(b.type, b.id) for m in messages for b in m.content]
-
-
-def archived_block_keys(workspace: Path) -> list[tuple[str, str]]:
-    keys: list[tuple[str, str]] = []
-    for path in sorted((workspace / "dialog").glob("*.jsonl")):
-        for record in read_archive(path):
-            msg = Msg.model_validate(record["message"])
-            keys.extend((b.type, b.id) for b in msg.content)
-    return keys
-
-
-def seeded_history(turns: int, result_bytes: int = 1500) -> list[Msg]:
-    history: list[Msg] = []
-    for t in range(turns):
-        history.append(UserMsg("user", f"Request {t}: check module m{t}. Never touch prod.yaml."))
-        call_id = f"seed_call_{t}"
-        history.append(
-            AssistantMsg(
-                "assistant",
-                [
-                    TextBlock(text=f"Checking m{t}."),
-                    ToolCallBlock(
-                        id=call_id, name="run_build", input=json.dumps({"target": f"m{t}"})
-                    ),
-                    ToolResultBlock(
-                        id=call_id,
-                        name="run_build",
-                        output=[TextBlock(text=("build ok line\n" * (result_bytes // 14)))],
-                        state="success",
-                    ),
-                    TextBlock(text=f"Module m{t} builds."),
-                ],
-            )
-        )
-    return history
 
 
 async def test_200_step_session_stays_valid_and_loses_nothing(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from copaw_context import MemoryCompactionHook
 from copaw_context.agentscope2.stream import STATUS_EVENT
 from copaw_context.core.config import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
+from tests.agent_history import seeded_history
 from tests.helpers import make_agent
-from tests.test_agent_compaction import seeded_history
 
 
 async def test_status_lines_arrive_in_the_reply_stream(tmp_path: Path) -> None:

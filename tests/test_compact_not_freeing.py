@@ -10,8 +10,8 @@ import pytest
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
 from tests.fake_host import FakeHost, FakeMessage, FakeModel, text, user
+from tests.fake_host import engine_config as config
 from tests.helpers import six_section_summary
-from tests.test_engine import config
 
 
 async def test_compact_of_a_two_message_chat_changes_nothing_and_says_why(

@@ -9,8 +9,8 @@ from agentscope.message import AssistantMsg, Msg, TextBlock, UserMsg
 
 from copaw_context import MemoryCompactionHook
 from copaw_context.testing import ScriptedChatModel, text_step
+from tests.agent_history import config
 from tests.helpers import make_agent
-from tests.test_agent_compaction import config
 
 
 def _large_history(turns: int = 15, chars_per_message: int = 100_000) -> list[Msg]:

@@ -14,8 +14,8 @@ import pytest
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
 from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text, user
+from tests.fake_host import engine_config as config
 from tests.helpers import six_section_summary
-from tests.test_engine import config
 
 SUMMARY = six_section_summary(2)
 

@@ -26,8 +26,9 @@ from copaw_context.core.summary.budget import summary_budget_chars as _summary_b
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.testing import ModelCall, ScriptedChatModel, Step, text_step
+from tests.agent_history import block_keys, config, seeded_history
 from tests.helpers import make_agent, six_section_summary
-from tests.test_agent_compaction import PREVIOUS_SUMMARY, block_keys, config, seeded_history
+from tests.summaries import PREVIOUS_SUMMARY
 
 WINDOW = 4000
 

@@ -26,7 +26,7 @@ from copaw_context.core.summary.llm import ProgressCompactorModel
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.testing import ScriptedChatModel, text_step
-from tests.test_agent_compaction import PREVIOUS_SUMMARY
+from tests.summaries import PREVIOUS_SUMMARY
 
 
 class FakeClock:

@@ -15,9 +15,9 @@ from agentscope.message import AssistantMsg, Base64Source, DataBlock, TextBlock,
 from copaw_context import MemoryCompactionHook
 from copaw_context.core.data_label import data_label
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step
+from tests.agent_history import config
 from tests.helpers import make_agent
 from tests.summaries import PREVIOUS_SUMMARY
-from tests.test_agent_compaction import config
 
 PNG = base64.b64encode(b"\x89PNG" + bytes(2044)).decode()
 

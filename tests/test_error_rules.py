@@ -15,8 +15,8 @@ from copaw_context.core.summary.error_rules import (
     RuleSet,
 )
 from copaw_context.core.summary.errors import DECISIVE, OTHER, WRAPPER, rank_line, scan_errors
-from tests.test_error_lines import FAMILIES
-from tests.test_error_lines_zh import FAMILIES_ZH
+from tests.error_families import FAMILIES
+from tests.error_families_zh import FAMILIES_ZH
 
 RULE_SETS = {
     "decisive": DECISIVE_RULES,

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
 import errno
 import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from copaw_context.core.file_reader import ReadResult, read_text_file
+from tests.file_races import (
+    flipper,
+    flipping,
+    release_fifo_readers,
+)
 
 SECRET = "TOP-SECRET-OUTSIDE-THE-ROOTS"
 INSIDE = "inside text\n"
@@ -23,75 +25,6 @@ PARALLEL = 4
 
 async def _read(path: Path | str, workspace: Path, **kwargs: object) -> ReadResult:
     return await read_text_file(str(path), workspace=workspace, **kwargs)  # type: ignore[arg-type]
-
-
-@contextlib.contextmanager
-def _flipping(flip: Callable[[], None]) -> Iterator[None]:
-    """Run ``flip`` over and over in a thread for the duration of the with-block."""
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def loop() -> None:
-        try:
-            while not stop.is_set():
-                flip()
-        except BaseException as exc:  # surfaced below: a broken flipper proves nothing
-            errors.append(exc)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-    assert not errors, errors
-
-
-def _release_fifo_readers(path: Path) -> None:
-    """Unblock any reader stuck opening the FIFO at ``path`` (a writer's open frees it)."""
-    for _ in range(100):
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno in (errno.ENXIO, errno.ENOENT):  # no reader waiting / not a FIFO now
-                return
-            raise
-        os.close(fd)
-
-
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-
-
-def _exchanger() -> Callable[[Path, Path], None]:
-    """Swap two directory entries: atomically with Linux ``renameat2``, else with renames."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
-
-    def with_renames(a: Path, b: Path) -> None:
-        parked = a.with_name(a.name + ".parked")
-        os.rename(a, parked)
-        os.rename(b, a)
-        os.rename(parked, b)
-
-    if renameat2 is None:
-        return with_renames
-
-    def atomically(a: Path, b: Path) -> None:
-        if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE):
-            err = ctypes.get_errno()
-            if err not in (errno.EINVAL, errno.ENOSYS):
-                raise OSError(err, os.strerror(err), str(a))
-            with_renames(a, b)  # a file system without RENAME_EXCHANGE
-
-    return atomically
-
-
-def _flipper(target: Path, other: Path) -> Callable[[], None]:
-    """A flip: ``target`` and ``other`` trade places (so ``target`` alternates between them)."""
-    exchange = _exchanger()
-    return lambda: exchange(target, other)
 
 
 def _race_layout(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -120,7 +53,7 @@ async def _race_reads(
     """READS reads of ``path`` (a few at a time) while ``flip`` runs; results and exceptions."""
     results: list[ReadResult] = []
     escaped: list[BaseException] = []
-    with _flipping(flip):
+    with flipping(flip):
         for _ in range(READS // PARALLEL):
             batch = asyncio.gather(
                 *(_read(path, workspace) for _ in range(PARALLEL)), return_exceptions=True
@@ -148,13 +81,13 @@ def _check_race_results(results: list[ReadResult], escaped: list[BaseException])
 
 async def test_file_flipped_to_an_outside_symlink_never_leaks(tmp_path: Path) -> None:
     workspace, file_link, _ = _race_layout(tmp_path)
-    flip = _flipper(workspace / "flip.txt", file_link)
+    flip = flipper(workspace / "flip.txt", file_link)
     _check_race_results(*await _race_reads("flip.txt", workspace, flip))
 
 
 async def test_directory_flipped_to_an_outside_symlink_never_leaks(tmp_path: Path) -> None:
     workspace, _, dir_link = _race_layout(tmp_path)
-    flip = _flipper(workspace / "d", dir_link)
+    flip = flipper(workspace / "d", dir_link)
     _check_race_results(*await _race_reads("d/f.txt", workspace, flip))
 
 
@@ -163,10 +96,10 @@ async def test_file_swapped_for_a_fifo_gives_error_text_and_never_hangs(tmp_path
     target.write_text(INSIDE)
     os.mkfifo(fifo)
     try:
-        results, escaped = await _race_reads(target, tmp_path, _flipper(target, fifo))
+        results, escaped = await _race_reads(target, tmp_path, flipper(target, fifo))
     finally:
         for path in (target, fifo):
-            _release_fifo_readers(path)  # frees a reader stuck in open() (the old bug)
+            release_fifo_readers(path)  # frees a reader stuck in open() (the old bug)
     assert not escaped, escaped[:3]
     for result in results:
         assert result.text == INSIDE or result.text.startswith("Error: "), result.text

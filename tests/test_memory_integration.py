@@ -10,8 +10,8 @@ from agentscope.message import ToolResultBlock, UserMsg
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.core.config import parse_running_config
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
+from tests.agent_history import seeded_history
 from tests.helpers import make_agent, six_section_summary
-from tests.test_agent_compaction import seeded_history
 
 LESSON = "- Lesson: the parser build needs `make clean` first, or tok stays undeclared."
 

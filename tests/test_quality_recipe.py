@@ -14,7 +14,7 @@ from scripts.quality.openai_model import OpenAICompatibleModel, StreamStopped, r
 from scripts.quality.run import evaluate, format_table, main
 from scripts.quality.score import fact_kept, score_summary
 from scripts.quality.sessions import CATEGORIES, Planted, build_sessions
-from tests.test_summary_llm import FakeModel
+from tests.compactor_doubles import FakeModel
 
 
 def test_sessions_are_seeded_and_plant_every_category_in_both_languages() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,33 +13,9 @@ from copaw_context.core.summary import CompactorModel, SummaryCompactor, llm
 from copaw_context.core.summary.prompts import CONVERSATION_OPEN
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from tests.compactor_doubles import FakeModel
 from tests.helpers import six_section_summary
-from tests.test_agent_compaction import PREVIOUS_SUMMARY
-
-Reply = str | BaseException | Callable[[], Awaitable[str]]
-
-
-class FakeModel:
-    """Answers each request with the next of ``replies``: a text, an exception to raise, or
-    a coroutine function to await."""
-
-    def __init__(self, replies: list[Reply], context_size: int = 32768) -> None:
-        self.replies = list(replies)
-        self.requests: list[tuple[str, str]] = []
-        self._context_size = context_size
-
-    @property
-    def context_size(self) -> int:
-        return self._context_size
-
-    async def complete(self, system_prompt: str, request: str) -> str:
-        self.requests.append((system_prompt, request))
-        reply = self.replies.pop(0)
-        if isinstance(reply, BaseException):
-            raise reply
-        if callable(reply):
-            return await reply()
-        return reply
+from tests.summaries import PREVIOUS_SUMMARY
 
 
 def _compactor(**options: Any) -> SummaryCompactor:

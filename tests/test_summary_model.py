@@ -26,7 +26,7 @@ from copaw_context.core.summary.language import SECTION_KEYS
 from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.model import ITEM_KEYS
 from tests.helpers import six_section_summary
-from tests.test_prompts import GOOD_EN, GOOD_ZH
+from tests.prompt_summaries import GOOD_EN, GOOD_ZH
 
 # ----------------------------------------------------------------- generated summaries
 

@@ -31,8 +31,8 @@ from copaw_context.core.summary.prompts import PLACEHOLDERS, build_compactor_req
 from copaw_context.core.summary.statements import is_acknowledgement, is_constraint
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from tests.compactor_doubles import FakeModel
 from tests.helpers import section_lines
-from tests.test_summary_llm import FakeModel
 
 SKELETON = """## Goal
 - Export the report

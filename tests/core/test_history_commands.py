@@ -9,20 +9,10 @@ import pytest
 
 from copaw_context.core.archive import read_archive
 from copaw_context.core.commands import parse_command
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config import parse_running_config
 from copaw_context.core.engine import ContextEngine
+from tests.core.history_kit import history_config
 from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
-
-
-def _config() -> RunningConfig:
-    return parse_running_config(
-        {
-            "running": {
-                "memory": {"enabled": False},
-                "light_context_config": {"compactor": "extractive"},
-            }
-        }
-    )
 
 
 def _context() -> list[FakeMessage]:
@@ -54,7 +44,7 @@ def test_the_history_commands_are_recognised() -> None:
 
 
 async def test_history_lists_each_message_with_its_tokens(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost(_context())
     reply = await engine.run_command(host, "history", "")
     lines = reply.splitlines()
@@ -68,7 +58,7 @@ async def test_history_lists_each_message_with_its_tokens(tmp_path: Path) -> Non
 
 
 async def test_history_is_bounded_like_qwenpaws_history_max_length(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost([user(f"request number {n} " + "x" * 200) for n in range(400)])
     reply = await engine.run_command(host, "history", "")
     assert len(reply) <= 10_200
@@ -76,7 +66,7 @@ async def test_history_is_bounded_like_qwenpaws_history_max_length(tmp_path: Pat
 
 
 async def test_dump_then_load_round_trips_the_context_and_summary(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost(_context())
     host.summary = "## Goal\n- Fix the parser"
     engine.context.state(host).summary = "## Goal\n- Fix the parser"
@@ -98,7 +88,7 @@ async def test_dump_then_load_round_trips_the_context_and_summary(tmp_path: Path
 
 
 async def test_dump_without_a_path_goes_to_the_dialog_folder(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     reply = await engine.run_command(FakeHost(_context()), "dump_history", "")
     (dump,) = (tmp_path / "dialog" / "dumps").glob("history-*.json")
     assert str(dump.relative_to(tmp_path)) in reply
@@ -110,14 +100,14 @@ async def test_dump_without_a_path_goes_to_the_dialog_folder(tmp_path: Path) -> 
 )
 async def test_dumps_stay_inside_the_workspace(tmp_path: Path, argument: str, why: str) -> None:
     workspace = tmp_path / "ws"
-    engine = ContextEngine(_config(), workspace)
+    engine = ContextEngine(history_config(), workspace)
     reply = await engine.run_command(FakeHost(_context()), "dump_history", argument)
     assert reply.startswith("**Not dumped.**") and why in reply
     assert not (tmp_path / "outside.json").exists()
 
 
 async def test_a_dump_never_overwrites_a_file(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     (tmp_path / "h.json").write_text("keep me", encoding="utf-8")
     reply = await engine.run_command(FakeHost(_context()), "dump_history", "h.json")
     assert reply.startswith("**Not dumped.**") and "already exists" in reply
@@ -153,7 +143,7 @@ def _bad_files(tmp_path: Path) -> list[tuple[str, str, str]]:
 
 
 async def test_an_invalid_file_changes_nothing(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost(_context())
     host.summary = "kept summary"
     before = [m.msg_id for m in host.messages]
@@ -171,7 +161,7 @@ async def test_an_invalid_file_changes_nothing(tmp_path: Path) -> None:
 
 async def test_history_files_load_only_from_inside_the_workspace(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
-    engine = ContextEngine(_config(), workspace)
+    engine = ContextEngine(history_config(), workspace)
     source = FakeHost(_context())
     dumped = await engine.run_command(source, "dump_history", "mine.json")
     assert dumped.startswith("**History dumped.**")
@@ -214,7 +204,7 @@ async def test_history_files_load_from_an_extra_read_root(tmp_path: Path) -> Non
 async def test_reused_call_ids_pair_by_occurrence_as_in_the_engine(tmp_path: Path) -> None:
     """Servers that reuse ids (``call_0`` every turn) give loadable dumps; a call made again
     while the first is unanswered does not."""
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     turn = [call("call_0", "build"), result("call_0", "ok")]
     again = [user("again"), FakeMessage("assistant", turn), FakeMessage("assistant", turn)]
     source = FakeHost([user("build"), FakeMessage("assistant", turn), *again[:2]])

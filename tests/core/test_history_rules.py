@@ -13,7 +13,7 @@ import pytest
 from copaw_context.core.commands import history
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.summary.budget import summary_budget_chars
-from tests.core.test_history_commands import _config
+from tests.core.history_kit import history_config
 from tests.fake_host import FakeHost, user
 
 
@@ -39,7 +39,7 @@ def _refused() -> list[tuple[str, list[dict[str, Any]], str]]:
 
 
 async def test_load_history_refuses_inputs_providers_reject(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost([user("keep me")])
     host.summary = "kept"
     before = [m.msg_id for m in host.messages]
@@ -57,14 +57,14 @@ async def test_load_history_refuses_inputs_providers_reject(tmp_path: Path) -> N
 
 
 async def test_a_json_error_names_its_line(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     (tmp_path / "bad.json").write_text('{"messages": [\n{"id": "m1",\n "role" "user"}]}')
     reply = await engine.run_command(FakeHost([user("x")]), "load_history", "bad.json")
     assert "line 3" in reply and reply.endswith("The context is unchanged."), reply
 
 
 async def test_a_fifo_or_a_directory_is_refused_without_hanging(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     os.mkfifo(tmp_path / "pipe.json")
     (tmp_path / "folder.json").mkdir()
     host = FakeHost([user("x")])
@@ -74,7 +74,7 @@ async def test_a_fifo_or_a_directory_is_refused_without_hanging(tmp_path: Path) 
 
 
 async def test_a_loaded_summary_is_bounded_like_a_compactors(tmp_path: Path) -> None:
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost([user("x")])
     huge = "## Goal\n- Fix the parser\n## Decisions\n" + "".join(
         f"- decision {n}: keep the tokenizer at version {n}\n" for n in range(12_000)
@@ -94,7 +94,7 @@ async def test_a_long_summary_message_with_a_short_bare_summary_is_bounded(
 ) -> None:
     """The message reaches the model, not the bare text: a 5-character bare summary does
     not let a 2 * budget + 4000 character CJK message through."""
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost([user("x")])
     report = await engine.report(host)
     budget = summary_budget_chars(report.window, report.factor)
@@ -113,7 +113,7 @@ async def test_a_long_summary_message_with_a_short_bare_summary_is_bounded(
 
 async def test_the_last_resort_cut_shortens_the_summary(tmp_path: Path) -> None:
     """A summary larger than the window, nothing else to cut: the summary is shortened."""
-    engine = ContextEngine(_config(), tmp_path)
+    engine = ContextEngine(history_config(), tmp_path)
     host = FakeHost([user("what next?")], window=4000)
     bare = "## Goal\n- Ship the parser\n## Decisions\n" + "".join(
         f"- decision {n}: keep the cache warm for run {n}\n" for n in range(3000)
@@ -134,7 +134,7 @@ async def test_dumps_never_follow_a_link_out_of_the_workspace(tmp_path: Path) ->
     (workspace / "out").symlink_to(outside, target_is_directory=True)
     (workspace / "dialog").mkdir()
     (workspace / "dialog" / "dumps").symlink_to(outside, target_is_directory=True)
-    engine = ContextEngine(_config(), workspace)
+    engine = ContextEngine(history_config(), workspace)
     host = FakeHost([user("x")])
     for argument in ("out/h.json", ""):
         reply = await engine.run_command(host, "dump_history", argument)
@@ -148,7 +148,7 @@ async def test_a_folder_swapped_for_a_link_out_while_dumping_is_caught(
     workspace, outside = tmp_path / "ws", tmp_path / "outside"
     outside.mkdir()
     (workspace / "notes").mkdir(parents=True)
-    engine = ContextEngine(_config(), workspace)
+    engine = ContextEngine(history_config(), workspace)
     real_open_dir = history.open_dir
 
     def swapping(*args: Any, **kwargs: Any) -> Any:  # the race, made certain

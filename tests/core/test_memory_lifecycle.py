@@ -19,7 +19,7 @@ import copaw_context
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.memory import MemorySummariser
 from copaw_context.core.memory.events import MemoryEvent
-from tests.test_memory_summariser import ScriptedModel, record
+from tests.memory_doubles import ScriptedModel, record
 
 __all__ = [
     "test_a_hung_memory_model_is_paused_by_the_breaker",

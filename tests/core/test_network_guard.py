@@ -1,4 +1,4 @@
-"""The suite's own guard: a test that reaches past this machine fails (tests/conftest.py)."""
+"""The suite's own guard: a test that reaches past this machine fails (tests/network_guard.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import socket
 import httpx
 import pytest
 
-from tests.conftest import NetworkBlockedError
+from tests.network_guard import NetworkBlockedError
 
 
 def test_connecting_to_a_remote_address_is_refused_and_recorded(no_network: list[str]) -> None:

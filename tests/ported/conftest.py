@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.conftest import deselect_host_neutral, driver
+from tests.reliability.driver_fixture import deselect_host_neutral, driver
 
 __all__ = ["driver"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver
-from tests.reliability.test_crash_safety import check_workspace, saved_keys
+from tests.reliability.workspace_checks import check_workspace, saved_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

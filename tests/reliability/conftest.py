@@ -11,31 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context import installed_agentscope_major
-from tests.reliability.drivers import HostDriver, available_drivers
+from tests.reliability.driver_fixture import deselect_host_neutral, driver
 
-_DRIVERS = available_drivers()
+__all__ = ["driver"]
+
 _HERE = Path(__file__).parent
-
-
-@pytest.fixture(params=_DRIVERS, ids=[d.name for d in _DRIVERS])
-def driver(request: pytest.FixtureRequest) -> HostDriver:
-    return request.param  # type: ignore[no-any-return]
-
-
-def deselect_host_neutral(config: pytest.Config, items: list[pytest.Item], folder: Path) -> None:
-    """Under AgentScope 1.x, deselect the tests of ``folder`` that do not take ``driver``."""
-    if installed_agentscope_major() >= 2:
-        return
-    neutral = [
-        item
-        for item in items
-        if item.path.is_relative_to(folder) and "driver" not in getattr(item, "fixturenames", ())
-    ]
-    if neutral:
-        config.hook.pytest_deselected(items=neutral)
-        kept = [item for item in items if all(item is not n for n in neutral)]
-        items[:] = kept
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -19,15 +19,15 @@ import pytest
 
 from tests.reliability.agent_session import AgentSession, Turn
 from tests.reliability.budget import record, scaled
+from tests.reliability.compactor_kit import WINDOW, Events, turn
 from tests.reliability.drivers import HostDriver
-from tests.reliability.test_compactor_faults import WINDOW, _Events, turn
 
 RETRIES = 1
 LIMIT = 3  # compactor_failure_limit's default
 BREAKER = "compactor_breaker"  # its state's key in the engine's session state
 
 
-def _calling(events: _Events) -> list[tuple[Any, int]]:
+def _calling(events: Events) -> list[tuple[Any, int]]:
     """Each compaction with the compactor calls made for it."""
     out: list[tuple[Any, int]] = []
     before = 0
@@ -50,7 +50,7 @@ def _check_breaker(compactions: list[tuple[Any, int]]) -> None:
 
 async def scenario(driver: HostDriver, fault: str, directory: Path) -> dict[str, Any]:
     calls: list[int] = []
-    events = _Events(calls)
+    events = Events(calls)
 
     async def down(call: Any) -> Any:
         calls.append(1)

@@ -25,11 +25,11 @@ import pytest
 
 from tests.reliability.agent_session import Action, AgentSession, Turn
 from tests.reliability.budget import record, scaled
+from tests.reliability.compactor_kit import WINDOW, Events, turn
 from tests.reliability.drivers import HostDriver
 from tests.reliability.engine_session import filler
 from tests.summaries import six_section_summary
 
-WINDOW = 12000
 MARKER = "MARKER-PREVIOUS-SUMMARY-7731"
 RETRIES = 1
 
@@ -88,20 +88,7 @@ def faults(driver: HostDriver) -> dict[str, Callable[[Any], Any]]:
     }
 
 
-class _Events(list[Any]):
-    """The session's events; for each, how many compactor calls had been made by then."""
-
-    def __init__(self, calls: list[int]) -> None:
-        super().__init__()
-        self.calls = calls
-        self.marks: list[int] = []
-
-    def append(self, event: Any) -> None:
-        super().append(event)
-        self.marks.append(len(self.calls))
-
-
-def check_storm(events: _Events, most: int) -> int:
+def check_storm(events: Events, most: int) -> int:
     """At most ``most`` compactor calls per compaction, and none for an automatic compaction
     within one growth margin of a compaction that left the context crowded (the storm
     guard); returns how many compactions the guard kept from calling the compactor."""
@@ -124,16 +111,11 @@ def check_storm(events: _Events, most: int) -> int:
     return guarded
 
 
-def turn(number: int) -> Turn:
-    request = f"request {number}: " + filler(200, number)
-    return Turn(request, (Action(sizes=(9000, 2000)), Action(sizes=(6000,), thinking=200)))
-
-
 async def scenario(driver: HostDriver, name: str, directory: Path) -> dict[str, Any]:
     fault = faults(driver)[name]
     calls: list[int] = []
 
-    events = _Events(calls)
+    events = Events(calls)
 
     async def compactor_step(call: Any) -> Any:
         calls.append(1)
@@ -210,7 +192,7 @@ def test_no_compactor_storm_when_pinned_content_crowds_the_window(driver: HostDr
 
     async def run(directory: Path) -> dict[str, Any]:
         calls: list[int] = []
-        events = _Events(calls)
+        events = Events(calls)
 
         async def failing(call: Any) -> Any:
             calls.append(1)

@@ -29,13 +29,12 @@ from copaw_context.core.config import load_running_config
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.file_reader import read_text_file
 from copaw_context.core.truncation import TRUNCATION_NOTICE_MARKER
+from tests.file_races import flipper, flipping, release_fifo_readers
 from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver
-from tests.reliability.invariants import StepFigures, check_model_input
-from tests.test_file_reader_races import _flipper, _flipping, _release_fifo_readers
+from tests.reliability.tool_rounds import tool_round
 
 SECRET = "TOP-SECRET-4417"
-WINDOW = 200_000
 _LINES = "".join(f"line {i} of the notes\n" for i in range(1, 201))
 
 
@@ -91,54 +90,6 @@ def read_attacks(outside: Path) -> list[dict[str, Any]]:
     return refused + numbers
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return str(content or "")
-
-
-class Hung(AssertionError):
-    """A hang guard fired: the reply did not come within its timeout."""
-
-
-async def tool_round(
-    driver: HostDriver, workspace: Path, calls: list[tuple[str, dict[str, Any]]], tools: list[Any]
-) -> tuple[list[str], StepFigures]:
-    """One reply in which the model makes ``calls`` at once; the tool results it then sees
-    (``Hung`` when the reply does not come)."""
-    seen: list[list[dict[str, Any]]] = []
-    figures = StepFigures()
-
-    async def answer(call: Any) -> list[Any]:
-        formatted = await driver.provider_inputs(call)
-        check_model_input(formatted, driver.tool_schemas(call), WINDOW, figures)
-        seen.append(formatted["openai"])
-        return driver.text_step("checked")
-
-    steps = [driver.tool_step([(name, args, None) for name, args in calls]), answer]
-    hook = driver.hook(_config(), workspace)
-    model = driver.model(steps, context_size=WINDOW)
-    agent = await driver.agent(hook, model, tools)
-    try:
-        reply = await asyncio.wait_for(driver.ask(agent, "go"), 300)  # a hang guard
-    except TimeoutError as timeout:
-        raise Hung(f"no reply in 300 s to {len(calls)} call(s)") from timeout
-    assert reply == "checked"
-    # In the order of the calls: parallel calls may finish (and be stored) in any order.
-    order = [c["id"] for m in seen[-1] for c in m.get("tool_calls") or ()]
-    tool_messages = [m for m in seen[-1] if m.get("role") == "tool"]
-    tool_messages.sort(key=lambda m: order.index(m["tool_call_id"]))
-    results = [_text(m.get("content")) for m in tool_messages]
-    assert len(results) == len(calls), f"{len(results)} results for {len(calls)} calls"
-    return results, figures
-
-
-def _config() -> Any:
-    from tests.reliability.agent_session import agent_config
-
-    return agent_config(WINDOW, "extractive")
-
-
 def test_read_file_attacks_get_an_error_or_a_bounded_excerpt(driver: HostDriver) -> None:
     with tempfile.TemporaryDirectory() as name:
         workspace, outside = layout(Path(name))
@@ -176,13 +127,13 @@ def test_reads_racing_a_swap_never_escape_or_hang(swapped: str) -> None:
             "directory": (workspace / "d", workspace / "dir-out", "d/f.txt"),
             "fifo": (workspace / "flip.txt", workspace / "pipe", "flip.txt"),
         }[swapped]
-        flip = _flipper(target, other)
+        flip = flipper(target, other)
         answers: list[str] = []
         hung = 0
 
         async def race() -> None:
             nonlocal hung
-            with _flipping(flip):
+            with flipping(flip):
                 for _ in range(reads // 4):
                     batch = [read_text_file(path, workspace=workspace) for _ in range(4)]
                     try:
@@ -192,7 +143,7 @@ def test_reads_racing_a_swap_never_escape_or_hang(swapped: str) -> None:
                         break
                     answers.extend(result.text for result in results)
                     if swapped == "fifo":
-                        _release_fifo_readers(workspace / "flip.txt")
+                        release_fifo_readers(workspace / "flip.txt")
 
         asyncio.run(race())
     leaks = [a for a in answers if SECRET in a]

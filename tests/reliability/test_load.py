@@ -30,7 +30,7 @@ from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver
 from tests.reliability.invariants import archived_keys
 from tests.reliability.processes import fork_context
-from tests.reliability.test_crash_safety import dangling_notices, torn_lines
+from tests.reliability.workspace_checks import dangling_notices, torn_lines
 
 AGENTS = 8
 _FRAME = re.compile(r"BEGIN (\w+) (\d+)\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver
-from tests.reliability.test_hostile_input import tool_round
+from tests.reliability.tool_rounds import tool_round
 
 _TEXT = "".join(f"line {i}\n" for i in range(1, 21))
 

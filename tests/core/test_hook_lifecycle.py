@@ -1,8 +1,8 @@
 """The hook's lifecycle on either major: ``async with`` closes it and waits for the memory
 summaries still running; one collected unclosed with work pending warns (issue 17 item 20).
 
-Host-neutral: ``copaw_context.MemoryCompactionHook`` is the installed major's hook;
-``tests/agentscope1/test_lifecycle.py`` runs these on 1.x.
+Host-neutral: ``copaw_context.MemoryCompactionHook`` is the installed major's hook, so both
+runs (2.x and 1.x) run these.
 """
 
 from __future__ import annotations
@@ -17,13 +17,7 @@ import pytest
 
 import copaw_context
 from copaw_context.core.config import parse_running_config
-from tests.test_memory_summariser import ScriptedModel, record
-
-__all__ = [
-    "test_a_hook_collected_unclosed_with_pending_summaries_warns",
-    "test_a_hook_used_after_close_is_open_again_until_closed",
-    "test_async_with_waits_for_the_pending_memory_summaries",
-]
+from tests.memory_doubles import ScriptedModel, record
 
 
 def _hook(workspace: Path) -> copaw_context.MemoryCompactionHook:
