@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from copaw_context.cli._all_settings import json_text, setting_rows
 from copaw_context.core.config import RunningConfig, load_running_config
-from copaw_context.core.config_sections import ContextCompactConfig, ToolResultPruningConfig
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.memory.summariser import memory_window
 from copaw_context.core.memory.window import INPUT_SHARE, request_budget
@@ -90,47 +87,10 @@ def _run_check_config(args: argparse.Namespace) -> int:
 
 
 def explain_config_error(error: ConfigError) -> str:
-    """``error``'s message with values spelled as JSON (``NaN``, not ``nan``) and, when a rule
-    between two keys fails, the key the file sets named first (the other is a default)."""
-    where = f" in {error.source}" if error.source else ""
-    conflict = _conflict(error)
-    if conflict is not None:
-        return f"{conflict[0]}{where}: {conflict[1]}"
-    return f"{error.path}{where}: got {json_text(error.value)}; {error.allowed}"
-
-
-def _conflict(error: ConfigError) -> tuple[str, str] | None:
-    """(path, text) when the failing rule's other key is set in the file and this one is not."""
-    section_path, _, name = error.path.rpartition(".")
-    raw = _raw_section(error.source, section_path)
-    if raw is None or name in raw:
-        return None
-    for section in (ContextCompactConfig, ToolResultPruningConfig):
-        for relation in section._relations:
-            if relation.field == name and relation.other in raw:
-                return (
-                    f"{section_path}.{relation.other}",
-                    f"got {json_text(raw[relation.other])}, which conflicts with {name} "
-                    f"({json_text(error.value)}, its default): {name} {error.allowed}; "
-                    f"change {relation.other} or set {name} too",
-                )
-    return None
-
-
-def _raw_section(source: str | None, dotted: str) -> Mapping[str, Any] | None:
-    """The object at ``dotted`` (e.g. ``running.light_context_config``) in the file as written."""
-    if source is None:
-        return None
-    try:
-        with open(source, encoding="utf-8") as file:
-            node: Any = json.load(file)
-    except (OSError, ValueError):
-        return None
-    for key in dotted.split("."):
-        if not isinstance(node, Mapping) or key not in node:
-            return None
-        node = node[key]
-    return node if isinstance(node, Mapping) else None
+    """``error``'s message: values spelled as JSON (``NaN``, not ``nan``) and, when a rule
+    between two keys fails, the key the file sets named first (the other is a default);
+    :class:`ConfigError` words it so, for the CLI and a hook built in code alike."""
+    return str(error)
 
 
 def limit_warnings(config: RunningConfig) -> list[str]:
