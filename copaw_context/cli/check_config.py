@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from copaw_context.cli._all_settings import json_text, setting_rows
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.errors import ConfigError
+from copaw_context.core.memory.search import MAX_OUTPUT_BYTES
 from copaw_context.core.memory.summariser import memory_window
 from copaw_context.core.memory.window import INPUT_SHARE, request_budget
 from copaw_context.core.memory_service import memory_prompt_limit
@@ -238,9 +239,13 @@ def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:
         "else extractive)"
     )
     consolidation_text += origin("consolidation_cron")
+    light = config.light_context_config
+    cache = light.tool_result_pruning_config.tool_results_cache.rstrip("/")
     search_text = (
-        f"up to {memory.search_max_results} results over MEMORY.md, {folder}/ and "
-        f"{config.light_context_config.dialog_path.rstrip('/')}/; index {folder}/.index.sqlite3"
+        f"up to {memory.search_max_results} results over MEMORY.md, {folder}/, "
+        f"{light.dialog_path.rstrip('/')}/ (with the summaries /clear and /new removed) and the "
+        f"saved tool outputs in {cache}/ (the first {MAX_OUTPUT_BYTES // 1024} KiB of each); "
+        f"index {folder}/.index.sqlite3"
     )
     search_text += origin("search_max_results")
     return [
