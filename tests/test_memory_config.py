@@ -73,9 +73,8 @@ def test_qwenpaw_keys_map_and_our_section_wins(caplog: pytest.LogCaptureFixture)
             running(daily_memory_dir="daily", memory={"memory_dir": "mine"})
         )
     assert both.memory.memory_dir == "mine" and both.memory.from_qwenpaw == {}
-    assert "running.daily_memory_dir ('daily') is overridden by running.memory.memory_dir" in (
-        caplog.text
-    )
+    overridden = 'running.daily_memory_dir ("daily") is overridden by running.memory.memory_dir'
+    assert f'{overridden} ("mine")' in caplog.text
 
 
 def test_unsupported_qwenpaw_settings_are_reported(caplog: pytest.LogCaptureFixture) -> None:
@@ -95,7 +94,7 @@ def test_unsupported_qwenpaw_settings_are_reported(caplog: pytest.LogCaptureFixt
         )
     text = caplog.text
     assert config.memory.search_max_results == 5
-    assert "memory_manager_backend is 'adbpg'" in text
+    assert 'memory_manager_backend is "adbpg"' in text
     assert "running.reme_light_memory_config.embedding_model_config" in text
     assert "auto_memory_interval is not implemented" in text
     assert "auto_memory_search_config.enabled is not implemented" in text

@@ -260,7 +260,10 @@ async def test_memory_search_tool_text(workspace: Path) -> None:
     text = await tools.memory_search("数据库")
     assert text.startswith("1 result(s) for '数据库'")
     assert "1. dialog/2024-05-01.jsonl line 2 (user, 2024-05-01T09:00:00+08:00):" in text
-    assert "read_file(file_path=PATH, start_line=LINE)" in text
+    assert (
+        '   from an archived message (its JSON line); read_file(file_path="dialog/2024-05-01.jsonl"'
+        ", start_line=2)" in text
+    )
     many = await tools.memory_search("e", limit=10)  # capped by max_results
     assert many.startswith("2 result(s)")
     assert (await tools.memory_search("zzzqqq")).startswith("No memory matches 'zzzqqq'")

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterator
-from typing import Any
 
 from pydantic import BaseModel
+
+from copaw_context.core.errors import json_text
 
 __all__ = ["SettingRow", "json_text", "setting_rows"]
 
@@ -25,14 +24,3 @@ def setting_rows(model: BaseModel, prefix: str = "") -> Iterator[SettingRow]:
             yield from setting_rows(value, f"{path}.")
         else:
             yield path, json_text(value), name in model.model_fields_set
-
-
-def json_text(value: Any) -> str:
-    """``value`` as an agent.json spells it: ``null``, ``true``, ``"text"``, and ``NaN`` or
-    ``Infinity`` for the non-finite numbers Python's JSON reader accepts (never ``nan``)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from copaw_context.cli._all_settings import json_text, setting_rows
 from copaw_context.core.config import RunningConfig, load_running_config
-from copaw_context.core.config_sections import ContextCompactConfig, ToolResultPruningConfig
 from copaw_context.core.errors import ConfigError
+from copaw_context.core.memory.search import MAX_OUTPUT_BYTES
 from copaw_context.core.memory.summariser import memory_window
 from copaw_context.core.memory.window import INPUT_SHARE, request_budget
 from copaw_context.core.memory_service import memory_prompt_limit
@@ -90,47 +88,10 @@ def _run_check_config(args: argparse.Namespace) -> int:
 
 
 def explain_config_error(error: ConfigError) -> str:
-    """``error``'s message with values spelled as JSON (``NaN``, not ``nan``) and, when a rule
-    between two keys fails, the key the file sets named first (the other is a default)."""
-    where = f" in {error.source}" if error.source else ""
-    conflict = _conflict(error)
-    if conflict is not None:
-        return f"{conflict[0]}{where}: {conflict[1]}"
-    return f"{error.path}{where}: got {json_text(error.value)}; {error.allowed}"
-
-
-def _conflict(error: ConfigError) -> tuple[str, str] | None:
-    """(path, text) when the failing rule's other key is set in the file and this one is not."""
-    section_path, _, name = error.path.rpartition(".")
-    raw = _raw_section(error.source, section_path)
-    if raw is None or name in raw:
-        return None
-    for section in (ContextCompactConfig, ToolResultPruningConfig):
-        for relation in section._relations:
-            if relation.field == name and relation.other in raw:
-                return (
-                    f"{section_path}.{relation.other}",
-                    f"got {json_text(raw[relation.other])}, which conflicts with {name} "
-                    f"({json_text(error.value)}, its default): {name} {error.allowed}; "
-                    f"change {relation.other} or set {name} too",
-                )
-    return None
-
-
-def _raw_section(source: str | None, dotted: str) -> Mapping[str, Any] | None:
-    """The object at ``dotted`` (e.g. ``running.light_context_config``) in the file as written."""
-    if source is None:
-        return None
-    try:
-        with open(source, encoding="utf-8") as file:
-            node: Any = json.load(file)
-    except (OSError, ValueError):
-        return None
-    for key in dotted.split("."):
-        if not isinstance(node, Mapping) or key not in node:
-            return None
-        node = node[key]
-    return node if isinstance(node, Mapping) else None
+    """``error``'s message: values spelled as JSON (``NaN``, not ``nan``) and, when a rule
+    between two keys fails, the key the file sets named first (the other is a default);
+    :class:`ConfigError` words it so, for the CLI and a hook built in code alike."""
+    return str(error)
 
 
 def limit_warnings(config: RunningConfig) -> list[str]:
@@ -278,9 +239,13 @@ def _memory_summary(config: RunningConfig) -> list[tuple[str, str]]:
         "else extractive)"
     )
     consolidation_text += origin("consolidation_cron")
+    light = config.light_context_config
+    cache = light.tool_result_pruning_config.tool_results_cache.rstrip("/")
     search_text = (
-        f"up to {memory.search_max_results} results over MEMORY.md, {folder}/ and "
-        f"{config.light_context_config.dialog_path.rstrip('/')}/; index {folder}/.index.sqlite3"
+        f"up to {memory.search_max_results} results over MEMORY.md, {folder}/, "
+        f"{light.dialog_path.rstrip('/')}/ (with the summaries /clear and /new removed) and the "
+        f"saved tool outputs in {cache}/ (the first {MAX_OUTPUT_BYTES // 1024} KiB of each); "
+        f"index {folder}/.index.sqlite3"
     )
     search_text += origin("search_max_results")
     return [

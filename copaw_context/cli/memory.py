@@ -133,8 +133,12 @@ def _run_search(args: argparse.Namespace) -> int:
         return _error(f"--limit must be between 1 and {MAX_SEARCH_RESULTS}, got {limit}", 2)
     if not args.query.strip():
         return _error("the query is empty; give one or more words to look for", 2)
+    light = config.light_context_config
     index = MemoryIndex(
-        workspace, config.memory.memory_dir, config.light_context_config.dialog_path
+        workspace,
+        config.memory.memory_dir,
+        light.dialog_path,
+        tool_results_dir=light.tool_result_pruning_config.tool_results_cache,
     )
     try:
         hits = index.search_sync(args.query, limit)

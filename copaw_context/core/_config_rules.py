@@ -27,6 +27,8 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
+from copaw_context.core.errors import json_text
+
 __all__ = [
     "Bool",
     "Extension",
@@ -158,7 +160,8 @@ class Section(BaseModel):
         for relation in self._relations:
             if not relation.holds(values[relation.field], values[relation.other]):
                 rule = field_rule(type(self), relation.field, values)
-                raise rule_error(rule, field=relation.field, value=values[relation.field])
+                value = values[relation.field]
+                raise rule_error(rule, field=relation.field, value=value, other=relation.other)
         return self
 
 
@@ -170,7 +173,7 @@ def dir_parts(path: str) -> list[str]:
 def _show(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return json.dumps(value) if isinstance(value, str) else str(value)
+    return json_text(value)
 
 
 def _bounds(metadata: list[Any]) -> list[str]:
@@ -230,10 +233,22 @@ def _section_type(annotation: object) -> type[Section] | None:
     return annotation if isinstance(annotation, type) and issubclass(annotation, Section) else None
 
 
+def _lookup(section: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+    """(whether the file sets it, its value) of a dotted key inside a section as written."""
+    node: Any = section
+    for key in dotted.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return False, None
+        node = node[key]
+    return True, node
+
+
 def describe_error(
     error: ValidationError, root: type[Section], prefix: str, raw: Mapping[str, Any]
-) -> tuple[str, Any, str]:
-    """The first problem as (JSON path as written in the file, bad value, what is allowed)."""
+) -> tuple[str, Any, str, tuple[str, Any] | None]:
+    """The first problem as (JSON path as written in the file, bad value, what is allowed,
+    the conflict): when a rule between two keys fails and the file sets only the other key,
+    the conflict is (that key's JSON path, its value), else None."""
     problems = error.errors(include_url=False)
     first = problems[0]
     path, model, section = prefix, root, raw
@@ -252,8 +267,12 @@ def describe_error(
             model, section = child_model, child if isinstance(child, Mapping) else {}
     context = first.get("ctx") or {}
     value = first["input"]
+    conflict: tuple[str, Any] | None = None
     if first["type"] == _CUSTOM_ERROR:
         allowed = str(context["rule"])
+        if "other" in context and not _lookup(section, context["field"])[0]:
+            found, other_value = _lookup(section, context["other"])
+            conflict = (f"{path}.{context['other']}", other_value) if found else None
         if "field" in context:
             path, value = f"{path}.{context['field']}", context["value"]
     elif in_list:
@@ -265,7 +284,7 @@ def describe_error(
     if len(problems) > 1:
         more = len(problems) - 1
         allowed += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return path, value, allowed
+    return path, value, allowed, conflict
 
 
 def _field_homes(model: type[Section], path: str, homes: dict[str, list[str]]) -> None:

@@ -26,6 +26,7 @@ from copaw_context.core._config_rules import (
     rule_error,
     unknown_keys,
 )
+from copaw_context.core.errors import json_text
 
 __all__ = [
     "DEFAULT_CONSOLIDATION_CRON",
@@ -238,7 +239,8 @@ def memory_warnings(running: Mapping[str, Any], prefix: str) -> list[str]:
     backend = running.get("memory_manager_backend")
     if backend is not None and backend != "remelight":
         warnings.append(
-            f"{prefix}.memory_manager_backend is {backend!r}: copaw-context implements only "
+            f"{prefix}.memory_manager_backend is {json_text(backend)}: copaw-context implements "
+            "only "
             'QwenPaw\'s file-based "remelight" memory (MEMORY.md and the daily logs in '
             f"{prefix}.memory.memory_dir) and uses it instead"
         )
@@ -266,8 +268,8 @@ def memory_warnings(running: Mapping[str, Any], prefix: str) -> list[str]:
         found, value = _lookup(running, qwenpaw_path)
         if found and isinstance(memory, Mapping) and key in memory and memory[key] != value:
             warnings.append(
-                f"{prefix}.{'.'.join(qwenpaw_path)} ({value!r}) is overridden by "
-                f"{prefix}.memory.{key} ({memory[key]!r})"
+                f"{prefix}.{'.'.join(qwenpaw_path)} ({json_text(value)}) is overridden by "
+                f"{prefix}.memory.{key} ({json_text(memory[key])})"
             )
     if not isinstance(reme, Mapping):
         return warnings

@@ -44,7 +44,7 @@ from copaw_context.core.config_sections import (
     TokenCounterName,
     ToolResultPruningConfig,
 )
-from copaw_context.core.errors import ConfigError
+from copaw_context.core.errors import ConfigError, json_text
 
 __all__ = [
     "EXEMPT_OLD_DEFAULT_BYTES",
@@ -150,7 +150,7 @@ class RunningConfig(Section):
 
 
 def _brief(value: object) -> object:
-    text = repr(value)
+    text = json_text(value)
     return value if len(text) <= 80 else f"{text[:77]}..."
 
 
@@ -190,8 +190,8 @@ def parse_running_config(data: Any, source: str | None = None) -> RunningConfig:
     try:
         return RunningConfig.model_validate(running)
     except ValidationError as error:
-        path, value, allowed = describe_error(error, RunningConfig, prefix, running)
-        raise ConfigError(path, value, allowed, source) from None
+        path, value, allowed, conflict = describe_error(error, RunningConfig, prefix, running)
+        raise ConfigError(path, value, allowed, source, conflict=conflict) from None
 
 
 def _inherit_agent_language(data: Mapping[str, Any], running: Mapping[str, Any]) -> Any:

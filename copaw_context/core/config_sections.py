@@ -21,6 +21,7 @@ from copaw_context.core._config_rules import (
     dir_parts,
     rule_error,
 )
+from copaw_context.core.errors import json_text
 
 __all__ = [
     "EXEMPT_OLD_DEFAULT_BYTES",
@@ -257,10 +258,14 @@ class LightContextConfig(Section):
         shorter = min(len(cache_parts), len(dialog_parts))
         if cache_parts[:shorter] == dialog_parts[:shorter]:
             rule = (
-                f"must not be dialog_path ({self.dialog_path!r}), inside it or around it: old "
+                f"must not be dialog_path ({json_text(self.dialog_path)}), inside it or around "
+                "it: old "
                 "files in the tool-result cache are deleted, which would delete the dialog archive"
             )
             raise rule_error(
-                rule, field="tool_result_pruning_config.tool_results_cache", value=cache
+                rule,
+                field="tool_result_pruning_config.tool_results_cache",
+                value=cache,
+                other="dialog_path",
             )
         return self

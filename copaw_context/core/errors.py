@@ -8,9 +8,10 @@ CopawContextError
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
-__all__ = ["ArchiveError", "ConfigError", "CopawContextError"]
+__all__ = ["ArchiveError", "ConfigError", "CopawContextError", "json_text"]
 
 
 class CopawContextError(Exception):
@@ -20,24 +21,48 @@ class CopawContextError(Exception):
 class ConfigError(CopawContextError, ValueError):
     """A configuration value is invalid.
 
-    The message names the JSON path of the bad value, the value itself and what is allowed.
+    The message names the JSON path of the bad value, the value itself (as JSON: ``NaN``,
+    ``null``, ``"x"``) and what is allowed. When a rule between two keys fails and the file
+    sets only the other one, ``conflict`` is (its JSON path, its value): the message then
+    names that key first, as the one to change, and the default it conflicts with.
     """
 
-    def __init__(self, path: str, value: Any, allowed: str, source: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        value: Any,
+        allowed: str,
+        source: str | None = None,
+        *,
+        conflict: tuple[str, Any] | None = None,
+    ) -> None:
         self.path = path
         self.value = value
         self.allowed = allowed
         self.source = source
+        self.conflict = conflict
         where = f" in {source}" if source else ""
-        super().__init__(f"{path}{where}: got {_as_json(value)}; {allowed}")
+        if conflict is None:
+            super().__init__(f"{path}{where}: got {json_text(value)}; {allowed}")
+            return
+        other_path, other_value = conflict
+        name, other = path.rpartition(".")[2], other_path.rpartition(".")[2]
+        super().__init__(
+            f"{other_path}{where}: got {json_text(other_value)}, which conflicts with {name} "
+            f"({json_text(value)}, its default): {name} {allowed}; "
+            f"change {other} or set {name} too"
+        )
 
 
-def _as_json(value: Any) -> str:
-    """``value`` as the file spells it (``true``, ``null``, ``"text"``); repr otherwise."""
+def json_text(value: Any) -> str:
+    """``value`` as an agent.json spells it: ``null``, ``true``, ``"text"``, and ``NaN`` or
+    ``Infinity`` for the non-finite numbers Python's JSON reader accepts (never ``nan``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
     except (TypeError, ValueError):
-        return repr(value)
+        return str(value)
 
 
 class ArchiveError(CopawContextError):

@@ -66,7 +66,8 @@ class CompactionRecord:
     the long-term memory summariser.
 
     ``messages`` are the removed messages as the compactor saw them (neutral transcript);
-    ``summary`` is the new bare summary (``None`` for ``/clear`` and ``/new``).
+    ``summary`` is the new bare summary; for ``/clear`` and ``/new`` the summary they removed
+    (``None`` when there was none).
     """
 
     trigger: str  # "auto" | "command" | "overflow" | "clear" | "new"

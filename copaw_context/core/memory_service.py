@@ -22,6 +22,7 @@ from copaw_context.core.memory import (
     MemoryScheduler,
     MemorySummariser,
     MemoryTools,
+    keep_cleared_summary,
 )
 
 __all__ = ["MemoryService", "memory_prompt_limit"]
@@ -57,7 +58,11 @@ class MemoryService:
         self.workspace = workspace
         self.enabled = memory.enabled
         self.tools = MemoryTools.for_workspace(
-            workspace, memory.memory_dir, light.dialog_path, max_results=memory.search_max_results
+            workspace,
+            memory.memory_dir,
+            light.dialog_path,
+            max_results=memory.search_max_results,
+            tool_results_dir=light.tool_result_pruning_config.tool_results_cache,
         )
         self._summariser: MemorySummariser | None = None
         self._scheduler: MemoryScheduler | None = None
@@ -85,12 +90,31 @@ class MemoryService:
             consolidator, self.config.memory.consolidation_cron
         )
 
-    def on_compaction(self, record: CompactionRecord) -> None:
+    def on_compaction(self, record: CompactionRecord) -> Awaitable[None] | None:
         """Compaction listener: the summariser records what is worth keeping, in the
-        background (the reply is not delayed); the recall index takes in the new archive lines."""
+        background (the reply is not delayed); the recall index takes in the new archive lines.
+
+        The summary a ``/clear`` or ``/new`` removes is kept first: the awaitable returned
+        then appends it to ``<dialog_path>/summaries/`` (:mod:`.memory.cleared`)."""
         self.closed = False  # a summary may start: close() must run again to wait for it
         if self._summariser is not None:
             self._summariser.on_compaction(record)
+        if record.trigger in ("clear", "new") and record.summary:
+            return self._keep_then_index(record)
+        self._index_soon()
+        return None
+
+    async def _keep_then_index(self, record: CompactionRecord) -> None:
+        dialog = self.config.light_context_config.dialog_path
+        try:
+            await keep_cleared_summary(record, self.workspace, dialog)
+        except Exception:  # the clear went through; only the copy for recall is missing
+            logger.exception(
+                "copaw-context: could not keep the summary /%s removed", record.trigger
+            )
+        self._index_soon()
+
+    def _index_soon(self) -> None:
         if self.enabled and (self._indexing is None or self._indexing.done()):
             self._indexing = asyncio.ensure_future(self._refresh_index())
 

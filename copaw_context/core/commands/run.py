@@ -92,6 +92,7 @@ async def _clear(ctx: StepContext, host: HostSession, *, new_session: bool) -> s
     transcript = tuple(transcript_of(host.view(index)) for index in range(count))
     session = host.session_id
     state = ctx.state(host)
+    summary = previous_summary(state, host) or None  # kept for recall by the listeners
 
     async def archive_then_clear() -> bool:
         written = await write_records(ctx, host, records)
@@ -101,14 +102,14 @@ async def _clear(ctx: StepContext, host: HostSession, *, new_session: bool) -> s
         return written is not None
 
     archived = await shielded(archive_then_clear())
-    if transcript:
+    if transcript or summary:
         await ctx.notify(
             CompactionRecord(
                 trigger="new" if new_session else "clear",
                 session_id=session,
                 agent_name=host.agent_name,
                 messages=transcript,
-                summary=None,
+                summary=summary,
                 archive_files=(),
             )
         )

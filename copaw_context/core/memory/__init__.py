@@ -7,11 +7,14 @@
 - :mod:`.summariser`: at each compaction, preferences and try-error lessons to today's log.
 - :mod:`.consolidate` and :mod:`.scheduler`: recent daily logs folded into MEMORY.md on a cron
   schedule.
-- :mod:`.search`: an SQLite FTS5 (trigram) index over MEMORY.md, the logs and the dialog archive.
+- :mod:`.search`: an SQLite FTS5 (trigram) index over everything that left the context:
+  MEMORY.md, the logs, the dialog archive, the summaries ``/clear`` and ``/new`` removed
+  (:mod:`.cleared`) and the saved full texts of cut tool outputs and user requests.
 """
 
 from __future__ import annotations
 
+from .cleared import keep_cleared_summary
 from .consolidate import ConsolidationResult, MemoryConsolidator, extractive_merge
 from .events import MemoryEvent, MemoryEventCallback, MemoryEventKind, MemoryModel
 from .files import (
@@ -47,5 +50,6 @@ __all__ = [
     "extractive_merge",
     "format_hits",
     "fts5_trigram_available",
+    "keep_cleared_summary",
     "render_memory_prompt",
 ]

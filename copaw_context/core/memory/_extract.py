@@ -25,14 +25,19 @@ __all__ = [
     "markdown_chunks",
     "message_chunks",
     "query_terms",
+    "hit_line",
     "record_text",
     "snippet",
+    "summary_chunks",
+    "text_chunks",
 ]
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$")
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _MAX_CHUNK_LINES = 40
+# The first line of each entry of dialog/summaries/YYYY-MM-DD.md (see memory.cleared).
+SUMMARY_ENTRY = re.compile(r"^# /(clear|new) · (.*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +59,9 @@ def markdown_chunks(text: str, first_line: int = 1, max_chars: int = 4000) -> li
     in_fence = False
 
     def flush() -> None:
-        body = "\n".join(current).strip()
-        if body:
-            for offset in range(0, len(body), max_chars):
-                chunks.append(Chunk(start, body[offset : offset + max_chars], heading))
+        body = "\n".join(current).rstrip()
+        for line, piece in _pieces(body, start, max_chars):
+            chunks.append(Chunk(line, piece, heading))
         current.clear()
 
     for number, raw in enumerate(scrub_surrogates(text).split("\n"), start=first_line):
@@ -80,6 +84,65 @@ def markdown_chunks(text: str, first_line: int = 1, max_chars: int = 4000) -> li
             start = number
         current.append(line)
     flush()
+    return chunks
+
+
+def _pieces(body: str, first_line: int, max_chars: int) -> Iterator[tuple[int, str]]:
+    """``body`` (lines from ``first_line``) in pieces of ``max_chars``, each with its line."""
+    line = first_line
+    for offset in range(0, len(body), max_chars):
+        piece = body[offset : offset + max_chars]
+        if piece.strip():
+            yield line, piece
+        line += piece.count("\n")
+
+
+def text_chunks(
+    text: str, first_line: int = 1, max_chars: int = 4000, max_lines: int = _MAX_CHUNK_LINES
+) -> list[Chunk]:
+    """Chunks of plain text (a saved tool output): runs of up to ``max_lines`` lines and
+    ``max_chars`` characters, each with the 1-based line it starts on (a longer line is cut
+    into pieces; a run never starts with a blank line)."""
+    chunks: list[Chunk] = []
+    current: list[str] = []
+    size, start = 0, first_line
+
+    def flush() -> None:
+        for line, piece in _pieces("\n".join(current).rstrip(), start, max_chars):
+            chunks.append(Chunk(line, piece))
+        current.clear()
+
+    for number, raw in enumerate(scrub_surrogates(text).split("\n"), start=first_line):
+        line = raw.rstrip("\r")
+        if current and (len(current) >= max_lines or size + len(line) > max_chars):
+            flush()
+        if not current:
+            if not line.strip():
+                continue
+            start, size = number, 0
+        current.append(line)
+        size += len(line) + 1
+    flush()
+    return chunks
+
+
+def summary_chunks(text: str, max_chars: int = 4000) -> list[Chunk]:
+    """Chunks of a file of cleared summaries: each entry's Markdown, labelled by the entry
+    (``/clear summary``) and the section it is in, all at the entry's first line."""
+    chunks: list[Chunk] = []
+    lines = scrub_surrogates(text).split("\n")
+    starts = [i for i, line in enumerate(lines) if SUMMARY_ENTRY.match(line.rstrip("\r"))]
+    for which, begin in enumerate(starts):
+        end = starts[which + 1] if which + 1 < len(starts) else len(lines)
+        match = SUMMARY_ENTRY.match(lines[begin].rstrip("\r"))
+        assert match is not None
+        entry = f"/{match.group(1)} summary"
+        stamp = match.group(2).split(" · ", 1)[0]
+        body = "\n".join(lines[begin + 1 : end])
+        for chunk in markdown_chunks(body, begin + 2, max_chars):
+            label = f"{entry}: {chunk.label}" if chunk.label else entry
+            # Each at the entry's first line: one hit per summary, read whole from there.
+            chunks.append(Chunk(begin + 1, chunk.body, label, stamp))
     return chunks
 
 
@@ -154,6 +217,13 @@ def query_terms(query: object) -> list[str]:
         if term not in seen:
             seen.append(term)
     return seen[:16]
+
+
+def hit_line(line: int, body: str, terms: list[str]) -> int:
+    """The line of the first of ``terms`` in a chunk of ``body`` that starts on ``line``."""
+    folded = body.casefold()
+    found = [p for p in (folded.find(t.casefold()) for t in terms) if p >= 0]
+    return line + folded[: min(found)].count("\n") if found else line
 
 
 def snippet(body: str, terms: list[str], width: int = 160) -> str:

@@ -1,4 +1,7 @@
-"""Recall: a full-text index over MEMORY.md, the daily logs and the dialog archive.
+"""Recall: a full-text index over everything that left the context: MEMORY.md, the daily logs,
+the dialog archive, the summaries ``/clear`` and ``/new`` removed, and the saved full texts of
+cut tool outputs and user requests (the first ``max_output_bytes`` of each; see
+:mod:`._sources`).
 
 The index is an SQLite database in the workspace (``<memory_dir>/.index.sqlite3``) with an
 FTS5 table using the ``trigram`` tokenizer, so Chinese (no spaces between words) is found as
@@ -8,10 +11,11 @@ scanned with ``LIKE`` is used instead (a warning is logged once).
 Indexing is incremental: for each file the index remembers size, modification time, inode and
 how many bytes it indexed. Appended archive lines are read from where the last run stopped;
 a Markdown file that changed is indexed again whole; a file that shrank, was replaced or
-vanished is dropped first. A missing index is created and a corrupt one is moved aside and
-rebuilt. Several processes may index and search at once: the database is in WAL mode, waits
-for a busy writer, and each file is indexed in its own write transaction that re-reads what
-is already indexed, so no line is indexed twice.
+vanished is dropped first (an expired tool output leaves the index at the next refresh). A
+missing index is created and a corrupt one is moved aside and rebuilt. Several processes may
+index and search at once: the database is in WAL mode, waits for a busy writer, and each file
+is indexed in its own write transaction that re-reads what is already indexed, so no line is
+indexed twice.
 """
 
 from __future__ import annotations
@@ -20,17 +24,16 @@ import asyncio
 import json
 import logging
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .._confine import OutsideWorkspaceError, check_inside
 from .._safe_open import ReadFailure, open_inside
-from ._extract import Chunk, markdown_chunks, message_chunks, query_terms, snippet
+from ._extract import Chunk, message_chunks, query_terms
 from ._index_db import (
     INDEX_FILE,
     REBUILD_REQUESTED,
@@ -40,11 +43,14 @@ from ._index_db import (
     fts5_trigram_available,
 )
 from ._index_files import complete_lines, tail_hash, up_to_date
-from .files import LEGACY_MEMORY_FILE, MEMORY_FILE
+from ._index_query import SearchHit, query_hits
+from ._sources import WHOLE_KINDS, Kind, Source, find_sources, text_of
 
 __all__ = [
     "INDEX_FILE",
     "IndexStats",
+    "Kind",
+    "MAX_OUTPUT_BYTES",
     "MemoryIndex",
     "MemoryIndexError",
     "SearchHit",
@@ -56,23 +62,11 @@ logger = logging.getLogger("copaw_context")
 _ROW_QUERY = (
     "SELECT size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files WHERE path = ?"
 )
-_LIKE_SPECIAL = re.compile(r"([\\%_])")
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
 _PROCESS_LOCKS_GUARD = threading.Lock()
 
-Kind = Literal["memory", "log", "dialog"]
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One result: the file (relative to the workspace), the 1-based line and a snippet."""
-
-    path: str
-    line: int
-    kind: Kind
-    snippet: str
-    label: str = ""
-    stamp: str = ""
+MAX_OUTPUT_BYTES = 65536
+"""Bytes of each saved tool output (and cut user request) the index takes in: its beginning."""
 
 
 @dataclass(frozen=True)
@@ -99,8 +93,12 @@ class MemoryIndex:
         max_message_chars: int = 65536,
         use_fts: bool | None = None,
         extra_read_roots: Sequence[str | Path] = (),
+        tool_results_dir: str | None = "tool_result",
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
     ) -> None:
         self._workspace = Path(workspace).expanduser().absolute()
+        self._output_dir = None if tool_results_dir is None else self._workspace / tool_results_dir
+        self._max_output_bytes = max(1, max_output_bytes)
         self._extra_read_roots = tuple(Path(r).expanduser().absolute() for r in extra_read_roots)
         self._memory_dir = self._workspace / memory_dir
         self._dialog_dir = self._workspace / dialog_dir
@@ -173,9 +171,9 @@ class MemoryIndex:
         for attempt in (0, 1):
             try:
                 with self._db.connect() as conn:
-                    hits = self._query(conn, terms, limit, every=True)
+                    hits = query_hits(conn, terms, limit, every=True, fts=self._use_fts)
                     if not hits and len(terms) > 1:
-                        hits = self._query(conn, terms, limit, every=False)
+                        hits = query_hits(conn, terms, limit, every=False, fts=self._use_fts)
                     return hits
             except NeedsRebuild as reason:
                 if attempt:
@@ -188,22 +186,10 @@ class MemoryIndex:
 
     # --- indexing --------------------------------------------------------------------------
 
-    def _sources(self) -> dict[str, tuple[Path, Kind]]:
-        found: dict[str, tuple[Path, Kind]] = {}
-        for name in (MEMORY_FILE, LEGACY_MEMORY_FILE):
-            path = self._workspace / name
-            if path.is_file() and not any(p.samefile(path) for p, _ in found.values()):
-                found[name] = (path, "memory")
-        folders: tuple[tuple[Path, str, Kind], ...] = (
-            (self._memory_dir, "*.md", "log"),
-            (self._dialog_dir, "*.jsonl", "dialog"),
+    def _sources(self) -> dict[str, Source]:
+        return find_sources(
+            self._workspace, self._memory_dir, self._dialog_dir, self._output_dir, self._readable
         )
-        for directory, pattern, kind in folders:
-            if directory.is_dir():
-                for path in sorted(directory.glob(pattern)):
-                    if path.is_file():
-                        found[path.relative_to(self._workspace).as_posix()] = (path, kind)
-        return {rel: source for rel, source in found.items() if self._readable(source[0])}
 
     def _readable(self, path: Path) -> bool:
         """Whether ``path`` (symlinks resolved) stays inside the workspace or a read root."""
@@ -249,7 +235,7 @@ class MemoryIndex:
         except FileNotFoundError:
             return None
         row = conn.execute(_ROW_QUERY, (rel,)).fetchone()
-        if row is not None and up_to_date(row, info):
+        if row is not None and up_to_date(row, info, whole=kind in WHOLE_KINDS):
             return None
         added: int | None = None
         while True:
@@ -286,7 +272,7 @@ class MemoryIndex:
             return None
         with handle:
             info = os.fstat(handle.fileno())
-            if row is not None and up_to_date(row, info):
+            if row is not None and up_to_date(row, info, whole=kind in WHOLE_KINDS):
                 return None
             start, lines = 0, 0
             appended = (
@@ -305,11 +291,13 @@ class MemoryIndex:
                 data = complete_lines(handle, info.st_size - start)
                 new_chunks, counted = self._dialog_chunks(data, lines)
             else:
-                data = handle.read()
-                text = data.decode("utf-8", "replace")
-                new_chunks = markdown_chunks(text, 1, self._max_chunk_chars)
-                counted = data.count(b"\n")
-            indexed = start + len(data)
+                read = text_of(handle, kind, self._max_chunk_chars, self._max_output_bytes)
+                if read is None:
+                    logger.warning("memory index: not indexed %s: it has several hard links", path)
+                    return None
+                new_chunks, data, counted = read
+            # A saved output is done once its beginning is in: all of it counts as indexed.
+            indexed = info.st_size if kind in WHOLE_KINDS else start + len(data)
             tail = tail_hash(handle, indexed)
         if row is not None and not data and start > 0:
             return None  # only a torn last line is new: it waits until it is complete
@@ -346,44 +334,3 @@ class MemoryIndex:
                     record, number, self._max_chunk_chars, self._max_message_chars
                 )
         return found, number
-
-    # --- querying --------------------------------------------------------------------------
-
-    def _query(
-        self, conn: sqlite3.Connection, terms: list[str], limit: int, *, every: bool
-    ) -> list[SearchHit]:
-        long_terms = [t for t in terms if len(t) >= 3] if self._use_fts else []
-        if not every and len(long_terms) < len(terms):
-            long_terms = []  # FTS5 cannot OR a MATCH with other conditions: scan instead
-        like_terms = [t for t in terms if t not in long_terms]
-        clauses: list[str] = []
-        params: list[object] = []
-        if long_terms:
-            quoted = ['"' + t.replace('"', '""') + '"' for t in long_terms]
-            clauses.append("chunk_text MATCH ?")
-            params.append((" AND " if every else " OR ").join(quoted))
-        for term in like_terms:
-            clauses.append(
-                "(chunk_text.body LIKE ? ESCAPE '\\' OR chunk_text.label LIKE ? ESCAPE '\\')"
-            )
-            pattern = "%" + _LIKE_SPECIAL.sub(r"\\\1", term) + "%"
-            params += [pattern, pattern]
-        where = (" AND " if every else " OR ").join(clauses)
-        order = "chunk_text.rank, chunks.id DESC" if long_terms else "chunks.id DESC"
-        sql = (
-            "SELECT chunks.path, chunks.line, chunks.kind, chunks.stamp, chunk_text.body, "
-            "chunk_text.label FROM chunk_text JOIN chunks ON chunks.id = chunk_text.rowid "
-            f"WHERE {where} ORDER BY {order} LIMIT ?"
-        )
-        rows = conn.execute(sql, (*params, limit * 4)).fetchall()
-        hits: list[SearchHit] = []
-        seen: set[tuple[str, int]] = set()
-        for path, line, kind, stamp, body, label in rows:
-            if (path, line) in seen:
-                continue  # several chunks of one long message: one hit
-            seen.add((path, line))
-            text = snippet(body, terms)
-            hits.append(SearchHit(path, int(line), kind, text, label or "", stamp or ""))
-            if len(hits) == limit:
-                break
-        return hits

@@ -8,6 +8,7 @@ what to change.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,8 +18,9 @@ import filelock
 
 from copaw_context.core.errors import CopawContextError
 
+from ._sources import KIND_WORDS
 from .files import MemoryFiles
-from .search import MemoryIndex, SearchHit
+from .search import MAX_OUTPUT_BYTES, MemoryIndex, SearchHit
 
 __all__ = ["MAX_SEARCH_RESULTS", "MemoryTools", "format_hits"]
 
@@ -30,7 +32,8 @@ _TOOL_ERRORS = (CopawContextError, OSError, ValueError, filelock.Timeout, sqlite
 
 def format_hits(query: str, hits: list[SearchHit], *, read_hint: bool = True) -> str:
     """Search results as the agent reads them: file, line, who/when, snippet, and (with
-    ``read_hint``) how to read on with ``read_file``."""
+    ``read_hint``) under each hit where it comes from and the ``read_file`` call that reads
+    the whole from its first line."""
     if not hits:
         return (
             f"No memory matches {query!r}. Try other or fewer words (at least 3 characters "
@@ -41,11 +44,12 @@ def format_hits(query: str, hits: list[SearchHit], *, read_hint: bool = True) ->
         about = ", ".join(part for part in (hit.label, hit.stamp) if part)
         where = f"{hit.path} line {hit.line}" + (f" ({about})" if about else "")
         lines.append(f"{number}. {where}: {hit.snippet}")
+        if read_hint:
+            source = KIND_WORDS.get(hit.kind, hit.kind)
+            path = json.dumps(hit.path, ensure_ascii=False)
+            lines.append(f"   from {source}; read_file(file_path={path}, start_line={hit.line})")
     if read_hint:
-        lines.append(
-            "Paths are relative to the workspace; read more with read_file(file_path=PATH, "
-            "start_line=LINE)."
-        )
+        lines.append("Paths are relative to the workspace.")
     return "\n".join(lines)
 
 
@@ -85,11 +89,21 @@ class MemoryTools:
         *,
         max_results: int = 5,
         extra_read_roots: Sequence[str | Path] = (),
+        tool_results_dir: str | None = "tool_result",
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
     ) -> MemoryTools:
         """Tools over ``workspace`` with a new :class:`MemoryFiles` and :class:`MemoryIndex`;
-        ``extra_read_roots`` may be read through links, never written."""
+        ``extra_read_roots`` may be read through links, never written; the index reads the
+        first ``max_output_bytes`` of each saved tool output in ``tool_results_dir``."""
         files = MemoryFiles(workspace, memory_dir, extra_read_roots=extra_read_roots)
-        index = MemoryIndex(workspace, memory_dir, dialog_dir, extra_read_roots=extra_read_roots)
+        index = MemoryIndex(
+            workspace,
+            memory_dir,
+            dialog_dir,
+            extra_read_roots=extra_read_roots,
+            tool_results_dir=tool_results_dir,
+            max_output_bytes=max_output_bytes,
+        )
         return cls(files, index, max_results=max_results)
 
     def functions(self) -> list[Callable[..., Awaitable[str]]]:
@@ -136,9 +150,11 @@ class MemoryTools:
         return f"{verb} section {section.strip().lstrip('#').strip()!r} of {name}."
 
     async def memory_search(self, query: str, limit: int = 5) -> str:
-        """Search long-term memory: MEMORY.md, the daily logs and the archive of earlier
-        conversation (messages that left your context). Use it before asking the user something
-        they may have told you already, or to find earlier results and decisions.
+        """Search everything that left your context: MEMORY.md, the daily logs, the archive
+        of earlier conversation, the summaries /clear and /new removed, and the saved full
+        texts of cut tool outputs (the beginning of each). Each result names its file and line
+        and the read_file call that reads on from there. Use it before asking the user
+        something they may have told you already, or to find earlier results and decisions.
 
         Args:
             query (`str`):
