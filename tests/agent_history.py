@@ -16,7 +16,7 @@ __all__ = ["archived_block_keys", "block_keys", "config", "seeded_history"]
 
 def config(window: int, **light: Any) -> RunningConfig:
     """Compaction settings for these tests; the memory summariser (which would also call the
-    compactor's model) is off: tests/test_memory_integration.py covers it."""
+    compactor's model) is off: tests/agentscope2/test_memory_integration.py covers it."""
     compact = light.pop("context_compact_config", {})
     return parse_running_config(
         {

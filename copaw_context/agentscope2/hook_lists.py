@@ -10,7 +10,7 @@ __all__ = ["HOOK_LISTS", "join_hook_lists", "refuse_another_hook"]
 
 # AgentScope 2.x computes each hook's middleware list once in Agent.__init__ and has no
 # public add_middleware; these private lists are the only way in. Pinned by
-# tests/test_agentscope_pins.py so a host change fails loudly.
+# tests/agentscope2/test_agentscope_pins.py so a host change fails loudly.
 HOOK_LISTS = {
     "on_reply": "_reply_middlewares",
     "on_reasoning": "_reasoning_middlewares",

@@ -68,7 +68,7 @@ class HostLimits:
         """AgentScope's own ``max_image_num`` rule (oldest images out first)."""
         try:
             # Private, but it is AgentScope's own rule, applied as the built-in does. Pinned
-            # by tests/test_agentscope_pins.py.
+            # by tests/agentscope2/test_agentscope_pins.py.
             await agent._limit_context_images(context_config)
         except Exception:
             logger.exception("copaw-context: could not apply AgentScope's image limit")

@@ -298,7 +298,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         window of the model called)."""
         with self._calling(agent, session):
             # Private but unavoidable: the model input for the new context. Pinned by
-            # tests/test_agentscope_pins.py.
+            # tests/agentscope2/test_agentscope_pins.py.
             return dict(await agent._prepare_model_input())
 
     @contextlib.contextmanager

@@ -129,7 +129,7 @@ class AgentScope2Session(SessionBase):
         hint = ""
         if model_input is None:
             # Private but unavoidable: the exact system prompt and tool schemas the model
-            # gets. Pinned by tests/test_agentscope_pins.py.
+            # gets. Pinned by tests/agentscope2/test_agentscope_pins.py.
             model_input = await self.agent._prepare_model_input()
             hint = runtime_hint_allowance(self.agent)  # appended after our step
         messages: Sequence[Msg] = model_input.get("messages") or []

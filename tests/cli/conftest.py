@@ -3,4 +3,6 @@
 
 from copaw_context import installed_agentscope_major
 
-collect_ignore_glob = [] if installed_agentscope_major() >= 2 else ["test_demo_*.py"]
+collect_ignore_glob = (
+    [] if installed_agentscope_major() >= 2 else ["test_demo_*.py", "test_cli_workspace.py"]
+)

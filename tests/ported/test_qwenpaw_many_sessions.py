@@ -1,9 +1,9 @@
 """Ports QwenPaw's many chats of one agent workspace (its runner serves every chat of an
 agent from one workspace): twenty sessions at once (asyncio.gather) in one workspace, with
-twenty hooks or one hook shared by twenty agents (tests/test_shared_hook.py's layout). Every
-model input of every session fits its window and is paired, every part is in its context or
-the shared archive exactly once, every notice in a context names a file that holds the full
-text."""
+twenty hooks or one hook shared by twenty agents (tests/agentscope2/test_shared_hook.py's
+layout). Every model input of every session fits its window and is paired, every part is in
+its context or the shared archive exactly once, every notice in a context names a file that
+holds the full text."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest
 
 from copaw_context.core.config import ConfigError, parse_running_config
 
-SCHEMA = Path(__file__).resolve().parents[1] / "configs" / "agent-json.schema.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "configs" / "agent-json.schema.json"
 
 CASES = [
     {"memory": {"model_max_input_length": 0}},

@@ -20,7 +20,7 @@ from copaw_context.core.config import (
 )
 from copaw_context.core.errors import ConfigError
 
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 
 def running(**keys: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from copaw_context.core.config import (
 )
 from copaw_context.core.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 SCHEMA_FILE = CONFIGS / "agent-json.schema.json"
 EXAMPLES = sorted(p for p in CONFIGS.glob("*.json") if p != SCHEMA_FILE)

@@ -13,7 +13,7 @@ import pytest
 from copaw_context import __version__
 from copaw_context.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 
 
