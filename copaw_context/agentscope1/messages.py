@@ -15,9 +15,7 @@ message of its own. Our per-message entry lives in ``msg.metadata["copaw_context
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -25,6 +23,7 @@ from agentscope.message import Msg
 
 from copaw_context.core.data_label import data_label
 from copaw_context.core.host import MessageView, PartView, Role
+from copaw_context.core.host import archive_id as core_archive_id
 
 __all__ = [
     "ARCHIVE_FORM",
@@ -194,12 +193,8 @@ def part_keys(msg: Msg) -> list[str]:
 
 
 def archive_id(msg: Msg) -> str:
-    """A stable identity of ``msg`` as archived: its id and the blocks it holds."""
-    digest = hashlib.sha1(",".join(part_keys(msg)).encode("utf-8", "surrogatepass")).hexdigest()[
-        :16
-    ]
-    safe_id = re.sub(r"[^A-Za-z0-9._:-]", "_", str(msg.id))[:150]
-    return f"{safe_id}#{digest}"
+    """``msg``'s archive id (``core.host.archive_id``) over its :func:`part_keys`."""
+    return core_archive_id(msg.id, part_keys(msg))
 
 
 def with_blocks(msg: Msg, indices: Sequence[int]) -> Msg:

@@ -8,8 +8,6 @@ appending to it.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +28,7 @@ from agentscope.message import (
 from copaw_context.core.context_check import plan_context
 from copaw_context.core.data_label import data_label
 from copaw_context.core.host import MessageView, PartView, Role
+from copaw_context.core.host import archive_id as core_archive_id
 from copaw_context.core.ledger import TokenMeter
 from copaw_context.core.split import SplitPlan
 from copaw_context.core.tokens import TokenCounter
@@ -177,15 +176,8 @@ def with_blocks(msg: Msg, block_indices: Sequence[int], *, usage: bool) -> Msg:
 
 
 def archive_id(msg: Msg) -> str:
-    """A stable identity of ``msg`` as archived: its id and the blocks it holds.
-
-    A message cut in two by a compaction keeps its id in both halves; the block keys tell
-    the halves apart, so each is archived exactly once.
-    """
-    blocks = ",".join(f"{b.type}:{b.id}" for b in msg.content)
-    digest = hashlib.sha1(blocks.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    safe_id = re.sub(r"[^A-Za-z0-9._:-]", "_", str(msg.id))[:150]
-    return f"{safe_id}#{digest}"
+    """``msg``'s archive id (``core.host.archive_id``) over its blocks' ``type:id`` keys."""
+    return core_archive_id(msg.id, [f"{b.type}:{b.id}" for b in msg.content])
 
 
 class MsgList:

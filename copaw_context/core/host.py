@@ -8,6 +8,8 @@ host. Everything here is host-neutral data.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -24,6 +26,7 @@ __all__ = [
     "PartView",
     "Role",
     "Window",
+    "archive_id",
 ]
 
 PartKind = Literal["text", "thinking", "hint", "tool_call", "tool_result", "data", "other"]
@@ -84,6 +87,18 @@ class Window:
 
     tokens: int
     source: str
+
+
+def archive_id(message_id: object, block_keys: Sequence[str]) -> str:
+    """A stable identity of a message as archived: its id and the blocks it holds.
+
+    A message cut in two by a compaction keeps its id in both halves; the block keys (in the
+    host's own spelling, which must not change between versions) tell the halves apart, so
+    each is archived exactly once.
+    """
+    digest = hashlib.sha1(",".join(block_keys).encode("utf-8", "surrogatepass")).hexdigest()
+    safe_id = re.sub(r"[^A-Za-z0-9._:-]", "_", str(message_id))[:150]
+    return f"{safe_id}#{digest[:16]}"
 
 
 @dataclass(frozen=True, slots=True)
