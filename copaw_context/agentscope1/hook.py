@@ -31,7 +31,7 @@ from copaw_context.agentscope1.model import REASONING_CALL
 from copaw_context.agentscope1.proxies import with_memory
 from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.state import agent_state
-from copaw_context.agentscope1.summariser import DEFAULT_WINDOW, AgentScope1Summariser
+from copaw_context.agentscope1.summariser import AgentScope1Summariser
 from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
 from copaw_context.core.config import RunningConfig, load_running_config
@@ -135,12 +135,7 @@ class MemoryCompactionHook(EngineHook):
 
     # ------------------------------------------------------------------- session
     def window(self, agent: Any) -> Window:
-        if self.config.max_input_length_is_set:
-            return Window(self.config.max_input_length, "running.max_input_length")
-        size = getattr(inner_model(agent), "context_size", None)
-        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
-            return Window(size, "model.context_size")
-        return Window(DEFAULT_WINDOW, "the default (set running.max_input_length)")
+        return Window(*self.config.window_for(getattr(inner_model(agent), "context_size", None)))
 
     async def session(self, agent: Any) -> AgentScope1Session:
         """The engine's view of ``agent`` (its state is the agent's ``copaw_context``)."""

@@ -7,9 +7,10 @@ from typing import Any
 
 from agentscope.message import Msg
 
-__all__ = ["DEFAULT_WINDOW", "AgentScope1Summariser", "response_text"]
+from copaw_context.core.config import DEFAULT_WINDOW_TOKENS
 
-DEFAULT_WINDOW = 131072
+__all__ = ["AgentScope1Summariser", "response_text"]
+
 """QwenPaw's ``max_input_length`` default, for a model that does not state its window."""
 
 
@@ -37,7 +38,7 @@ class AgentScope1Summariser:
         size = getattr(self.model, "context_size", None)
         stated = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
         if stated is None:
-            return self.window or DEFAULT_WINDOW
+            return self.window or DEFAULT_WINDOW_TOKENS
         return stated if self.window is None else min(stated, self.window)
 
     async def complete(self, system_prompt: str, request: str) -> str:

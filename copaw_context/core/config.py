@@ -47,6 +47,7 @@ from copaw_context.core.config_sections import (
 from copaw_context.core.errors import ConfigError, json_text
 
 __all__ = [
+    "DEFAULT_WINDOW_TOKENS",
     "EXEMPT_OLD_DEFAULT_BYTES",
     "EXEMPT_RECENT_DEFAULT_BYTES",
     "AutoMemorySearchConfig",
@@ -65,6 +66,9 @@ __all__ = [
     "parse_running_config",
     "running_config_json_schema",
 ]
+
+DEFAULT_WINDOW_TOKENS = 131072
+"""The window assumed when neither agent.json nor the model states one."""
 
 logger = logging.getLogger("copaw_context")
 
@@ -120,12 +124,19 @@ class RunningConfig(Section):
         """Whether the file sets ``max_input_length``; if not, the model's context size rules."""
         return "max_input_length" in self.model_fields_set
 
-    def window_for(self, context_size: int) -> tuple[int, str]:
-        """The window in tokens for a model of ``context_size`` and where it comes from:
-        ``max_input_length`` when the file sets it, else the model's own size."""
+    def window_for(self, context_size: object) -> tuple[int, str]:
+        """The window in tokens for a model stating ``context_size`` and where it comes from:
+        ``max_input_length`` when the file sets it, else the model's own size when it is a
+        positive whole number, else :data:`DEFAULT_WINDOW_TOKENS` (every host, one rule)."""
         if self.max_input_length_is_set:
             return self.max_input_length, "running.max_input_length"
-        return int(context_size), "model.context_size"
+        if (
+            isinstance(context_size, int)
+            and not isinstance(context_size, bool)
+            and context_size > 0
+        ):
+            return context_size, "model.context_size"
+        return DEFAULT_WINDOW_TOKENS, "the default (set running.max_input_length)"
 
     def compact_threshold_tokens(self, window: int | None = None) -> int:
         """Tokens at which compaction starts: ``int(window * compact_threshold_ratio)``."""

@@ -646,3 +646,15 @@ def test_qwenpaw_agent_language_is_inherited_unless_set() -> None:
     assert explicit.light_context_config.language == "en"
     other = parse_running_config({"language": "fr", "running": {}})
     assert other.light_context_config.language == "en"
+
+
+def test_one_window_rule_for_every_host() -> None:
+    from copaw_context.core.config import DEFAULT_WINDOW_TOKENS, RunningConfig, parse_running_config
+
+    assert RunningConfig().window_for(8000) == (8000, "model.context_size")
+    for unstated in (None, 0, -5, True, "8000", 8000.0):
+        assert RunningConfig().window_for(unstated)[0] == DEFAULT_WINDOW_TOKENS, unstated
+    pinned = parse_running_config({"running": {"max_input_length": 4000}})
+    assert (
+        pinned.window_for(None) == pinned.window_for(200_000) == (4000, "running.max_input_length")
+    )
