@@ -31,9 +31,8 @@ from copaw_context.agentscope1.messages import (
     set_text,
     with_blocks,
 )
-from copaw_context.core.host import ArchiveRecord, FixedParts, MessageView, Window
+from copaw_context.core.host import ArchiveRecord, CompactorModel, FixedParts, MessageView, Window
 from copaw_context.core.session_base import SessionBase
-from copaw_context.core.summary import CompactorModel
 
 __all__ = ["HIDDEN_MARKS", "AgentScope1Session", "message_from_dict"]
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._safe_open import ReadFailure, open_inside
+from copaw_context.core._safe_open import ReadFailure, open_inside
 
 __all__ = [
     "OutsideWorkspaceError",

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from ._confine import OutsideWorkspaceError, check_inside, refusal
+from copaw_context.core._confine import OutsideWorkspaceError, check_inside, refusal
 
 __all__ = [
     "confined_dir",

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ._confine_write import replace_at, writable_dir
-from ._text_bytes import CHUNK_CHARS, is_utf8, scrub_surrogates, utf8_scrubbed
+from copaw_context.core._confine_write import replace_at, writable_dir
+from copaw_context.core._text_bytes import CHUNK_CHARS, is_utf8, scrub_surrogates, utf8_scrubbed
 
 __all__ = ["SavedText", "directory_sync", "fsync_directory", "write_atomically"]
 

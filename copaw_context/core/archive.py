@@ -25,9 +25,9 @@ from typing import Any, NoReturn
 
 import filelock
 
-from ._confine import OutsideWorkspaceError, check_inside
-from ._confine_write import lock_name_at
-from .archive_lines import (
+from copaw_context.core._confine import OutsideWorkspaceError, check_inside
+from copaw_context.core._confine_write import lock_name_at
+from copaw_context.core.archive_lines import (
     Appended,
     AppendError,
     ArchiveLine,
@@ -38,8 +38,8 @@ from .archive_lines import (
     truncate_to,
     without_parts,
 )
-from .archive_reader import archived_keys, cached_line_count, read_archive
-from .errors import ArchiveError
+from copaw_context.core.archive_reader import archived_keys, cached_line_count, read_archive
+from copaw_context.core.errors import ArchiveError
 
 __all__ = [
     "ArchivePartialWriteError",

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._confine import OutsideWorkspaceError
-from ._confine_write import confined_dir, open_append_at
-from .archive_reader import count_lines
-from .errors import ArchiveError
+from copaw_context.core._confine import OutsideWorkspaceError
+from copaw_context.core._confine_write import confined_dir, open_append_at
+from copaw_context.core.archive_reader import count_lines
+from copaw_context.core.errors import ArchiveError
 
 __all__ = [
     "AppendError",

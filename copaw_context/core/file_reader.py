@@ -19,17 +19,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
-from ._line_index import locate_line
-from ._safe_open import ReadFailure as _ReadFailure
-from ._safe_open import is_path_allowed, open_inside, resolve_inside
-from .truncation import (
+from copaw_context.core._line_index import locate_line
+from copaw_context.core._safe_open import ReadFailure as _ReadFailure
+from copaw_context.core._safe_open import is_path_allowed, open_inside, resolve_inside
+from copaw_context.core.truncation import (
     MAX_FILE_PATH_BYTES,
     TruncationNotice,
     cut_prefix_to_bytes,
     format_truncation_notice,
     notice_path,
 )
-from .truncation_notice import _quote_path as quote_path
+from copaw_context.core.truncation_notice import _quote_path as quote_path
 
 __all__ = ["ReadResult", "is_path_allowed", "read_text_file"]
 

@@ -14,10 +14,9 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from copaw_context.core.summary import CompactorModel
-
 __all__ = [
     "ArchiveRecord",
+    "CompactorModel",
     "ContextSource",
     "FixedParts",
     "HostSession",
@@ -31,6 +30,21 @@ __all__ = [
 
 PartKind = Literal["text", "thinking", "hint", "tool_call", "tool_result", "data", "other"]
 Role = Literal["user", "assistant", "system"]
+
+
+class CompactorModel(Protocol):
+    """The model that writes summaries and long-term memory: one request in, one reply out,
+    no tools (a host wraps its chat model in this; ``copaw_context.testing`` has a scripted
+    one)."""
+
+    @property
+    def context_size(self) -> int:
+        """Tokens the model accepts."""
+        ...
+
+    async def complete(self, system_prompt: str, request: str) -> str:
+        """The model's reply text to ``request`` under ``system_prompt``."""
+        ...
 
 
 @dataclass(slots=True)

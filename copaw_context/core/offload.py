@@ -30,11 +30,11 @@ from uuid import uuid4
 
 import filelock
 
-from . import offload_refs
-from ._confine import OutsideWorkspaceError
-from ._confine_write import confined_dir, writable_dir
-from ._offload_write import SavedText, write_atomically
-from .errors import ConfigError
+from copaw_context.core import offload_refs
+from copaw_context.core._confine import OutsideWorkspaceError
+from copaw_context.core._confine_write import confined_dir, writable_dir
+from copaw_context.core._offload_write import SavedText, write_atomically
+from copaw_context.core.errors import ConfigError
 
 __all__ = ["OffloadStore", "SavedText", "referenced_offload_names", "referenced_offload_paths"]
 

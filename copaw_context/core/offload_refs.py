@@ -29,7 +29,7 @@ from pathlib import Path
 
 import filelock
 
-from ._confine_write import lock_name_at, replace_at, writable_dir
+from copaw_context.core._confine_write import lock_name_at, replace_at, writable_dir
 
 __all__ = [
     "MAX_MANIFESTS",

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copaw_context.core.host import Window
-from copaw_context.core.summary import CompactorModel
+from copaw_context.core.host import CompactorModel, Window
 
 __all__ = ["SessionBase"]
 

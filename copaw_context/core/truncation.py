@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._text_bytes import (
+from copaw_context.core._text_bytes import (
     codec_name,
     encode_measured,
     is_utf8,
@@ -20,7 +20,7 @@ from ._text_bytes import (
     utf8_cut,
     utf8_size,
 )
-from .truncation_notice import (
+from copaw_context.core.truncation_notice import (
     MAX_FILE_PATH_BYTES,
     NOTICE_BUDGET_BYTES,
     TRUNCATION_NOTICE_MARKER,

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._text_bytes import encoded_size, is_utf8, scrub_surrogates
+from copaw_context.core._text_bytes import encoded_size, is_utf8, scrub_surrogates
 
 __all__ = [
     "MAX_FILE_PATH_BYTES",

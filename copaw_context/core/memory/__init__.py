@@ -14,20 +14,35 @@
 
 from __future__ import annotations
 
-from .cleared import keep_cleared_summary
-from .consolidate import ConsolidationResult, MemoryConsolidator, extractive_merge
-from .events import MemoryEvent, MemoryEventCallback, MemoryEventKind, MemoryModel
-from .files import (
+from copaw_context.core.memory.cleared import keep_cleared_summary
+from copaw_context.core.memory.consolidate import (
+    ConsolidationResult,
+    MemoryConsolidator,
+    extractive_merge,
+)
+from copaw_context.core.memory.events import (
+    MemoryEvent,
+    MemoryEventCallback,
+    MemoryEventKind,
+    MemoryModel,
+)
+from copaw_context.core.memory.files import (
     LEGACY_MEMORY_FILE,
     MEMORY_FILE,
     MemoryFileError,
     MemoryFiles,
     render_memory_prompt,
 )
-from .scheduler import MemoryScheduler
-from .search import IndexStats, MemoryIndex, MemoryIndexError, SearchHit, fts5_trigram_available
-from .summariser import MemorySummariser
-from .tools import MemoryTools, format_hits
+from copaw_context.core.memory.scheduler import MemoryScheduler
+from copaw_context.core.memory.search import (
+    IndexStats,
+    MemoryIndex,
+    MemoryIndexError,
+    SearchHit,
+    fts5_trigram_available,
+)
+from copaw_context.core.memory.summariser import MemorySummariser
+from copaw_context.core.memory.tools import MemoryTools, format_hits
 
 __all__ = [
     "LEGACY_MEMORY_FILE",

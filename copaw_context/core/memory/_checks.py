@@ -7,9 +7,8 @@ import re
 
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.markdown_blocks import parse_blocks
-
-from .instructions import SILENT
-from .markdown import normalise_text, section_titles
+from copaw_context.core.memory.instructions import SILENT
+from copaw_context.core.memory.markdown import normalise_text, section_titles
 
 __all__ = [
     "MemoryFileError",

@@ -16,9 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from copaw_context.core.memory.markdown import normalise_text
 from copaw_context.core.truncation import scrub_surrogates
-
-from .markdown import normalise_text
 
 __all__ = [
     "Chunk",

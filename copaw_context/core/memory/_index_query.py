@@ -9,8 +9,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from ._extract import hit_line, snippet
-from ._sources import Kind
+from copaw_context.core.memory._extract import hit_line, snippet
+from copaw_context.core.memory._sources import Kind
 
 __all__ = ["SearchHit", "query_hits"]
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import filelock
 
-from .._confine import check_inside
-from .._confine_write import (
+from copaw_context.core._confine import check_inside
+from copaw_context.core._confine_write import (
     lock_name_at,
     open_append_inside,
     open_dir,
@@ -29,7 +29,7 @@ from .._confine_write import (
     sync_dir,
     writable_dir,
 )
-from .._offload_write import fsync_directory
+from copaw_context.core._offload_write import fsync_directory
 
 __all__ = [
     "AnyLock",

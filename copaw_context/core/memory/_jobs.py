@@ -16,9 +16,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from copaw_context.core.events import CompactionRecord
-
-from ._pending import PendingSummaries
-from .events import MemoryEvent
+from copaw_context.core.memory._pending import PendingSummaries
+from copaw_context.core.memory.events import MemoryEvent
 
 __all__ = ["SummaryJobs"]
 

@@ -20,9 +20,8 @@ from typing import Any
 
 from copaw_context.core._confine import check_inside
 from copaw_context.core.events import CompactionRecord
+from copaw_context.core.memory._io import atomic_write
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-
-from ._io import atomic_write
 
 __all__ = ["PENDING_DIR", "PendingSummaries"]
 

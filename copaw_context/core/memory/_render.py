@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
+from copaw_context.core.memory.instructions import SILENT
+from copaw_context.core.memory.markdown import normalise_text
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-
-from .instructions import SILENT
-from .markdown import normalise_text
 
 __all__ = [
     "MAX_ENTRIES",

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from ._extract import Chunk, markdown_chunks, summary_chunks, text_chunks
-from .cleared import CLEARED_DIR
-from .files import LEGACY_MEMORY_FILE, MEMORY_FILE
+from copaw_context.core.memory._extract import Chunk, markdown_chunks, summary_chunks, text_chunks
+from copaw_context.core.memory.cleared import CLEARED_DIR
+from copaw_context.core.memory.files import LEGACY_MEMORY_FILE, MEMORY_FILE
 
 __all__ = [
     "KIND_WORDS",

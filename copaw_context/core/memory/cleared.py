@@ -24,8 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from copaw_context.core.events import CompactionRecord
-
-from ._io import append_bytes, locked
+from copaw_context.core.memory._io import append_bytes, locked
 
 __all__ = ["CLEARED_DIR", "cleared_entry", "keep_cleared_summary"]
 

@@ -31,22 +31,29 @@ from pathlib import Path
 from typing import Any, Literal
 
 from copaw_context.core.config import RunningConfig
-from copaw_context.core.tokens import TokenCounter, make_token_counter
-
-from ._checks import check_proposal
-from ._io import acquire_async, atomic_write, file_lock, locked
-from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
-from .files import MEMORY_FILE, MemoryFiles
-from .instructions import consolidation_request, consolidation_system_prompt
-from .markdown import (
+from copaw_context.core.memory._checks import check_proposal
+from copaw_context.core.memory._io import acquire_async, atomic_write, file_lock, locked
+from copaw_context.core.memory.events import (
+    MemoryEvent,
+    MemoryEventCallback,
+    MemoryModel,
+    emit_memory_event,
+)
+from copaw_context.core.memory.files import MEMORY_FILE, MemoryFiles
+from copaw_context.core.memory.instructions import (
+    consolidation_request,
+    consolidation_system_prompt,
+)
+from copaw_context.core.memory.markdown import (
     bullet_key,
     entry_items,
     log_entry_text,
     normalise_text,
     replace_section,
 )
-from .summariser import memory_window
-from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
+from copaw_context.core.memory.summariser import memory_window
+from copaw_context.core.memory.window import MIN_ROOM_TOKENS, group_to_fit, request_budget
+from copaw_context.core.tokens import TokenCounter, make_token_counter
 
 __all__ = ["STATE_FILE", "ConsolidationResult", "MemoryConsolidator", "extractive_merge"]
 

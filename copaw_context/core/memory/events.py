@@ -8,7 +8,9 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
+
+from copaw_context.core.host import CompactorModel
 
 __all__ = [
     "MemoryEvent",
@@ -29,15 +31,9 @@ MemoryEventKind = Literal[
 ]
 
 
-class MemoryModel(Protocol):
-    """The one model call long-term memory needs (the shape of the compactor's model).
-
-    Adapters wrap their host's chat model in an object with this method.
-    """
-
-    async def complete(self, system_prompt: str, request: str) -> str:
-        """Answer ``request`` under ``system_prompt`` with plain text."""
-        ...
+MemoryModel = CompactorModel
+"""The one model call long-term memory needs: the compactor's model (``core.host``); an
+adapter wraps its host's chat model once for both."""
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,7 @@ from datetime import datetime
 from croniter import croniter
 
 from copaw_context.core._memory_config import DEFAULT_CONSOLIDATION_CRON
-
-from .consolidate import MemoryConsolidator
+from copaw_context.core.memory.consolidate import MemoryConsolidator
 
 __all__ = ["MemoryScheduler"]
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._confine import OutsideWorkspaceError, check_inside
-from .._safe_open import ReadFailure, open_inside
-from ._extract import Chunk, message_chunks, query_terms
-from ._index_db import (
+from copaw_context.core._confine import OutsideWorkspaceError, check_inside
+from copaw_context.core._safe_open import ReadFailure, open_inside
+from copaw_context.core.memory._extract import Chunk, message_chunks, query_terms
+from copaw_context.core.memory._index_db import (
     INDEX_FILE,
     REBUILD_REQUESTED,
     IndexDatabase,
@@ -42,9 +42,9 @@ from ._index_db import (
     NeedsRebuild,
     fts5_trigram_available,
 )
-from ._index_files import complete_lines, tail_hash, up_to_date
-from ._index_query import SearchHit, query_hits
-from ._sources import WHOLE_KINDS, Kind, Source, find_sources, text_of
+from copaw_context.core.memory._index_files import complete_lines, tail_hash, up_to_date
+from copaw_context.core.memory._index_query import SearchHit, query_hits
+from copaw_context.core.memory._sources import WHOLE_KINDS, Kind, Source, find_sources, text_of
 
 __all__ = [
     "INDEX_FILE",

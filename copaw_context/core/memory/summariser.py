@@ -34,15 +34,9 @@ from typing import Literal
 from copaw_context.core.breaker import CompactorBreaker
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import CompactionRecord
-from copaw_context.core.session_state import SessionState
-from copaw_context.core.summary.deadline import ProgressCallback, call_timeout, watch_call
-from copaw_context.core.summary.facts import extract_facts
-from copaw_context.core.tokens import TokenCounter, make_token_counter
-from copaw_context.core.transcript import TranscriptMessage
-
-from ._jobs import SummaryJobs
-from ._pending import PendingSummaries
-from ._render import (
+from copaw_context.core.memory._jobs import SummaryJobs
+from copaw_context.core.memory._pending import PendingSummaries
+from copaw_context.core.memory._render import (
     MAX_ENTRIES,
     MAX_ENTRY_CHARS,
     clip,
@@ -50,11 +44,21 @@ from ._render import (
     render_message,
     render_transcript,
 )
-from .events import MemoryEvent, MemoryEventCallback, MemoryModel, emit_memory_event
-from .files import MIN_PROMPT_MAX_BYTES, MemoryFiles
-from .instructions import summariser_request, summariser_system_prompt
-from .markdown import bullet_key, entry_items, log_entry_text
-from .window import MIN_ROOM_TOKENS, group_to_fit, request_budget
+from copaw_context.core.memory.events import (
+    MemoryEvent,
+    MemoryEventCallback,
+    MemoryModel,
+    emit_memory_event,
+)
+from copaw_context.core.memory.files import MIN_PROMPT_MAX_BYTES, MemoryFiles
+from copaw_context.core.memory.instructions import summariser_request, summariser_system_prompt
+from copaw_context.core.memory.markdown import bullet_key, entry_items, log_entry_text
+from copaw_context.core.memory.window import MIN_ROOM_TOKENS, group_to_fit, request_budget
+from copaw_context.core.session_state import SessionState
+from copaw_context.core.summary.deadline import ProgressCallback, call_timeout, watch_call
+from copaw_context.core.summary.facts import extract_facts
+from copaw_context.core.tokens import TokenCounter, make_token_counter
+from copaw_context.core.transcript import TranscriptMessage
 
 __all__ = ["MemorySummariser", "memory_window", "parse_memory_entries", "render_transcript"]
 

@@ -17,10 +17,9 @@ from pathlib import Path
 import filelock
 
 from copaw_context.core.errors import CopawContextError
-
-from ._sources import KIND_WORDS
-from .files import MemoryFiles
-from .search import MAX_OUTPUT_BYTES, MemoryIndex, SearchHit
+from copaw_context.core.memory._sources import KIND_WORDS
+from copaw_context.core.memory.files import MemoryFiles
+from copaw_context.core.memory.search import MAX_OUTPUT_BYTES, MemoryIndex, SearchHit
 
 __all__ = ["MAX_SEARCH_RESULTS", "MemoryTools", "format_hits"]
 

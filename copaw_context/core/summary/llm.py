@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from copaw_context.core.host import CompactorModel
 from copaw_context.core.summary.budget import carried_chars, summary_budget
 from copaw_context.core.summary.carry import carry_facts, preserve_previous
 from copaw_context.core.summary.clean import clean_summary, settle_carried
@@ -60,19 +61,6 @@ __all__ = [
 logger = logging.getLogger("copaw_context")
 
 _MAX_RETRY_DELAY = 4.0  # seconds: the backoff doubles from ``retry_delay`` up to this
-
-
-class CompactorModel(Protocol):
-    """The compactor's model: one request in, one reply out, no tools."""
-
-    @property
-    def context_size(self) -> int:
-        """Tokens the model accepts."""
-        ...
-
-    async def complete(self, system_prompt: str, request: str) -> str:
-        """The model's reply text to ``request`` under ``system_prompt``."""
-        ...
 
 
 class ProgressCompactorModel(CompactorModel, Protocol):
