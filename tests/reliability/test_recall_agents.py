@@ -164,10 +164,11 @@ def test_memory_search_reaches_cut_outputs_and_cleared_summaries(
     assert summary_hit, after_clear
     assert summary_read.startswith("# /clear · ") and "Zephyr-88" in summary_read
     assert "dialog/summaries/" in zh_summary and "预发环境" in zh_summary
+    searches = (en_search, zh_search, after_clear, zh_summary)
     record(
         f"recall_agents[{driver.name}]",
-        searches=4,
-        output_hits=2,
-        summary_hits=2,
-        results_chars=sum(map(len, (en_search, zh_search, after_clear, zh_summary))),
+        searches=len(searches),
+        output_hits=sum(s.count("from the full text of a cut tool output") for s in searches),
+        summary_hits=sum(s.count("from a summary that /clear or /new removed") for s in searches),
+        results_chars=sum(map(len, searches)),
     )

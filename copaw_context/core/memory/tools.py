@@ -149,11 +149,9 @@ class MemoryTools:
         return f"{verb} section {section.strip().lstrip('#').strip()!r} of {name}."
 
     async def memory_search(self, query: str, limit: int = 5) -> str:
-        """Search everything that left your context: MEMORY.md, the daily logs, the archive
-        of earlier conversation, the summaries /clear and /new removed, and the saved full
-        texts of cut tool outputs (the beginning of each). Each result names its file and line
-        and the read_file call that reads on from there. Use it before asking the user
-        something they may have told you already, or to find earlier results and decisions.
+        """Search what left your context: MEMORY.md, daily logs, earlier conversation,
+        cleared summaries, cut tool outputs. Use it before asking the user something they
+        may have told you already, or to find earlier results and decisions.
 
         Args:
             query (`str`):
