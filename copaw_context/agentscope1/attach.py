@@ -30,7 +30,7 @@ from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFor
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
-from copaw_context.core.hook_base import ANOTHER_HOOK, Attached
+from copaw_context.core.hook_base import ANOTHER_HOOK, Attached, fail_open
 
 __all__ = ["HOOK_NAME", "attach", "attached_to"]
 
@@ -165,12 +165,11 @@ def attach(agent: Any, hook: H) -> Attached[H]:
     def repair(msgs: list[Msg]) -> list[Msg]:
         if not hook.is_light:
             return msgs
-        try:
+        repaired = msgs
+        with fail_open("could not check the tool pairing of the input"):
             seen = hook.scratch(agent).setdefault("pair_repairs", set())
-            return repaired_msgs(msgs, seen) or msgs
-        except Exception:
-            logger.exception("copaw-context: could not check the tool pairing of the input")
-            return msgs
+            repaired = repaired_msgs(msgs, seen) or msgs
+        return repaired
 
     agent.formatter = MemoryPromptFormatter(agent.formatter, memory_block, repair)
 

@@ -36,7 +36,7 @@ from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import EventCallback
-from copaw_context.core.hook_base import Attached, EngineHook
+from copaw_context.core.hook_base import Attached, EngineHook, fail_open
 from copaw_context.core.host import Window
 from copaw_context.core.workspace import agent_json_workspace
 
@@ -186,12 +186,9 @@ class MemoryCompactionHook(EngineHook):
         memory is edited."""
         if not self.is_light:
             return None
-        try:
+        with fail_open("context management failed this step; context kept"):
             await self.engine.before_reasoning(await self.session(agent))
             self.scratch(agent)[REASONING_CALL] = True
-        except Exception:
-            # The context manager must never kill the agent's reply.
-            logger.exception("copaw-context: context management failed this step; context kept")
         return None
 
     async def post_acting(self, agent: Any, kwargs: dict[str, Any], output: Any) -> None:
@@ -202,7 +199,7 @@ class MemoryCompactionHook(EngineHook):
         call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
         if not isinstance(tool_call, dict) or not isinstance(call_id, str):
             return None
-        try:
+        with fail_open("stage-1 truncation failed; result kept as is"):
             found = _stored_result(agent, call_id)
             if found is None:
                 return None
@@ -214,8 +211,6 @@ class MemoryCompactionHook(EngineHook):
                 session, str(tool_call.get("name")), str(raw), result_parts(block), meta
             )
             set_result(msg, part, parts, meta)
-        except Exception:
-            logger.exception("copaw-context: stage-1 truncation failed; result kept as is")
         return None
 
 

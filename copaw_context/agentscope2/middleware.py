@@ -37,7 +37,7 @@ from copaw_context.agentscope2.usage import reported_usage
 from copaw_context.core.commands import parse_command
 from copaw_context.core.config import RunningConfig, load_running_config
 from copaw_context.core.events import EventCallback
-from copaw_context.core.hook_base import Attached, EngineHook
+from copaw_context.core.hook_base import Attached, EngineHook, fail_open
 from copaw_context.core.host import Window
 from copaw_context.core.tokens.usage import ReportedUsage
 from copaw_context.core.workspace import agent_json_workspace
@@ -172,7 +172,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         async for item in next_handler(**input_kwargs):
             if isinstance(item, ToolResponse) and self.is_light:
                 self.limits.relax_builtin_truncation(agent)
-                try:
+                with fail_open("stage-1 truncation failed; result kept as is"):
                     parts = [b.text if isinstance(b, TextBlock) else b for b in item.content]
                     entry = item.metadata.get(METADATA_KEY)
                     meta = dict(entry) if isinstance(entry, dict) else {}
@@ -182,8 +182,6 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
                     )
                     item.content = [TextBlock(text=p) if isinstance(p, str) else p for p in parts]
                     item.metadata[METADATA_KEY] = meta
-                except Exception:
-                    logger.exception("copaw-context: stage-1 truncation failed; result kept as is")
             yield item
 
     async def on_compress_context(
@@ -202,7 +200,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             await next_handler(**input_kwargs)
             return
         explicit = input_kwargs.get("context_config")
-        try:
+        with fail_open("context management failed this step; context kept"):
             self.limits.align_builtin_hint(agent)
             session = await self.session(agent)
             ledger, _ = await self.engine.context.sync(session)
@@ -215,9 +213,6 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
                 note=hint_text(input_kwargs.get("instructions")),
                 limits=self.limits.from_context_config(explicit, agent),
             )
-        except Exception:
-            # The context manager must never kill the agent's reply.
-            logger.exception("copaw-context: context management failed this step; context kept")
 
     async def on_reasoning(
         self,
@@ -249,10 +244,8 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         add the tools of a plain :meth:`attach` first). An agent built with two different
         hooks is refused here (ValueError), as :meth:`attach` refuses a second one."""
         refuse_another_hook(agent, self)
-        try:
+        with fail_open("could not add read_file and the memory tools"):
             await self.add_tools(agent)
-        except Exception:
-            logger.exception("copaw-context: could not add read_file and the memory tools")
         command = parse_command(command_text(input_kwargs.get("inputs")))
         if command is None:
             async for item in next_handler(**input_kwargs):
@@ -320,24 +313,22 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         system prompt carries MEMORY.md (bounded by the window)."""
         if not self.is_light:
             return input_kwargs
-        try:
+        fitted = input_kwargs
+        with fail_open("could not fit the input to the fallback model"):
             with self._calling(agent, session):
                 event = await self.engine.before_reasoning(session)
-            if event is None and not self.engine.memory.enabled:
-                return input_kwargs
-            return {**input_kwargs, **await self._model_input(agent, session)}
-        except Exception:
-            logger.exception("copaw-context: could not fit the input to the fallback model")
-            return input_kwargs
+            if event is not None or self.engine.memory.enabled:
+                fitted = {**input_kwargs, **await self._model_input(agent, session)}
+        return fitted
 
     def _repaired(self, agent: Any, model_input: dict[str, Any]) -> dict[str, Any]:
         """``model_input`` with its tool pairing repaired (the context is not changed)."""
         if not self.is_light:
             return model_input
-        try:
+        repaired = model_input
+        with fail_open("could not check the tool pairing of the input"):
             seen = self._scratch.setdefault(agent, {}).setdefault("pair_repairs", set())
             messages = repaired_messages(model_input.get("messages") or [], seen)
-        except Exception:
-            logger.exception("copaw-context: could not check the tool pairing of the input")
-            return model_input
-        return model_input if messages is None else {**model_input, "messages": messages}
+            if messages is not None:
+                repaired = {**model_input, "messages": messages}
+        return repaired

@@ -3,11 +3,12 @@ settings, the chat-command reply and the figures. An adapter supplies :meth:`ses
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, Generic, Self, TypeVar
 
@@ -20,11 +21,23 @@ from copaw_context.core.read_tool import ReadFileTool
 from copaw_context.core.report import TokenReport
 from copaw_context.core.tokens import UsageCalibration
 
-__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook"]
+__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook", "fail_open"]
 
 logger = logging.getLogger("copaw_context")
 
 H = TypeVar("H")
+
+
+@contextlib.contextmanager
+def fail_open(what: str) -> Iterator[None]:
+    """A failure inside the package never kills the agent's reply: ``what`` failed (and what
+    is kept instead) is logged with the traceback, and the host goes on as if we were not
+    there. Every adapter wraps its calls into the engine in this."""
+    try:
+        yield
+    except Exception:
+        logger.exception("copaw-context: %s", what)
+
 
 ANOTHER_HOOK = (
     "attach(): this agent already has another copaw-context hook; an agent takes one hook "
