@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
+import threading
 from pathlib import Path
 from typing import TextIO
 
@@ -69,11 +71,30 @@ async def run_chat(
     return 0  # the hook is closed: memory summaries still running are written
 
 
-async def _chat_loop(agent: Agent, stdin: TextIO, stdout: TextIO, endpoint: _Endpoint) -> None:
+def _line_queue(stdin: TextIO) -> asyncio.Queue[str]:
+    """The lines of ``stdin`` ("" at its end), read by a daemon thread: Ctrl-C at the prompt
+    ends the chat at once (a blocked executor thread would hold the exit until Enter)."""
     loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+
+    def put(line: str) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: the chat has ended
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+
+    def pump() -> None:
+        for line in iter(stdin.readline, ""):
+            put(line)
+        put("")
+
+    threading.Thread(target=pump, name="copaw-context-chat-input", daemon=True).start()
+    return queue
+
+
+async def _chat_loop(agent: Agent, stdin: TextIO, stdout: TextIO, endpoint: _Endpoint) -> None:
+    lines = _line_queue(stdin)
     while True:
         print("you> ", end="", file=stdout, flush=True)
-        line = await loop.run_in_executor(None, stdin.readline)
+        line = await lines.get()
         if not line:
             return
         text = line.strip()

@@ -7,6 +7,7 @@ Each subcommand is one ``_add_<name>(subcommands)`` function that registers its 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
@@ -213,6 +214,9 @@ CLOSED_PIPE_STATUS = 141
 """The exit status when the reader of stdout went away (``| head``): 128 + SIGPIPE, as a
 command killed by the signal reports it."""
 
+INTERRUPTED_STATUS = 130
+"""The exit status after Ctrl-C: 128 + SIGINT, as a shell reports a command it interrupted."""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (2 for a bad config or bad usage).
@@ -226,6 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _drop_stdout()
         return CLOSED_PIPE_STATUS
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # Ctrl-C: one line, no traceback; what the engine wrote is whole (fsynced, atomic).
+        print("\ncopaw-context: interrupted", file=sys.stderr)
+        return INTERRUPTED_STATUS
     return status
 
 

@@ -33,7 +33,7 @@ def add_memory(subcommands: _Subcommands) -> None:
     """Register ``memory`` and its two subcommands."""
     parser = subcommands.add_parser(
         "memory",
-        help="long-term memory: fold daily logs into MEMORY.md, search memory and the archive",
+        help="long-term memory: fold daily logs into MEMORY.md, search what left the context",
         description="Work on a workspace's long-term memory (MEMORY.md, memory/YYYY-MM-DD.md, "
         "the dialog archive) from the shell.",
     )
@@ -50,10 +50,11 @@ def add_memory(subcommands: _Subcommands) -> None:
     consolidate.set_defaults(handler=_run_consolidate)
     search = actions.add_parser(
         "search",
-        help="search MEMORY.md, the daily logs and the dialog archive",
-        description="Full-text search (Chinese too) over MEMORY.md, the daily logs and the "
-        "dialog archive, as the agent's memory_search tool does; prints file and line of each "
-        "hit. Builds or updates the index memory/.index.sqlite3 first.",
+        help="search what left the context (memory, logs, archive, tool outputs, summaries)",
+        description="Full-text search (Chinese too) over MEMORY.md, the daily logs, the "
+        "dialog archive, cut tool outputs and cleared summaries, as the agent's memory_search "
+        "tool does; prints file and line of each hit. Builds or updates the index "
+        "memory/.index.sqlite3 first.",
     )
     search.add_argument("query", metavar="QUERY", help="the words to look for")
     search.add_argument(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from copaw_context.cli.demo.run import plot_steps, pruning_drops, run_demo, steps_figure
+from copaw_context.cli.demo.plot import plot_steps, steps_figure
+from copaw_context.cli.demo.result import pruning_drops
+from copaw_context.cli.demo.run import run_demo
 
 
 async def test_the_plot_starts_at_0_keeps_its_legend_off_the_data_and_marks_drops(

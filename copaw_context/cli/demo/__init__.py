@@ -5,12 +5,12 @@
 reused by the long-run tests.
 """
 
+from copaw_context.cli.demo.plot import plot_steps
 from copaw_context.cli.demo.policy import DemoPolicy, demo_policy, demo_user_turns
+from copaw_context.cli.demo.result import DemoResult
 from copaw_context.cli.demo.run import (
-    DemoResult,
     demo_config,
     demo_main,
-    plot_steps,
     print_report,
     real_chat_model,
     run_demo,

@@ -13,7 +13,6 @@ import os
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,23 +23,16 @@ from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.cli._interrupt import stop_on_ctrl_c
 from copaw_context.cli.demo._text import preview
+from copaw_context.cli.demo.plot import plot_steps
 from copaw_context.cli.demo.policy import demo_policy
+from copaw_context.cli.demo.result import DemoResult, StepRecord, pruning_drops, step_note
 from copaw_context.cli.demo.tools import make_demo_tools
 from copaw_context.core.config import RunningConfig, load_running_config, parse_running_config
-from copaw_context.core.events import ContextEvent
 from copaw_context.testing import ScriptedChatModel
 
-__all__ = [
-    "STEP_HEADER",
-    "DemoResult",
-    "StepRecord",
-    "demo_config",
-    "pruning_drops",
-    "run_demo",
-    "step_note",
-    "steps_figure",
-]
+__all__ = ["STEP_HEADER", "demo_config", "demo_main", "print_report", "real_chat_model", "run_demo"]
 
 DEMO_WINDOW = 16000
 
@@ -70,32 +62,6 @@ def demo_config(window: int = DEMO_WINDOW, compactor: str = "extractive") -> Run
         },
         source="demo settings",
     )
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """One model call of the session."""
-
-    step: int
-    context_tokens: int
-    truncated: int
-    offloaded: int
-    compactions: int
-
-
-@dataclass
-class DemoResult:
-    """What the demo did."""
-
-    steps: list[StepRecord] = field(default_factory=list)
-    events: list[ContextEvent] = field(default_factory=list)
-    threshold: int = 0
-    window: int = 0
-    summary: str = ""
-    files: list[Path] = field(default_factory=list)
-    pairing_problems: list[str] = field(default_factory=list)
-    memory_log: str = ""
-    recall: str = ""
 
 
 class _StepRecorder(MiddlewareBase):
@@ -136,28 +102,6 @@ STEP_HEADER = (
 )
 
 
-def step_note(previous: StepRecord | None, record: StepRecord) -> str:
-    """Why the context shrank since the previous call, when it did."""
-    if previous is None or record.context_tokens >= previous.context_tokens:
-        return ""
-    if record.compactions > previous.compactions:
-        return "  <- compacted"
-    if record.truncated > previous.truncated:
-        return "  <- older tool results cut to their smaller limit"
-    return ""
-
-
-def pruning_drops(result: DemoResult) -> list[StepRecord]:
-    """Steps whose context shrank without a compaction because older tool results were cut."""
-    return [
-        record
-        for previous, record in zip(result.steps, result.steps[1:], strict=False)
-        if record.context_tokens < previous.context_tokens
-        and record.compactions == previous.compactions
-        and record.truncated > previous.truncated
-    ]
-
-
 async def run_demo(
     workspace: Path,
     *,
@@ -195,15 +139,23 @@ async def run_demo(
         injection_config=InjectionConfig(inject_runtime_state=False),
     )
     turns = policy.user_turns() if scripted else policy.user_turns()[:3]
-    if out is not None:
-        print(STEP_HEADER, file=out)
-    for turn in turns:
+    with stop_on_ctrl_c() as stopped:
         if out is not None:
-            print(f"\nuser> {preview(turn, 100)}", file=out)
-        reply = await agent.reply(UserMsg("user", turn))
-        if out is not None:
-            print(f"assistant> {preview(reply.get_text_content() or '', 160)}", file=out)
-    await hook.close()  # the memory summariser finishes in the background
+            print(STEP_HEADER, file=out, flush=True)
+        try:
+            for turn in turns:
+                if out is not None:
+                    print(f"\nuser> {preview(turn, 100)}", file=out)
+                reply = await agent.reply(UserMsg("user", turn))
+                if stopped.is_set():
+                    break  # AgentScope answered the interruption; the demo ends here
+                if out is not None:
+                    text = preview(reply.get_text_content() or "", 160)
+                    print(f"assistant> {text}", file=out)
+        finally:
+            await hook.close()  # the memory summariser finishes in the background
+    if stopped.is_set():
+        raise KeyboardInterrupt
     if isinstance(chat_model, ScriptedChatModel):
         for call in chat_model.calls:
             if call.tools:
@@ -221,16 +173,28 @@ _MARKER = ".copaw-context-demo"
 
 
 def _prepare_workspace(workspace: Path, fresh: bool) -> None:
-    """Empty a previous demo workspace; never touch a folder the demo did not create."""
+    """Empty a previous demo workspace; never touch a folder the demo did not create (an
+    empty one is used as it is: its permissions and identity stay)."""
     if fresh and workspace.exists():
-        if any(workspace.iterdir()) and not (workspace / _MARKER).is_file():
+        entries = list(workspace.iterdir())
+        if entries and not (workspace / _MARKER).is_file():
             raise SystemExit(
                 f"{workspace} is not empty and was not made by the demo; "
                 "pass an empty or new folder with --workspace"
             )
-        shutil.rmtree(workspace)
-    workspace.mkdir(parents=True, exist_ok=True)
-    (workspace / _MARKER).write_text("made by copaw-context demo; safe to delete\n")
+        for entry in entries:  # what an earlier demo run wrote
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+        (workspace / _MARKER).write_text("made by copaw-context demo; safe to delete\n")
+    except OSError as error:
+        raise SystemExit(
+            f"copaw-context: error: --workspace {workspace}: cannot write there "
+            f"({error.strerror or error}); pass a folder you can write to"
+        ) from None
 
 
 def _recall_result(messages: list[Any]) -> str:
@@ -301,54 +265,6 @@ def print_report(result: DemoResult, workspace: Path, out: TextIO = sys.stdout) 
     print("\n=== files written ===", file=out)
     for path in result.files:
         print(f"- {path.relative_to(workspace)} ({path.stat().st_size} bytes)", file=out)
-
-
-def plot_steps(result: DemoResult, path: Path) -> None:
-    """Draw context tokens per step, the threshold and the compactions to ``path`` (PNG)."""
-    import matplotlib.pyplot as plt
-
-    fig = steps_figure(result)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def steps_figure(result: DemoResult) -> Any:
-    """The plot as a matplotlib ``Figure``: tokens per step on a y-axis from 0, the threshold
-    and window lines, compactions, pruning drops marked, the legend below the axes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = [r.step for r in result.steps]
-    tokens = [r.context_tokens for r in result.steps]
-    fig, ax = plt.subplots(figsize=(10, 5.2))
-    ax.plot(steps, tokens, marker=".", label="context tokens sent to the model")
-    ax.axhline(result.threshold, color="tab:red", linestyle="--", label="compaction threshold")
-    ax.axhline(result.window, color="black", linestyle=":", label="window")
-    previous = 0
-    for record in result.steps:
-        if record.compactions > previous:
-            ax.axvline(record.step - 0.5, color="tab:green", alpha=0.5)
-        previous = record.compactions
-    ax.plot([], [], color="tab:green", alpha=0.5, label="compaction")
-    drops = pruning_drops(result)
-    ax.plot(
-        [r.step for r in drops],
-        [r.context_tokens for r in drops],
-        linestyle="none",
-        marker="v",
-        color="tab:orange",
-        label="drop without a compaction (older tool results cut)",
-    )
-    ax.set_ylim(0, max([result.window, *tokens]) * 1.05)  # from 0: drops keep their real size
-    ax.set_xlabel("model call")
-    ax.set_ylabel("tokens")
-    ax.set_title("copaw-context demo: context size per step")
-    # Below the axes, so that it never covers the data or the window line.
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
 
 
 def real_chat_model(

@@ -75,10 +75,10 @@ def _archive_guide(archive_files: Sequence[tuple[str, int]], language: Language)
 
 _RECALL = {
     "en": "To find something by its words (a name, an error, a decision), call "
-    '`{tool}(query="...")`: it searches the archive, the daily logs and MEMORY.md and names '
-    "the file and line to read.",
+    '`{tool}(query="...")`: it searches the archive, cut tool outputs, cleared summaries, the '
+    "daily logs and MEMORY.md and names the file and line to read.",
     "zh": '要按关键词查找（名称、报错、决定），调用 `{tool}(query="...")`：它会搜索归档、'
-    "每日日志和 MEMORY.md，并给出要读取的文件和行号。",
+    "被截断的工具输出、被清除的摘要、每日日志和 MEMORY.md，并给出要读取的文件和行号。",
 }
 
 
