@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from copaw_context.core.memory import (
     extractive_merge,
 )
 from copaw_context.core.memory.consolidate import STATE_FILE
-from copaw_context.testing import ScriptedTextModel
+from copaw_context.testing import ManualClock, ScriptedTextModel
 
 NOW = datetime(2024, 5, 1, 23, 0).astimezone()
 
@@ -253,22 +253,6 @@ async def test_from_config(tmp_path: Path) -> None:
 # --- the schedule ------------------------------------------------------------------------------
 
 
-class FakeTime:
-    """A clock that only moves when the scheduler sleeps."""
-
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-        self.sleeps: list[float] = []
-
-    def clock(self) -> datetime:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += timedelta(seconds=seconds)
-        await asyncio.sleep(0)
-
-
 def test_next_run_follows_the_cron_expression() -> None:
     async def job() -> None: ...
 
@@ -287,9 +271,9 @@ def test_next_run_follows_the_cron_expression() -> None:
 async def test_a_run_is_triggered_at_the_cron_time_with_an_injected_clock(
     tmp_path: Path,
 ) -> None:
-    fake = FakeTime(datetime(2024, 5, 1, 23, 50))
+    fake = ManualClock(datetime(2024, 5, 1, 23, 50))
     write_log(tmp_path, "2024-05-01", "fold me")
-    files = MemoryFiles(tmp_path, clock=fake.clock)
+    files = MemoryFiles(tmp_path, clock=fake)
     consolidate = MemoryConsolidator(files)
     ran: list[datetime] = []
     slept: list[float] = []
@@ -302,7 +286,7 @@ async def test_a_run_is_triggered_at_the_cron_time_with_an_injected_clock(
         if len(ran) == 2:
             done.set()
 
-    scheduler = MemoryScheduler(job, "0 0 * * *", clock=fake.clock, sleep=fake.sleep)
+    scheduler = MemoryScheduler(job, "0 0 * * *", clock=fake, sleep=fake.sleep)
     scheduler.start()
     scheduler.start()  # idempotent
     assert scheduler.running
@@ -316,7 +300,7 @@ async def test_a_run_is_triggered_at_the_cron_time_with_an_injected_clock(
 
 
 async def test_a_failing_job_does_not_stop_the_schedule() -> None:
-    fake = FakeTime(datetime(2024, 5, 1, 23, 59))
+    fake = ManualClock(datetime(2024, 5, 1, 23, 59))
     done = asyncio.Event()
     calls: list[datetime] = []
 
@@ -326,7 +310,7 @@ async def test_a_failing_job_does_not_stop_the_schedule() -> None:
             done.set()
         raise RuntimeError("disk full")
 
-    scheduler = MemoryScheduler(job, "*/30 * * * *", clock=fake.clock, sleep=fake.sleep)
+    scheduler = MemoryScheduler(job, "*/30 * * * *", clock=fake, sleep=fake.sleep)
     scheduler.start()
     await done.wait()
     await scheduler.stop()
@@ -335,7 +319,7 @@ async def test_a_failing_job_does_not_stop_the_schedule() -> None:
 
 
 async def test_for_consolidation_runs_the_consolidator(tmp_path: Path) -> None:
-    fake = FakeTime(datetime(2024, 5, 1, 23, 59))
+    fake = ManualClock(datetime(2024, 5, 1, 23, 59))
     write_log(tmp_path, "2024-05-01", "scheduled fact")
     events: list[MemoryEvent] = []
     done = asyncio.Event()
@@ -344,9 +328,9 @@ async def test_for_consolidation_runs_the_consolidator(tmp_path: Path) -> None:
         events.append(event)
         done.set()
 
-    files = MemoryFiles(tmp_path, clock=fake.clock)
+    files = MemoryFiles(tmp_path, clock=fake)
     scheduler = MemoryScheduler.for_consolidation(
-        MemoryConsolidator(files, on_event=seen), "0 0 * * *", clock=fake.clock, sleep=fake.sleep
+        MemoryConsolidator(files, on_event=seen), "0 0 * * *", clock=fake, sleep=fake.sleep
     )
     assert scheduler.cron == "0 0 * * *"
     scheduler.start()
