@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,8 +18,9 @@ from copaw_context.core.host import (
     Role,
     Window,
 )
+from copaw_context.core.summary import CompactorModel
 
-__all__ = ["FakeHost", "FakeMessage", "FakeModel", "call", "result", "text", "user"]
+__all__ = ["FakeHost", "FakeMessage", "call", "result", "text", "user"]
 
 _ids = itertools.count(1)
 
@@ -107,24 +107,6 @@ def _message_of(data: Mapping[str, Any], number: int) -> FakeMessage:
     return FakeMessage(role, parts, msg_id=str(data.get("id")), name=str(data.get("name", "")))
 
 
-class FakeModel:
-    """A ``CompactorModel`` answering with ``reply(request)`` and recording every request."""
-
-    def __init__(self, reply: Callable[[str], str], context_size: int = 32768) -> None:
-        self.reply = reply
-        self.requests: list[str] = []
-        self._context_size = context_size
-
-    @property
-    def context_size(self) -> int:
-        return self._context_size
-
-    async def complete(self, system_prompt: str, request: str) -> str:
-        await asyncio.sleep(0)
-        self.requests.append(request)
-        return self.reply(request)
-
-
 class FakeHost:
     """Implements :class:`~copaw_context.core.host.HostSession` over :class:`FakeMessage` s."""
 
@@ -136,7 +118,7 @@ class FakeHost:
         model_name: str = "gpt-4o",
         system_prompt: str = "You are a careful assistant.",
         tool_schemas: str = "",
-        compactor: FakeModel | None = None,
+        compactor: CompactorModel | None = None,
     ) -> None:
         self.messages = list(messages)
         self.summary = ""
@@ -200,7 +182,7 @@ class FakeHost:
     def window(self) -> Window:
         return Window(self._window, "test")
 
-    def compactor_model(self) -> FakeModel | None:
+    def compactor_model(self) -> CompactorModel | None:
         return self._compactor
 
     def has_separate_summary_model(self) -> bool:

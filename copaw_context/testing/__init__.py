@@ -12,6 +12,11 @@ whose blocks are 2.x block objects (``copaw_context.testing._as2``); with 1.x it
 ``ChatModelBase`` called with formatted messages, whose blocks are 1.x TypedDicts and which
 carries an ``OpenAIChatFormatter`` as ``model.formatter`` (``copaw_context.testing._as1``).
 The step logic (``_script``) and the pairing check are shared.
+
+The other roles have one host-neutral double each: `ScriptedTextModel` is the compactor's and
+memory's text model (``complete(system_prompt, request)``: answers as texts, exceptions or
+callables, a window it enforces, a gate, recorded `TextCall` s), and `ManualClock` is the clock
+for anything that takes ``clock=`` (it moves only when told, its ``sleep`` never waits).
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from typing import TYPE_CHECKING
 
 from copaw_context._hosts import installed_agentscope_major
 from copaw_context.testing._script import ScriptExhaustedError, UnconsumedStepsError
+from copaw_context.testing.clock import ManualClock
 from copaw_context.testing.memory_model import (
+    Answer,
     ContextWindowExceededError,
     ScriptedTextModel,
     TextCall,
@@ -59,7 +66,9 @@ else:
     tool_calls_step = _IMPLEMENTATION.tool_calls_step
 
 __all__ = [
+    "Answer",
     "ContextWindowExceededError",
+    "ManualClock",
     "ModelBlock",
     "ModelCall",
     "ScriptExhaustedError",

@@ -9,7 +9,8 @@ import pytest
 
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
-from tests.fake_host import FakeHost, FakeMessage, FakeModel, text, user
+from copaw_context.testing import ScriptedTextModel
+from tests.fake_host import FakeHost, FakeMessage, text, user
 from tests.fake_host import engine_config as config
 from tests.helpers import six_section_summary
 
@@ -42,7 +43,9 @@ async def test_compact_that_frees_tokens_still_compacts(tmp_path: Path) -> None:
         messages.append(user(f"question {n}: " + "details " * 150))
         messages.append(FakeMessage("assistant", [text(f"answer {n}: " + "because " * 150)]))
     messages.append(user("What next?"))
-    host = FakeHost(messages, window=8000, compactor=FakeModel(lambda request: summary))
+    host = FakeHost(
+        messages, window=8000, compactor=ScriptedTextModel(default=lambda request: summary)
+    )
     before = (await engine.report(host)).total
     reply = await engine.run_command(host, "compact", "")
     assert reply.startswith("**Compact Complete!**")

@@ -13,7 +13,8 @@ import pytest
 
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
-from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text, user
+from copaw_context.testing import ScriptedTextModel
+from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
 from tests.fake_host import engine_config as config
 from tests.helpers import six_section_summary
 
@@ -69,7 +70,7 @@ async def test_a_down_compactor_is_paused_with_a_doubling_pause_and_a_restart_ke
 ) -> None:
     events: list[ContextEvent] = []
     backend = _Backend()
-    model = FakeModel(backend)
+    model = ScriptedTextModel(default=backend)
     host = FakeHost(_turns(-1, 2), window=4000, compactor=model)
     engine = _engine(tmp_path, events)
     calls: list[int] = []  # compactor requests made by each compaction
@@ -109,7 +110,7 @@ async def test_a_down_compactor_is_paused_with_a_doubling_pause_and_a_restart_ke
 
 async def test_the_pause_never_exceeds_its_maximum(tmp_path: Path) -> None:
     events: list[ContextEvent] = []
-    model = FakeModel(_Backend())
+    model = ScriptedTextModel(default=_Backend())
     host = FakeHost(_turns(-1, 2), window=4000, compactor=model)
     engine = _engine(tmp_path, events, compactor_failure_limit=1, compactor_pause_max_compactions=3)
     for n in range(14):

@@ -25,50 +25,37 @@ from copaw_context.core.summary.deadline import (
 from copaw_context.core.summary.llm import ProgressCompactorModel
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from copaw_context.testing import ScriptedChatModel, text_step
+from copaw_context.testing import (
+    Answer,
+    ManualClock,
+    ScriptedChatModel,
+    ScriptedTextModel,
+    text_step,
+)
 from tests.summaries import PREVIOUS_SUMMARY
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
 
 Behaviour = Callable[[ProgressCallback | None], Awaitable[str]]
 
 
-class StreamingModel:
-    """A compactor model that reports progress; each call runs the next behaviour."""
+def streaming(behaviours: list[Behaviour], *, streams: bool = True) -> ScriptedTextModel:
+    """A compactor model that reports progress (when ``streams``); each call runs the next
+    behaviour with the call's ``on_progress``."""
 
-    def __init__(self, behaviours: list[Behaviour], *, streams: bool = True) -> None:
-        self.behaviours = list(behaviours)
-        self.requests: list[str] = []
-        self.streams = streams
+    def answer(behaviour: Behaviour) -> Answer:
+        async def run(request: str, *, on_progress: ProgressCallback | None = None) -> str:
+            return await behaviour(on_progress)
 
-    @property
-    def context_size(self) -> int:
-        return 32768
+        return run
 
-    @property
-    def reports_progress(self) -> bool:
-        return self.streams
-
-    async def complete(
-        self, system_prompt: str, request: str, *, on_progress: ProgressCallback | None = None
-    ) -> str:
-        self.requests.append(request)
-        return await self.behaviours.pop(0)(on_progress)
+    return ScriptedTextModel([answer(b) for b in behaviours], reports_progress=streams)
 
 
-def slow(clock: FakeClock, step: float, chunks: int = 20) -> Behaviour:
+def slow(clock: ManualClock[float], step: float, chunks: int = 20) -> Behaviour:
     """Streams ``chunks`` pieces of a valid summary, ``step`` fake seconds apart."""
 
     async def run(on_progress: ProgressCallback | None) -> str:
         for n in range(chunks):
-            clock.now += step
+            clock.advance(step)
             if on_progress is not None:
                 on_progress(n * 10)
             await asyncio.sleep(0)
@@ -104,7 +91,7 @@ def _compactor(**options: object) -> SummaryCompactor:
 
 
 def test_the_model_satisfies_the_progress_protocol() -> None:
-    model: ProgressCompactorModel = StreamingModel([])
+    model: ProgressCompactorModel = streaming([])
     assert model.reports_progress
 
 
@@ -124,8 +111,8 @@ def test_the_timeout_grows_with_the_request_and_the_reply() -> None:
 
 
 async def test_a_slow_model_that_keeps_streaming_is_never_cut_off() -> None:
-    clock = FakeClock()
-    model = StreamingModel([slow(clock, step=90.0)])  # 20 chunks, 90 s apart: 1800 s in all
+    clock = ManualClock()
+    model = streaming([slow(clock, step=90.0)])  # 20 chunks, 90 s apart: 1800 s in all
     result = await _compactor(timeout_seconds=100, clock=clock).summarise(
         _messages(), previous_summary="", model=model
     )
@@ -134,7 +121,7 @@ async def test_a_slow_model_that_keeps_streaming_is_never_cut_off() -> None:
 
 
 async def test_a_model_that_never_starts_is_cut_off_and_retried() -> None:
-    model = StreamingModel([hang(), hang()])
+    model = streaming([hang(), hang()])
     result = await _compactor(timeout_seconds=0.01, retries=1).summarise(
         _messages(), previous_summary="", model=model
     )
@@ -144,13 +131,13 @@ async def test_a_model_that_never_starts_is_cut_off_and_retried() -> None:
 
 async def test_a_model_that_stops_streaming_is_cut_off() -> None:
     gone: list[bool] = []
-    model = StreamingModel([hang(after_chars=120, gone=gone), slow(FakeClock(), 0.0, 2)])
+    model = streaming([hang(after_chars=120, gone=gone), slow(ManualClock(), 0.0, 2)])
     result = await _compactor(timeout_seconds=0.01, retries=1).summarise(
         _messages(), previous_summary="", model=model
     )
     assert result.method == "llm" and len(model.requests) == 2
     assert gone == [True]  # the hung call was cancelled, not left running
-    model = StreamingModel([hang(after_chars=120)])
+    model = streaming([hang(after_chars=120)])
     result = await _compactor(timeout_seconds=0.01, retries=0).summarise(
         _messages(), previous_summary="", model=model
     )
@@ -158,12 +145,12 @@ async def test_a_model_that_stops_streaming_is_cut_off() -> None:
 
 
 async def test_a_model_without_progress_reports_gets_the_whole_call_deadline() -> None:
-    model = StreamingModel([hang(after_chars=50)], streams=False)  # on_progress is not passed
+    model = streaming([hang(after_chars=50)], streams=False)  # on_progress is not passed
     result = await _compactor(timeout_seconds=0.01, retries=0, reference_tokens=10**9).summarise(
         _messages(), previous_summary="", model=model
     )
     assert result.fallback_reason == "compactor timed out after 0.01 s"
-    model = StreamingModel([hang()], streams=False)
+    model = streaming([hang()], streams=False)
     result = await _compactor(timeout_seconds=0.001, retries=0).summarise(
         _messages(), previous_summary="", model=model
     )
@@ -172,7 +159,7 @@ async def test_a_model_without_progress_reports_gets_the_whole_call_deadline() -
 
 
 async def test_a_runaway_stream_is_stopped_and_asked_again_with_the_size() -> None:
-    model = StreamingModel([hang(after_chars=10**6), slow(FakeClock(), 0.0, 2)])
+    model = streaming([hang(after_chars=10**6), slow(ManualClock(), 0.0, 2)])
     result = await _compactor(retries=1, max_summary_chars=2000).summarise(
         _messages(), previous_summary="", model=model
     )

@@ -13,10 +13,10 @@ from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host import MessageView
 from copaw_context.core.tokens.usage import ReportedUsage
+from copaw_context.testing import ScriptedTextModel
 from tests.fake_host import (
     FakeHost,
     FakeMessage,
-    FakeModel,
     call,
     engine_config,
     result,
@@ -60,7 +60,7 @@ async def test_over_the_threshold_the_engine_compacts_archives_and_summarises(
     records: list[CompactionRecord] = []
     engine = ContextEngine(config(compactor="llm"), tmp_path, on_event=events.append)
     engine.add_compaction_listener(records.append)
-    model = FakeModel(lambda request: SUMMARY)
+    model = ScriptedTextModel(default=lambda request: SUMMARY)
     host = FakeHost(conversation(14), window=4000, compactor=model)
     before = len(host.messages)
     event = await engine.before_reasoning(host)
@@ -136,7 +136,7 @@ async def test_a_step_tokenises_each_new_text_once(tmp_path: Path) -> None:
 
 async def test_the_storm_guard_keeps_the_llm_compactor_for_real_growth(tmp_path: Path) -> None:
     engine = ContextEngine(config(compactor="llm"), tmp_path)
-    model = FakeModel(lambda request: SUMMARY)
+    model = ScriptedTextModel(default=lambda request: SUMMARY)
     pinned = FakeMessage("user", [text("reference: " + "pinned fact. " * 700)], pinned=True)
     host = FakeHost([pinned, *conversation(6, size=40)], window=4000, compactor=model)
     for n in range(6):

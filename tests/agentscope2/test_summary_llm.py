@@ -13,7 +13,7 @@ from copaw_context.core.summary import CompactorModel, SummaryCompactor, llm
 from copaw_context.core.summary.prompts import CONVERSATION_OPEN
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from tests.compactor_doubles import FakeModel
+from copaw_context.testing import ScriptedTextModel
 from tests.helpers import six_section_summary
 from tests.summaries import PREVIOUS_SUMMARY
 
@@ -35,24 +35,26 @@ def _messages(turns: int = 2, size: int = 20) -> list[TranscriptMessage]:
 
 
 def test_the_fake_is_a_compactor_model() -> None:
-    model: CompactorModel = FakeModel([])
+    model: CompactorModel = ScriptedTextModel([])
     assert model.context_size == 32768
 
 
 async def test_a_valid_reply_is_used_with_the_previous_items_and_the_facts() -> None:
-    model = FakeModel([PREVIOUS_SUMMARY.replace("- Never modify vendor/ files", "- (none)")])
+    model = ScriptedTextModel(
+        [PREVIOUS_SUMMARY.replace("- Never modify vendor/ files", "- (none)")]
+    )
     result = await _compactor().summarise(
         _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
     )
     assert (result.method, result.fallback_reason, result.stages) == ("llm", None, 1)
     assert "- Never modify vendor/ files" in result.summary  # kept from the previous summary
     assert "Request 0: never touch prod.yaml." in result.summary  # carried verbatim
-    ((system, request),) = model.requests
-    assert "checkpoint summaries" in system and CONVERSATION_OPEN in request
+    (call,) = model.calls
+    assert "checkpoint summaries" in call.system_prompt and CONVERSATION_OPEN in call.request
 
 
 async def test_an_unchanged_reply_is_returned_as_written() -> None:
-    model = FakeModel([f"  {PREVIOUS_SUMMARY}\n"])
+    model = ScriptedTextModel([f"  {PREVIOUS_SUMMARY}\n"])
     messages = [TranscriptMessage("user", "user", (TranscriptPart("text", "go on"),))]
     result = await _compactor().summarise(messages, previous_summary="", model=model)
     assert result.summary == PREVIOUS_SUMMARY
@@ -67,7 +69,7 @@ async def test_errors_are_retried_with_a_doubling_backoff(monkeypatch: pytest.Mo
         await sleep(0)
 
     monkeypatch.setattr(llm.asyncio, "sleep", record)
-    model = FakeModel([RuntimeError("500"), ConnectionError("reset"), PREVIOUS_SUMMARY])
+    model = ScriptedTextModel([RuntimeError("500"), ConnectionError("reset"), PREVIOUS_SUMMARY])
     compactor = _compactor(retries=2, retry_delay=0.25)
     result = await compactor.summarise(_messages(), previous_summary="", model=model)
     assert result.method == "llm" and len(model.requests) == 3
@@ -75,7 +77,7 @@ async def test_errors_are_retried_with_a_doubling_backoff(monkeypatch: pytest.Mo
 
 
 async def test_every_attempt_failing_falls_back_to_the_extractive_summary() -> None:
-    model = FakeModel([RuntimeError(f"500 #{i}") for i in range(3)])
+    model = ScriptedTextModel([RuntimeError(f"500 #{i}") for i in range(3)])
     result = await _compactor(retries=2).summarise(
         _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
     )
@@ -85,16 +87,16 @@ async def test_every_attempt_failing_falls_back_to_the_extractive_summary() -> N
 
 
 async def test_a_timeout_is_a_failed_call() -> None:
-    async def hang() -> str:
+    async def hang(_request: str) -> str:
         await asyncio.Event().wait()
         return "never"
 
-    model = FakeModel([hang, PREVIOUS_SUMMARY])
+    model = ScriptedTextModel([hang, PREVIOUS_SUMMARY])
     result = await _compactor(timeout_seconds=0.01, retries=1).summarise(
         _messages(), previous_summary="", model=model
     )
     assert result.method == "llm" and len(model.requests) == 2
-    model = FakeModel([hang])
+    model = ScriptedTextModel([hang])
     result = await _compactor(timeout_seconds=0.01, retries=0).summarise(
         _messages(), previous_summary="", model=model
     )
@@ -102,10 +104,10 @@ async def test_a_timeout_is_a_failed_call() -> None:
 
 
 async def test_a_cancelled_error_from_the_model_is_a_failed_call() -> None:
-    model = FakeModel([asyncio.CancelledError(), PREVIOUS_SUMMARY])
+    model = ScriptedTextModel([asyncio.CancelledError(), PREVIOUS_SUMMARY])
     result = await _compactor(retries=1).summarise(_messages(), previous_summary="", model=model)
     assert result.method == "llm" and len(model.requests) == 2
-    model = FakeModel([asyncio.CancelledError()])
+    model = ScriptedTextModel([asyncio.CancelledError()])
     result = await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
     assert result.method == "extractive" and "cancelled" in (result.fallback_reason or "")
 
@@ -113,12 +115,12 @@ async def test_a_cancelled_error_from_the_model_is_a_failed_call() -> None:
 async def test_cancelling_the_callers_task_stops_the_compactor() -> None:
     started = asyncio.Event()
 
-    async def hang() -> str:
+    async def hang(_request: str) -> str:
         started.set()
         await asyncio.Event().wait()
         return "never"
 
-    model = FakeModel([hang, PREVIOUS_SUMMARY])
+    model = ScriptedTextModel([hang, PREVIOUS_SUMMARY])
     task = asyncio.create_task(
         _compactor(retries=1).summarise(_messages(), previous_summary="", model=model)
     )
@@ -131,15 +133,15 @@ async def test_cancelling_the_callers_task_stops_the_compactor() -> None:
 
 async def test_an_oversized_reply_is_asked_again_with_the_size_then_replaced() -> None:
     big = six_section_summary(200)
-    model = FakeModel([big, PREVIOUS_SUMMARY])
+    model = ScriptedTextModel([big, PREVIOUS_SUMMARY])
     result = await _compactor(max_summary_chars=2000, adaptive_budget=False).summarise(
         _messages(), previous_summary="", model=model
     )
     assert result.method == "llm"
-    first, second = (request for _, request in model.requests)
+    first, second = model.requests
     assert "at most 2000 characters" in first
     assert f"Your previous answer was {len(big)} characters" in second
-    model = FakeModel([big, big])
+    model = ScriptedTextModel([big, big])
     result = await _compactor(max_summary_chars=2000).summarise(
         _messages(), previous_summary="", model=model
     )
@@ -156,7 +158,7 @@ async def test_an_oversized_reply_is_asked_again_with_the_size_then_replaced() -
     ],
 )
 async def test_an_invalid_reply_falls_back(reply: str, reason: str) -> None:
-    model = FakeModel([reply, reply])
+    model = ScriptedTextModel([reply, reply])
     result = await _compactor().summarise(
         _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
     )
@@ -168,7 +170,7 @@ async def test_stages_fit_the_smaller_of_the_model_and_the_given_window(
     context_size: int, window: int | None
 ) -> None:
     counter = make_token_counter("estimate")
-    model = FakeModel([PREVIOUS_SUMMARY] * 30, context_size=context_size)
+    model = ScriptedTextModel([PREVIOUS_SUMMARY] * 30, context_size=context_size)
     compactor = _compactor(counter=counter)
     result = await compactor.summarise(
         _messages(turns=12, size=80),
@@ -177,11 +179,11 @@ async def test_stages_fit_the_smaller_of_the_model_and_the_given_window(
         window_tokens=window,
     )
     assert result.method == "llm" and result.stages == len(model.requests) >= 2
-    assert all(counter.count(system + request) < 1500 for system, request in model.requests)
+    assert all(counter.count(call.system_prompt + call.request) < 1500 for call in model.calls)
 
 
 async def test_no_model_or_the_extractive_mode_calls_nothing() -> None:
-    model = FakeModel([])
+    model = ScriptedTextModel([])
     for compactor, given in ((_compactor(), None), (_compactor(mode="extractive"), model)):
         result = await compactor.summarise(_messages(), previous_summary="", model=given)
         assert result.method == "extractive" and result.fallback_reason is None
@@ -202,7 +204,7 @@ async def test_the_cpu_bound_steps_run_off_the_event_loop(
 
     for name in ("extract_facts", "extractive_summary", "fit_summary", "render_transcript"):
         monkeypatch.setattr(llm, name, spy(name, getattr(llm, name)))
-    model = FakeModel([RuntimeError("500"), PREVIOUS_SUMMARY])
+    model = ScriptedTextModel([RuntimeError("500"), PREVIOUS_SUMMARY])
     await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
     await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
     assert set(threads) == {
@@ -234,10 +236,10 @@ async def test_no_compactor_request_exceeds_its_window(counter_name: str, window
         ),
     ]
     budget = max(2000, min(16000, int(window * 0.08 * 3)))
-    model = FakeModel([six_section_summary(3)] * 20, context_size=window)
+    model = ScriptedTextModel([six_section_summary(3)] * 20, context_size=window)
     compactor = _compactor(counter=counter, max_summary_chars=budget)
     result = await compactor.summarise(messages, previous_summary=PREVIOUS_SUMMARY, model=model)
     assert result.method == "llm"
-    for system, request in model.requests:
-        sent = counter.count(system) + counter.count(request)
+    for call in model.calls:
+        sent = counter.count(call.system_prompt) + counter.count(call.request)
         assert sent <= window, f"a {sent}-token request for a {window}-token compactor"

@@ -31,7 +31,7 @@ from copaw_context.core.summary.prompts import PLACEHOLDERS, build_compactor_req
 from copaw_context.core.summary.statements import is_acknowledgement, is_constraint
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from tests.compactor_doubles import FakeModel
+from copaw_context.testing import ScriptedTextModel
 from tests.helpers import section_lines
 
 SKELETON = """## Goal
@@ -230,7 +230,7 @@ def test_constraints_by_meaning(sentence: str, constraint: bool) -> None:
 
 async def test_a_carried_constraint_replaces_the_models_rewording_and_is_counted() -> None:
     reply = _summary(constraints="- Never touch prod.yaml")
-    model = FakeModel([reply])
+    model = ScriptedTextModel([reply])
     messages = [_user("Export the report. Please never touch prod.yaml, it is live.")]
     result = await _compactor().summarise(messages, previous_summary="", model=model)
     assert result.summary.count("never touch prod.yaml, it is live.") == 1
@@ -249,7 +249,9 @@ async def test_made_up_paths_are_written_as_the_transcript_showed_them() -> None
         ),
     ]
     reply = _summary(critical="- Entry point: /home/user/project/src/app/main.py\n- /etc/hosts")
-    result = await _compactor().summarise(messages, previous_summary="", model=FakeModel([reply]))
+    result = await _compactor().summarise(
+        messages, previous_summary="", model=ScriptedTextModel([reply])
+    )
     assert "/home/user/project" not in result.summary
     assert "- Entry point: src/app/main.py" in result.summary
     assert "- /etc/hosts" in result.summary  # not a relative path of the transcript
@@ -263,7 +265,7 @@ async def test_none_left_above_the_carried_block_goes() -> None:
         TranscriptMessage("user", "user", (TranscriptPart("tool_result", output, "sh", "c"),)),
     ]
     result = await _compactor().summarise(
-        messages, previous_summary="", model=FakeModel([_summary()])
+        messages, previous_summary="", model=ScriptedTextModel([_summary()])
     )
     critical = section_lines(result.summary, 5)
     assert "- (none)" not in critical and any(output in line for line in critical)
@@ -289,17 +291,17 @@ async def test_the_compactor_asks_for_the_budget_and_keeps_the_cap() -> None:
     messages = [_user("Export the report. Never touch prod.yaml."), _bot("ok " * 3000)]
     facts = extract_facts(messages)
     assert carried_chars(facts) == len("Never touch prod.yaml.") + 6
-    model = FakeModel([_summary()])
+    model = ScriptedTextModel([_summary()])
     result = await _compactor(max_summary_chars=3000).summarise(
         messages, previous_summary="", model=model
     )
     assert result.budget_chars == 3000 and len(result.summary) <= 3000
-    short = FakeModel([_summary()])
+    short = ScriptedTextModel([_summary()])
     result = await _compactor(max_summary_chars=16000).summarise(
         messages[:1], previous_summary="", model=short
     )
     assert result.budget_chars == MIN_BUDGET_CHARS
-    assert "at most 1000 characters" in short.requests[0][1]
+    assert "at most 1000 characters" in short.requests[0]
     offline = await _compactor(mode="extractive").summarise(
         messages[:1], previous_summary="", model=None
     )
@@ -361,6 +363,6 @@ async def test_a_path_from_the_previous_summary_is_not_taken_for_an_invention() 
     messages = [_user("Go on."), TranscriptMessage("assistant", "bot", (call,))]
     previous = _summary(critical="- Crash at /repo/src/parser.c:412")
     result = await _compactor().summarise(
-        messages, previous_summary=previous, model=FakeModel([previous])
+        messages, previous_summary=previous, model=ScriptedTextModel([previous])
     )
     assert "- Crash at /repo/src/parser.c:412" in result.summary and result.dropped_lines == 0

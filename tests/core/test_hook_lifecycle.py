@@ -17,7 +17,8 @@ import pytest
 
 import copaw_context
 from copaw_context.core.config import parse_running_config
-from tests.memory_doubles import ScriptedModel, record
+from copaw_context.testing import ScriptedTextModel
+from tests.memory_doubles import record
 
 
 def _hook(workspace: Path) -> copaw_context.MemoryCompactionHook:
@@ -26,7 +27,7 @@ def _hook(workspace: Path) -> copaw_context.MemoryCompactionHook:
 
 
 async def test_async_with_waits_for_the_pending_memory_summaries(tmp_path: Path) -> None:
-    model = ScriptedModel("- Lesson: never touch prod.yaml")
+    model = ScriptedTextModel(["- Lesson: never touch prod.yaml"])
     async with _hook(tmp_path) as hook:
         hook.engine.memory.bind_model(model)
         hook.engine.memory.on_compaction(record("Never touch prod.yaml"))
@@ -40,7 +41,7 @@ async def test_a_hook_collected_unclosed_with_pending_summaries_warns(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     gate = asyncio.Event()
-    model = ScriptedModel("- Lesson: never touch prod.yaml", gate=gate)
+    model = ScriptedTextModel(["- Lesson: never touch prod.yaml"], gate=gate)
     hook = _hook(tmp_path)
     memory = hook.engine.memory
     memory.bind_model(model)
@@ -69,7 +70,7 @@ async def test_a_hook_used_after_close_is_open_again_until_closed(tmp_path: Path
     """Found from outside: a hook used after close() said it was closed while a summary
     started then ran unawaited, and the unclosed warning stayed silent."""
     gate = asyncio.Event()
-    model = ScriptedModel("- Lesson: never touch prod.yaml", gate=gate)
+    model = ScriptedTextModel(["- Lesson: never touch prod.yaml"], gate=gate)
     hook = _hook(tmp_path)
     await hook.close()
     assert hook.closed

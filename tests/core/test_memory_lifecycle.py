@@ -19,7 +19,8 @@ import copaw_context
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.memory import MemorySummariser
 from copaw_context.core.memory.events import MemoryEvent
-from tests.memory_doubles import ScriptedModel, record
+from copaw_context.testing import ScriptedTextModel
+from tests.memory_doubles import record
 
 __all__ = [
     "test_a_hung_memory_model_is_paused_by_the_breaker",
@@ -36,9 +37,9 @@ def config(**memory: Any) -> RunningConfig:
     return parse_running_config({"running": {"light_context_config": light, "memory": memory}})
 
 
-def hung() -> ScriptedModel:
+def hung() -> ScriptedTextModel:
     """A model that never answers (its gate is never opened)."""
-    return ScriptedModel(gate=asyncio.Event())
+    return ScriptedTextModel(gate=asyncio.Event())
 
 
 def pending_files(workspace: Path) -> list[Path]:
@@ -95,7 +96,7 @@ async def test_close_waits_a_bounded_time_and_the_rest_runs_at_the_next_start(
     assert "close() stopped 2 memory summaries" in caplog.text
     assert len(pending_files(tmp_path)) == 2 and log_text(tmp_path) == ""
 
-    answers = ScriptedModel("- Lesson: back up prod before a migration", "- Prefers French")
+    answers = ScriptedTextModel(["- Lesson: back up prod before a migration", "- Prefers French"])
     async with copaw_context.MemoryCompactionHook(settings, tmp_path) as again:
         again.engine.memory.bind_model(answers)  # the next start
         assert again.engine.memory.summariser is not None
@@ -112,7 +113,7 @@ async def test_a_summary_cut_off_by_the_loop_end_is_logged_and_kept(
 
     async def forgets_close() -> None:
         hook = copaw_context.MemoryCompactionHook(settings, tmp_path)
-        model = ScriptedModel(gate=asyncio.Event())
+        model = ScriptedTextModel(gate=asyncio.Event())
         hook.engine.memory.bind_model(model)
         hook.engine.memory.on_compaction(record(LESSON))
         await model.called.wait()
@@ -124,7 +125,7 @@ async def test_a_summary_cut_off_by_the_loop_end_is_logged_and_kept(
     assert "a memory summary was interrupted because the hook was not closed" in caplog.text
     assert len(pending_files(tmp_path)) == 1
 
-    answers = ScriptedModel("- Lesson: back up prod before a migration")
+    answers = ScriptedTextModel(["- Lesson: back up prod before a migration"])
     async with copaw_context.MemoryCompactionHook(settings, tmp_path) as again:
         again.engine.memory.bind_model(answers)
     assert "back up prod before a migration" in log_text(tmp_path)
@@ -139,7 +140,7 @@ async def test_kept_inputs_stay_in_the_workspace_and_a_bad_one_is_left_alone(
     (workspace / "memory").mkdir(parents=True)
     outside.mkdir()
     (workspace / "memory" / ".pending").symlink_to(outside, target_is_directory=True)
-    model = ScriptedModel("- Lesson: back up prod before a migration")
+    model = ScriptedTextModel(["- Lesson: back up prod before a migration"])
     summariser = MemorySummariser.from_config(config(), workspace, model)
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         summariser.on_compaction(record(LESSON))
@@ -153,7 +154,7 @@ async def test_kept_inputs_stay_in_the_workspace_and_a_bad_one_is_left_alone(
     bad.parent.mkdir()
     bad.write_text("{not json", encoding="utf-8")
     caplog.clear()
-    again = MemorySummariser.from_config(config(), workspace, ScriptedModel())
+    again = MemorySummariser.from_config(config(), workspace, ScriptedTextModel())
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         again.resume()
         await again.drain()

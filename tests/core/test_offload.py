@@ -18,18 +18,11 @@ from copaw_context.core.offload import (
     referenced_offload_names,
     referenced_offload_paths,
 )
+from copaw_context.testing import ManualClock
 
 NOW = 1_900_000_000.0
 DAY = 86400.0
 OWN_NAME = re.compile(r"[0-9a-f]{32}\.txt")
-
-
-class FakeClock:
-    def __init__(self, now: float = NOW) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def notice_for(path: Path | str) -> str:
@@ -45,7 +38,7 @@ def age(path: Path, seconds: float) -> None:
 
 
 def make_store(tmp_path: Path, retention_days: float = 7.0, **kwargs: object) -> OffloadStore:
-    return OffloadStore(tmp_path / "tool_result", retention_days, clock=FakeClock(), **kwargs)  # type: ignore[arg-type]
+    return OffloadStore(tmp_path / "tool_result", retention_days, clock=ManualClock(NOW), **kwargs)  # type: ignore[arg-type]
 
 
 # --- save ---------------------------------------------------------------------------------
@@ -303,7 +296,7 @@ async def test_cleanup_accepts_names_and_paths_together(tmp_path: Path) -> None:
 async def test_referenced_files_are_refreshed_so_other_processes_keep_them(
     tmp_path: Path,
 ) -> None:
-    clock = FakeClock()
+    clock = ManualClock(NOW)
     ours = OffloadStore(tmp_path / "tool_result", 1, clock=clock)
     # Another process on the same directory: it cannot see our context.
     theirs = OffloadStore(tmp_path / "tool_result", 1, clock=clock)
@@ -315,9 +308,9 @@ async def test_referenced_files_are_refreshed_so_other_processes_keep_them(
     assert after.st_mtime == NOW
     assert after.st_atime == before.st_atime
     assert await theirs.cleanup() == []  # a full retention period from now on
-    clock.now += DAY - 1
+    clock.advance(DAY - 1)
     assert await theirs.cleanup() == []
-    clock.now += 2
+    clock.advance(2)
     assert await theirs.cleanup() == [referenced]
 
 
@@ -338,7 +331,7 @@ async def test_refresh_never_touches_symlinks_or_their_targets(tmp_path: Path) -
 
 
 async def test_maybe_cleanup_throttles_by_interval(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = ManualClock(NOW)
     store = OffloadStore(tmp_path / "tool_result", 1, cleanup_interval_seconds=3600, clock=clock)
     calls: list[int] = []
 
@@ -351,13 +344,13 @@ async def test_maybe_cleanup_throttles_by_interval(tmp_path: Path) -> None:
     assert await store.maybe_cleanup(referenced) == [first]  # never ran before
     second = await store.save("b")
     age(second, 2 * DAY)
-    clock.now += 3599
+    clock.advance(3599)
     assert await store.maybe_cleanup(referenced) == []  # throttled
     assert second.exists() and len(calls) == 1
-    clock.now += 1
+    clock.advance(1)
     assert await store.maybe_cleanup(referenced) == [second]
     assert len(calls) == 2
-    clock.now -= 10 * DAY  # clock went backwards: do not stall
+    clock.advance(-10 * DAY)  # clock went backwards: do not stall
     assert await store.maybe_cleanup(referenced) == []
     assert len(calls) == 3
 

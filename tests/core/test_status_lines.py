@@ -9,7 +9,8 @@ from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.status import status_line
-from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text, user
+from copaw_context.testing import ScriptedTextModel
+from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
 
 
 def _config(**light: Any) -> RunningConfig:
@@ -41,7 +42,9 @@ def _history(turns: int) -> list[FakeMessage]:
 async def _compact(tmp_path: Path, **light: Any) -> tuple[FakeHost, list[ContextEvent]]:
     events: list[ContextEvent] = []
     engine = ContextEngine(_config(**light), tmp_path, on_event=events.append)
-    host = FakeHost(_history(8), window=3000, compactor=FakeModel(lambda request: ""))
+    host = FakeHost(
+        _history(8), window=3000, compactor=ScriptedTextModel(default=lambda request: "")
+    )
     await engine.before_reasoning(host)
     return host, events
 

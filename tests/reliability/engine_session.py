@@ -19,7 +19,8 @@ from typing import Any, Literal
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.host import PartView
-from tests.fake_host import FakeHost, FakeMessage, FakeModel, call, result, text
+from copaw_context.testing import ScriptedTextModel
+from tests.fake_host import FakeHost, FakeMessage, call, result, text
 from tests.reliability.invariants import StepFigures, check_step
 from tests.reliability.render import render_input
 from tests.summaries import six_section_summary
@@ -114,7 +115,7 @@ class EngineSession:
         self.engine = ContextEngine(
             engine_config(self.window, self.compactor, self.recent_n), self.workspace
         )
-        model = FakeModel(lambda request: six_section_summary(3))
+        model = ScriptedTextModel(default=lambda request: six_section_summary(3))
         self.host = FakeHost(
             window=self.window, tool_schemas=TOOL_SCHEMAS, compactor=model, model_name="gpt-4o"
         )

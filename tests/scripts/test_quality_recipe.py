@@ -10,11 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from copaw_context.testing import ScriptedTextModel
 from scripts.quality.openai_model import OpenAICompatibleModel, StreamStopped, read_sse
 from scripts.quality.run import evaluate, format_table, main
 from scripts.quality.score import fact_kept, score_summary
 from scripts.quality.sessions import CATEGORIES, Planted, build_sessions
-from tests.compactor_doubles import FakeModel
 
 
 def test_sessions_are_seeded_and_plant_every_category_in_both_languages() -> None:
@@ -58,7 +58,7 @@ async def test_a_scripted_model_is_scored_after_the_carry_over() -> None:
         "### In Progress\n- (none)\n### Blocked\n- (none)\n## Key Decisions\n- Use papaparse\n"
         "## Next Steps\n1. the next concrete action\n## Critical Context\n- (none)\n"
     )
-    row = await evaluate(session, FakeModel([vague]), cap=6000)
+    row = await evaluate(session, ScriptedTextModel([vague]), cap=6000)
     assert row.result.method == "llm"
     assert row.score["errors"] == (2, 2) and row.score["paths"] == (3, 3)
     assert row.score["constraints"] == (2, 2) and row.score["decisions"] == (1, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -21,26 +21,9 @@ from copaw_context.core.memory import (
     extractive_merge,
 )
 from copaw_context.core.memory.consolidate import STATE_FILE
+from copaw_context.testing import ManualClock, ScriptedTextModel
 
 NOW = datetime(2024, 5, 1, 23, 0).astimezone()
-
-
-class ScriptedModel:
-    """A tiny host-neutral model: answers in order (exceptions raised, callables awaited)."""
-
-    def __init__(self, *answers: object) -> None:
-        self.answers = list(answers)
-        self.calls: list[tuple[str, str]] = []
-
-    async def complete(self, system_prompt: str, request: str) -> str:
-        self.calls.append((system_prompt, request))
-        answer = self.answers.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        if callable(answer):
-            answer = await answer()
-        assert isinstance(answer, str)
-        return answer
 
 
 def write_log(workspace: Path, day: str, *entries: str) -> Path:
@@ -55,7 +38,7 @@ def write_log(workspace: Path, day: str, *entries: str) -> Path:
 
 
 def consolidator(
-    workspace: Path, model: ScriptedModel | None = None, **options: object
+    workspace: Path, model: ScriptedTextModel | None = None, **options: object
 ) -> tuple[MemoryConsolidator, list[MemoryEvent]]:
     events: list[MemoryEvent] = []
     files = MemoryFiles(workspace, clock=lambda: NOW)
@@ -118,12 +101,12 @@ async def test_consolidate_days_limits_the_window_and_chinese_titles(tmp_path: P
 async def test_the_model_merges_when_its_answer_is_sound(tmp_path: Path) -> None:
     (tmp_path / "MEMORY.md").write_text("## Preferences\n\n- npm\n", encoding="utf-8")
     write_log(tmp_path, "2024-05-01", "Preference: switched to pnpm")
-    model = ScriptedModel("```markdown\n## Preferences\n\n- pnpm (switched from npm)\n```")
+    model = ScriptedTextModel(["```markdown\n## Preferences\n\n- pnpm (switched from npm)\n```"])
     memory, events = consolidator(tmp_path, model)
     result = await memory.consolidate()
     assert result.method == "llm" and result.written and result.fallback_reason is None
     assert memory_text(tmp_path) == "## Preferences\n\n- pnpm (switched from npm)\n"
-    system_prompt, request = model.calls[0]
+    system_prompt, request = model.calls[0].system_prompt, model.calls[0].request
     assert "newest wins" in system_prompt and "keep every existing" in system_prompt.lower()
     assert "- npm" in request and "### 2024-05-01\n- Preference: switched to pnpm" in request
     assert events[0].method == "llm"
@@ -144,7 +127,7 @@ async def test_a_bad_model_answer_falls_back_to_the_extractive_merge(
 ) -> None:
     (tmp_path / "MEMORY.md").write_text("## Preferences\n\n- npm\n", encoding="utf-8")
     write_log(tmp_path, "2024-05-01", "switched to pnpm")
-    memory, _ = consolidator(tmp_path, ScriptedModel(answer))
+    memory, _ = consolidator(tmp_path, ScriptedTextModel([answer]))
     result = await memory.consolidate()
     assert result.method == "extractive" and reason in (result.fallback_reason or "")
     assert memory_text(tmp_path) == (
@@ -156,7 +139,7 @@ async def test_a_much_shorter_answer_is_refused(tmp_path: Path) -> None:
     long_memory = "## Facts\n\n" + "".join(f"- fact {n}\n" for n in range(200))
     (tmp_path / "MEMORY.md").write_text(long_memory, encoding="utf-8")
     write_log(tmp_path, "2024-05-01", "one more")
-    memory, _ = consolidator(tmp_path, ScriptedModel("## Facts\n\n- fact 0\n"))
+    memory, _ = consolidator(tmp_path, ScriptedTextModel(["## Facts\n\n- fact 0\n"]))
     result = await memory.consolidate()
     assert "less than half" in (result.fallback_reason or "")
     assert memory_text(tmp_path).startswith(long_memory)
@@ -167,11 +150,11 @@ async def test_an_edit_during_the_model_call_is_not_lost(tmp_path: Path) -> None
     write_log(tmp_path, "2024-05-01", "switched to pnpm")
     files = MemoryFiles(tmp_path, clock=lambda: NOW)
 
-    async def agent_edits_meanwhile() -> str:
+    async def agent_edits_meanwhile(_request: str) -> str:
         await files.edit_section("Preferences", "- answers in Chinese")
         return "## Preferences\n\n- pnpm\n"
 
-    memory, _ = consolidator(tmp_path, ScriptedModel(agent_edits_meanwhile))
+    memory, _ = consolidator(tmp_path, ScriptedTextModel([agent_edits_meanwhile]))
     result = await memory.consolidate()
     assert result.method == "extractive"
     assert result.fallback_reason == "MEMORY.md changed while the model was answering"
@@ -270,22 +253,6 @@ async def test_from_config(tmp_path: Path) -> None:
 # --- the schedule ------------------------------------------------------------------------------
 
 
-class FakeTime:
-    """A clock that only moves when the scheduler sleeps."""
-
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-        self.sleeps: list[float] = []
-
-    def clock(self) -> datetime:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += timedelta(seconds=seconds)
-        await asyncio.sleep(0)
-
-
 def test_next_run_follows_the_cron_expression() -> None:
     async def job() -> None: ...
 
@@ -304,9 +271,9 @@ def test_next_run_follows_the_cron_expression() -> None:
 async def test_a_run_is_triggered_at_the_cron_time_with_an_injected_clock(
     tmp_path: Path,
 ) -> None:
-    fake = FakeTime(datetime(2024, 5, 1, 23, 50))
+    fake = ManualClock(datetime(2024, 5, 1, 23, 50))
     write_log(tmp_path, "2024-05-01", "fold me")
-    files = MemoryFiles(tmp_path, clock=fake.clock)
+    files = MemoryFiles(tmp_path, clock=fake)
     consolidate = MemoryConsolidator(files)
     ran: list[datetime] = []
     slept: list[float] = []
@@ -319,7 +286,7 @@ async def test_a_run_is_triggered_at_the_cron_time_with_an_injected_clock(
         if len(ran) == 2:
             done.set()
 
-    scheduler = MemoryScheduler(job, "0 0 * * *", clock=fake.clock, sleep=fake.sleep)
+    scheduler = MemoryScheduler(job, "0 0 * * *", clock=fake, sleep=fake.sleep)
     scheduler.start()
     scheduler.start()  # idempotent
     assert scheduler.running
@@ -333,7 +300,7 @@ async def test_a_run_is_triggered_at_the_cron_time_with_an_injected_clock(
 
 
 async def test_a_failing_job_does_not_stop_the_schedule() -> None:
-    fake = FakeTime(datetime(2024, 5, 1, 23, 59))
+    fake = ManualClock(datetime(2024, 5, 1, 23, 59))
     done = asyncio.Event()
     calls: list[datetime] = []
 
@@ -343,7 +310,7 @@ async def test_a_failing_job_does_not_stop_the_schedule() -> None:
             done.set()
         raise RuntimeError("disk full")
 
-    scheduler = MemoryScheduler(job, "*/30 * * * *", clock=fake.clock, sleep=fake.sleep)
+    scheduler = MemoryScheduler(job, "*/30 * * * *", clock=fake, sleep=fake.sleep)
     scheduler.start()
     await done.wait()
     await scheduler.stop()
@@ -352,7 +319,7 @@ async def test_a_failing_job_does_not_stop_the_schedule() -> None:
 
 
 async def test_for_consolidation_runs_the_consolidator(tmp_path: Path) -> None:
-    fake = FakeTime(datetime(2024, 5, 1, 23, 59))
+    fake = ManualClock(datetime(2024, 5, 1, 23, 59))
     write_log(tmp_path, "2024-05-01", "scheduled fact")
     events: list[MemoryEvent] = []
     done = asyncio.Event()
@@ -361,9 +328,9 @@ async def test_for_consolidation_runs_the_consolidator(tmp_path: Path) -> None:
         events.append(event)
         done.set()
 
-    files = MemoryFiles(tmp_path, clock=fake.clock)
+    files = MemoryFiles(tmp_path, clock=fake)
     scheduler = MemoryScheduler.for_consolidation(
-        MemoryConsolidator(files, on_event=seen), "0 0 * * *", clock=fake.clock, sleep=fake.sleep
+        MemoryConsolidator(files, on_event=seen), "0 0 * * *", clock=fake, sleep=fake.sleep
     )
     assert scheduler.cron == "0 0 * * *"
     scheduler.start()

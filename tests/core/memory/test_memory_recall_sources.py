@@ -17,6 +17,7 @@ from copaw_context.core.file_reader import read_text_file
 from copaw_context.core.memory import MemoryFiles, MemoryIndex, MemoryTools, keep_cleared_summary
 from copaw_context.core.memory._extract import text_chunks
 from copaw_context.core.offload import OffloadStore
+from copaw_context.testing import ManualClock
 
 
 def _log(marker_line: int, marker: str, lines: int = 400) -> str:
@@ -102,15 +103,15 @@ async def test_indexing_is_incremental_and_a_kept_file_touched_is_not_indexed_ag
 
 
 async def test_an_expired_output_leaves_the_index(tmp_path: Path) -> None:
-    now = [1_000_000.0]
+    clock = ManualClock(1_000_000.0)
     store = OffloadStore(
-        tmp_path / "tool_result", retention_days=1, workspace=tmp_path, clock=lambda: now[0]
+        tmp_path / "tool_result", retention_days=1, workspace=tmp_path, clock=clock
     )
     saved = await store.save(_log(3, "expiring delta_44"))
-    os.utime(saved, (now[0], now[0]))
+    os.utime(saved, (clock.now, clock.now))
     index = MemoryIndex(tmp_path)
     assert len(await index.search("delta_44")) == 1
-    now[0] += 2 * 86400
+    clock.advance(2 * 86400)
     assert await store.cleanup() == [saved]
     assert await index.search("delta_44") == []
     assert (await index.refresh()).files_dropped == 0  # dropped by the search's refresh

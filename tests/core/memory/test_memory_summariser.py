@@ -19,13 +19,14 @@ from copaw_context.core.memory.summariser import (
     render_transcript,
 )
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from tests.memory_doubles import ScriptedModel, record
+from copaw_context.testing import ScriptedTextModel
+from tests.memory_doubles import record
 
 NOON = datetime(2024, 5, 1, 12, 0).astimezone()
 
 
 def summariser(
-    workspace: Path, model: ScriptedModel | None, **options: object
+    workspace: Path, model: ScriptedTextModel | None, **options: object
 ) -> tuple[MemorySummariser, list[MemoryEvent]]:
     events: list[MemoryEvent] = []
     files = MemoryFiles(workspace, clock=lambda: NOON)
@@ -38,9 +39,12 @@ def todays_log(workspace: Path) -> Path:
 
 async def test_entries_the_model_writes_go_to_todays_log(tmp_path: Path) -> None:
     (tmp_path / "MEMORY.md").write_text("## Preferences\n\n- Likes tea\n", encoding="utf-8")
-    model = ScriptedModel(
-        "- Preference: answers in Chinese\n- Lesson: `npm ci` failed on node 16; node 20 fixed it"
-        "\n- Preference: likes tea"
+    model = ScriptedTextModel(
+        [
+            "- Preference: answers in Chinese\n"
+            "- Lesson: `npm ci` failed on node 16; node 20 fixed it\n"
+            "- Preference: likes tea"
+        ]
     )
     memory, events = summariser(tmp_path, model)
     memory.on_compaction(record("请用中文回答", "npm ci fails"))
@@ -58,13 +62,13 @@ async def test_entries_the_model_writes_go_to_todays_log(tmp_path: Path) -> None
         "auto",
         "s1",
     )
-    system_prompt, request = model.calls[0]
+    system_prompt, request = model.calls[0].system_prompt, model.calls[0].request
     assert "[SILENT]" in system_prompt and "Try-error lessons" in system_prompt
     assert "- Likes tea" in request and "请用中文回答" in request
 
 
 async def test_silent_answer_writes_nothing(tmp_path: Path) -> None:
-    memory, events = summariser(tmp_path, ScriptedModel("[SILENT]"))
+    memory, events = summariser(tmp_path, ScriptedTextModel(["[SILENT]"]))
     memory.on_compaction(record("hi"))
     await memory.drain()
     assert not todays_log(tmp_path).exists()
@@ -77,7 +81,7 @@ async def test_silent_answer_writes_nothing(tmp_path: Path) -> None:
 async def test_model_failure_is_reported_never_raised_and_falls_back_to_extractive(
     tmp_path: Path, failure: BaseException, caplog: pytest.LogCaptureFixture
 ) -> None:
-    memory, events = summariser(tmp_path, ScriptedModel(failure))
+    memory, events = summariser(tmp_path, ScriptedTextModel([failure]))
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         memory.on_compaction(record("hi"))
         await memory.drain()
@@ -90,7 +94,7 @@ async def test_model_failure_is_reported_never_raised_and_falls_back_to_extracti
 
 async def test_a_slow_model_times_out(tmp_path: Path) -> None:
     memory, events = summariser(
-        tmp_path, ScriptedModel("- x", gate=asyncio.Event()), timeout_seconds=0.01
+        tmp_path, ScriptedTextModel(["- x"], gate=asyncio.Event()), timeout_seconds=0.01
     )
     event = await memory.summarise(record("hi"))
     assert event.kind == "memory_summary_silent" and "did not answer" in event.message
@@ -104,7 +108,7 @@ async def test_a_failing_event_callback_is_logged_not_raised(
         raise RuntimeError("callback bug")
 
     files = MemoryFiles(tmp_path, clock=lambda: NOON)
-    memory = MemorySummariser(files, ScriptedModel("- Preference: x"), on_event=broken)
+    memory = MemorySummariser(files, ScriptedTextModel(["- Preference: x"]), on_event=broken)
     with caplog.at_level(logging.ERROR, logger="copaw_context"):
         memory.on_compaction(record("hi"))
         await memory.drain()
@@ -114,7 +118,7 @@ async def test_a_failing_event_callback_is_logged_not_raised(
 
 async def test_jobs_of_one_workspace_run_one_at_a_time(tmp_path: Path) -> None:
     gate = asyncio.Event()
-    model = ScriptedModel("- Preference: one", "- Preference: two", gate=gate)
+    model = ScriptedTextModel(["- Preference: one", "- Preference: two"], gate=gate)
     first, _ = summariser(tmp_path, model)
     second, _ = summariser(tmp_path, model)  # another summariser, same workspace
     first.on_compaction(record("a"))
@@ -131,7 +135,7 @@ async def test_jobs_of_one_workspace_run_one_at_a_time(tmp_path: Path) -> None:
 
 
 async def test_disabled_without_model_or_messages_or_loop_does_nothing(tmp_path: Path) -> None:
-    model = ScriptedModel()
+    model = ScriptedTextModel()
     off, _ = summariser(tmp_path, model, enabled=False)
     off.on_compaction(record("hi"))
     no_model, _ = summariser(tmp_path, None)
@@ -145,7 +149,7 @@ async def test_disabled_without_model_or_messages_or_loop_does_nothing(tmp_path:
 def test_on_compaction_outside_an_event_loop_only_warns(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    memory, _ = summariser(tmp_path, ScriptedModel("- x"))
+    memory, _ = summariser(tmp_path, ScriptedTextModel(["- x"]))
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         memory.on_compaction(record("hi"))
     assert "no running event loop" in caplog.text and memory.pending == 0
@@ -155,11 +159,11 @@ async def test_from_config_uses_language_and_switches(tmp_path: Path) -> None:
     config = parse_running_config(
         {"running": {"light_context_config": {"language": "zh"}, "memory": {"memory_dir": "mem"}}}
     )
-    model = ScriptedModel("- 偏好：回答用中文")
+    model = ScriptedTextModel(["- 偏好：回答用中文"])
     memory = MemorySummariser.from_config(config, tmp_path, model)
     await memory.summarise(record("请用中文"))
-    assert "[SILENT]" in model.calls[0][0] and "偏好" in model.calls[0][0]
-    assert "离开上下文的消息" in model.calls[0][1]
+    assert "[SILENT]" in model.calls[0].system_prompt and "偏好" in model.calls[0].system_prompt
+    assert "离开上下文的消息" in model.calls[0].request
     assert any((tmp_path / "mem").glob("*.md"))
     off = parse_running_config(
         {"running": {"reme_light_memory_config": {"summarize_when_compact": False}}}
