@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .compaction import bench_compaction
-from .profile import profile_steps
-from .report import markdown, plot_steps
-from .steps import bench_steps, split_ms
-from .truncation import bench_cut, bench_save, bench_stage1
+from benchmarks.compaction import bench_compaction
+from benchmarks.profile import profile_steps
+from benchmarks.report import markdown, plot_steps
+from benchmarks.steps import bench_steps, split_ms
+from benchmarks.truncation import bench_cut, bench_save, bench_stage1
 
 __all__ = ["main"]
 
@@ -67,7 +67,7 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     if only & {"split", "compaction", "profile"}:
         import asyncio
 
-        from .sessions import seed_session
+        from benchmarks.sessions import seed_session
 
         for n in {largest, middle} - set(seeded):
             seeded[n] = asyncio.run(seed_session(root / f"seed-{n}", n))

@@ -18,10 +18,9 @@ from agentscope.message import Msg, TextBlock, ToolCallBlock
 from agentscope.model import ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
+from benchmarks.sessions import WINDOW, builtin_twin, copy_context, make_agent
 from copaw_context.core.report import Limits
 from copaw_context.testing import ScriptedChatModel
-
-from .sessions import WINDOW, builtin_twin, copy_context, make_agent
 
 __all__ = ["InstantModel", "bench_compaction"]
 

@@ -9,9 +9,8 @@ import pstats
 from pathlib import Path
 from typing import Any
 
+from benchmarks.sessions import WINDOW, copy_context, make_agent, make_steps, run_stage1
 from copaw_context.core.report import Limits
-
-from .sessions import WINDOW, copy_context, make_agent, make_steps, run_stage1
 
 __all__ = ["profile_steps"]
 

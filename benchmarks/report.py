@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .measure import Figure
-from .steps import StepRow, growth_exponent
+from benchmarks.measure import Figure
+from benchmarks.steps import StepRow, growth_exponent
 
 __all__ = ["markdown", "plot_steps", "targets"]
 

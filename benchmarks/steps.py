@@ -22,12 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.sessions import (
+    WINDOW,
+    builtin_twin,
+    copy_context,
+    make_agent,
+    make_steps,
+    run_stage1,
+)
+from benchmarks.sessions import seed_session as _seed
 from copaw_context.agentscope2.messages import message_view
 from copaw_context.core.report import Limits
 from copaw_context.core.split import plan_split
-
-from .sessions import WINDOW, builtin_twin, copy_context, make_agent, make_steps, run_stage1
-from .sessions import seed_session as _seed
 
 __all__ = ["COUNTERS", "StepRow", "bench_steps", "growth_exponent", "split_ms"]
 

@@ -13,13 +13,12 @@ import asyncio
 import tempfile
 from pathlib import Path
 
+from benchmarks.corpus import one_line_json, tool_output
+from benchmarks.measure import Figure, median_ms, median_ms_async, peak_bytes, peak_bytes_async
 from copaw_context.core.config import ToolResultPruningConfig
 from copaw_context.core.offload import OffloadStore
 from copaw_context.core.pruning import ToolResultPruning
 from copaw_context.core.truncation import truncate_text_output
-
-from .corpus import one_line_json, tool_output
-from .measure import Figure, median_ms, median_ms_async, peak_bytes, peak_bytes_async
 
 __all__ = ["CUT_CASES", "STAGE1_SIZES", "bench_cut", "bench_save", "bench_stage1"]
 
