@@ -14,7 +14,8 @@ pin="${2:-}"
 if [ ! -x "$venv/bin/python" ]; then
   echo "bootstrap: creating $venv ($("$PYTHON" --version 2>&1)) and upgrading its pip"
   "$PYTHON" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --progress-bar off --upgrade pip
+  heartbeat "bootstrap: $venv (pip upgrade)" "" \
+    "$venv/bin/python" -m pip install --quiet --progress-bar off --upgrade pip
 fi
 stamp="$venv/.copaw-context-installed"
 # The package's version (copaw_context.__version__, which pip's metadata is built from) counts
