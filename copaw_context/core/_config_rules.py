@@ -53,16 +53,18 @@ _WORKSPACE_DIR_FIELDS = frozenset(
 )
 _EXTENSION_RULE = 'each item must be a file extension starting with ".", such as ".md"'
 _ITEM_RULES = {"exempt_file_extensions": _EXTENSION_RULE}
-# JSON Schema twin of _check_workspace_dir; each piece mirrors one of its checks.
-_WORKSPACE_DIR_PATTERN = "".join(
-    (
-        r"^(?![/\\])(?![A-Za-z]:)",  # not absolute
-        r"(?!.*[\x00-\x1f])",  # no control characters
-        r"(?!(?:.*[/\\])?\.\.(?:[/\\]|$))",  # no ".." segment
-        r"(?!(?:\.(?=[/\\]|$)|[/\\])*$)",  # not the workspace itself
-        r".*\S.*$",  # not blank
-    )
+# What a workspace directory must not be: (a regex a refused value matches from its start, the
+# reason). The validator tries them in order; the JSON Schema pattern is built from the same
+# regexes (written for both Python's re and ECMA-262), so the two cannot disagree.
+_WORKSPACE_DIR_REFUSED = (
+    (r"\s*$", "it is empty"),
+    (r"[\s\S]*[\x00-\x1f]", "control characters are not allowed"),
+    (r"[/\\]|[A-Za-z]:", "absolute paths are not allowed"),
+    (r"(?:[\s\S]*[/\\])?\.\.(?:[/\\]|$)", '".." would leave the workspace'),
+    (r"(?:\.(?=[/\\]|$)|[/\\])*$", "it names the workspace itself"),
 )
+_WORKSPACE_DIR_PATTERN = "^" + "".join(f"(?!{refused})" for refused, _ in _WORKSPACE_DIR_REFUSED)
+_EXTENSION_PATTERN = r"^\.[^/\\]+$"
 
 
 def _whole_float_to_int(value: object) -> object:
@@ -76,22 +78,14 @@ def rule_error(rule: str, **context: Any) -> PydanticCustomError:
 
 
 def _check_workspace_dir(value: str) -> str:
-    parts = _SEPARATORS.split(value)
-    if not value.strip():
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; it is empty")
-    if any(ord(char) < 32 for char in value):
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; control characters are not allowed")
-    if value[0] in "/\\" or re.match(r"[A-Za-z]:", value):
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; absolute paths are not allowed")
-    if ".." in parts:
-        raise rule_error(f'{_WORKSPACE_DIR_RULE}; ".." would leave the workspace')
-    if all(part in ("", ".") for part in parts):
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; it names the workspace itself")
+    for refused, reason in _WORKSPACE_DIR_REFUSED:
+        if re.match(refused, value):
+            raise rule_error(f"{_WORKSPACE_DIR_RULE}; {reason}")
     return value
 
 
 def _check_extension(value: str) -> str:
-    if len(value) < 2 or not value.startswith(".") or _SEPARATORS.search(value):
+    if not re.search(_EXTENSION_PATTERN, value):  # as a JSON Schema validator reads it
         raise rule_error(_EXTENSION_RULE)
     return value.lower()
 
@@ -116,7 +110,7 @@ WorkspaceDir = Annotated[
 ]
 Extension = Annotated[
     str,
-    Field(strict=True, json_schema_extra={"pattern": r"^\.[^/\\]+$"}),
+    Field(strict=True, json_schema_extra={"pattern": _EXTENSION_PATTERN}),
     AfterValidator(_check_extension),
 ]
 NonEmptyStr = Annotated[str, Field(strict=True, min_length=1), AfterValidator(_check_non_empty)]
