@@ -44,6 +44,7 @@ from copaw_context.core.config_sections import (
     TokenCounterName,
     ToolResultPruningConfig,
 )
+from copaw_context.core.config_settings import Settings
 from copaw_context.core.errors import ConfigError, json_text
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "MemoryConfig",
     "RemeLightMemoryConfig",
     "RunningConfig",
+    "Settings",
     "TokenCounterName",
     "ToolResultPruningConfig",
     "aload_running_config",
@@ -124,6 +126,16 @@ class RunningConfig(Section):
     def max_input_length_is_set(self) -> bool:
         """Whether the file sets ``max_input_length``; if not, the model's context size rules."""
         return "max_input_length" in self.model_fields_set
+
+    def settings(self) -> Settings:
+        """The resolved settings the steps read, flat and frozen (built anew each call)."""
+        return Settings.resolve(
+            is_light=self.context_manager_backend == "light",
+            max_input_length=self.max_input_length,
+            max_input_length_is_set=self.max_input_length_is_set,
+            light=self.light_context_config,
+            memory=self.memory,
+        )
 
     def window_for(self, context_size: object) -> tuple[int, str]:
         """The window in tokens for a model stating ``context_size`` and where it comes from:
