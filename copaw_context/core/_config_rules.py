@@ -10,9 +10,8 @@ import difflib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import UnionType
-from typing import Annotated, Any, ClassVar, Literal, Self, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types
 from pydantic import (
@@ -22,7 +21,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    model_validator,
 )
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
@@ -37,7 +35,7 @@ __all__ = [
     "IntMin100",
     "IntMin1000",
     "NonEmptyStr",
-    "Relation",
+    "compared",
     "Section",
     "WorkspaceDir",
     "describe_error",
@@ -55,16 +53,18 @@ _WORKSPACE_DIR_FIELDS = frozenset(
 )
 _EXTENSION_RULE = 'each item must be a file extension starting with ".", such as ".md"'
 _ITEM_RULES = {"exempt_file_extensions": _EXTENSION_RULE}
-# JSON Schema twin of _check_workspace_dir; each piece mirrors one of its checks.
-_WORKSPACE_DIR_PATTERN = "".join(
-    (
-        r"^(?![/\\])(?![A-Za-z]:)",  # not absolute
-        r"(?!.*[\x00-\x1f])",  # no control characters
-        r"(?!(?:.*[/\\])?\.\.(?:[/\\]|$))",  # no ".." segment
-        r"(?!(?:\.(?=[/\\]|$)|[/\\])*$)",  # not the workspace itself
-        r".*\S.*$",  # not blank
-    )
+# What a workspace directory must not be: (a regex a refused value matches from its start, the
+# reason). The validator tries them in order; the JSON Schema pattern is built from the same
+# regexes (written for both Python's re and ECMA-262), so the two cannot disagree.
+_WORKSPACE_DIR_REFUSED = (
+    (r"\s*$", "it is empty"),
+    (r"[\s\S]*[\x00-\x1f]", "control characters are not allowed"),
+    (r"[/\\]|[A-Za-z]:", "absolute paths are not allowed"),
+    (r"(?:[\s\S]*[/\\])?\.\.(?:[/\\]|$)", '".." would leave the workspace'),
+    (r"(?:\.(?=[/\\]|$)|[/\\])*$", "it names the workspace itself"),
 )
+_WORKSPACE_DIR_PATTERN = "^" + "".join(f"(?!{refused})" for refused, _ in _WORKSPACE_DIR_REFUSED)
+_EXTENSION_PATTERN = r"^\.[^/\\]+$"
 
 
 def _whole_float_to_int(value: object) -> object:
@@ -78,22 +78,14 @@ def rule_error(rule: str, **context: Any) -> PydanticCustomError:
 
 
 def _check_workspace_dir(value: str) -> str:
-    parts = _SEPARATORS.split(value)
-    if not value.strip():
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; it is empty")
-    if any(ord(char) < 32 for char in value):
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; control characters are not allowed")
-    if value[0] in "/\\" or re.match(r"[A-Za-z]:", value):
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; absolute paths are not allowed")
-    if ".." in parts:
-        raise rule_error(f'{_WORKSPACE_DIR_RULE}; ".." would leave the workspace')
-    if all(part in ("", ".") for part in parts):
-        raise rule_error(f"{_WORKSPACE_DIR_RULE}; it names the workspace itself")
+    for refused, reason in _WORKSPACE_DIR_REFUSED:
+        if re.match(refused, value):
+            raise rule_error(f"{_WORKSPACE_DIR_RULE}; {reason}")
     return value
 
 
 def _check_extension(value: str) -> str:
-    if len(value) < 2 or not value.startswith(".") or _SEPARATORS.search(value):
+    if not re.search(_EXTENSION_PATTERN, value):  # as a JSON Schema validator reads it
         raise rule_error(_EXTENSION_RULE)
     return value.lower()
 
@@ -118,51 +110,43 @@ WorkspaceDir = Annotated[
 ]
 Extension = Annotated[
     str,
-    Field(strict=True, json_schema_extra={"pattern": r"^\.[^/\\]+$"}),
+    Field(strict=True, json_schema_extra={"pattern": _EXTENSION_PATTERN}),
     AfterValidator(_check_extension),
 ]
 NonEmptyStr = Annotated[str, Field(strict=True, min_length=1), AfterValidator(_check_non_empty)]
 
 
-@dataclass(frozen=True, slots=True)
-class Relation:
-    """A rule between two fields of one section: ``field <op> other``."""
-
-    field: str
-    op: Literal["<", ">=", "<="]
-    other: str
-
-    def holds(self, value: float, other: float) -> bool:
-        if self.op == "<":
-            return value < other
-        return value >= other if self.op == ">=" else value <= other
-
-    def describe(self, other_value: object) -> str:
-        word = {"<": "below", ">=": ">=", "<=": "<="}[self.op]
-        if other_value is None:  # an optional field left to its automatic value
-            return f"{word} {self.other}"
-        return f"{word} {self.other} ({_show(other_value)})"
-
-
 class Section(BaseModel):
-    """Base of the config models: frozen, unknown keys ignored, cross-field rules checked."""
+    """Base of the config models: frozen, unknown keys ignored.
+
+    A section with rules between its fields checks them in plain ``model_validator``
+    methods that raise :meth:`broken`, and words them in :meth:`cross_field_rules`, so that
+    an error for either field (out of range, or out of order) says all that it must be.
+    """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
-    _relations: ClassVar[tuple[Relation, ...]] = ()
 
-    def _relation_values(self) -> dict[str, Any]:
-        """The values the relations compare; sections with derived defaults override it."""
-        return {name: getattr(self, name) for name in type(self).model_fields}
+    @classmethod
+    def cross_field_rules(cls, name: str, values: Mapping[str, Any]) -> list[str]:
+        """The rules between field ``name`` and others, in words such as ``"below
+        compact_threshold_ratio (0.8)"`` (see :func:`compared`); ``values`` are the section's."""
+        return []
 
-    @model_validator(mode="after")
-    def _check_relations(self) -> Self:
-        values = self._relation_values()
-        for relation in self._relations:
-            if not relation.holds(values[relation.field], values[relation.other]):
-                rule = field_rule(type(self), relation.field, values)
-                value = values[relation.field]
-                raise rule_error(rule, field=relation.field, value=value, other=relation.other)
-        return self
+    def broken(
+        self, name: str, other: str, values: Mapping[str, Any] | None = None
+    ) -> PydanticCustomError:
+        """The error of field ``name`` breaking its rule with ``other``; ``values`` are the
+        values compared (by default the fields' own)."""
+        values = self.__dict__ if values is None else values
+        rule = field_rule(type(self), name, values)
+        return rule_error(rule, field=name, value=values[name], other=other)
+
+
+def compared(word: str, other: str, values: Mapping[str, Any]) -> str:
+    """``"<word> <other> (<its value>)"``, without the value when it is ``None`` (an optional
+    field left to its automatic value)."""
+    value = values.get(other)
+    return f"{word} {other}" if value is None else f"{word} {other} ({_show(value)})"
 
 
 def dir_parts(path: str) -> list[str]:
@@ -220,10 +204,8 @@ def field_rule(model: type[Section], name: str, section: Mapping[str, Any]) -> s
         return _WORKSPACE_DIR_RULE
     kinds: dict[object, str] = {bool: "true or false", int: "a whole number", float: "a number"}
     clauses = _bounds([*info.metadata, *inner_metadata])
-    for relation in model._relations:
-        if relation.field == name:
-            other = section.get(relation.other, model.model_fields[relation.other].get_default())
-            clauses.append(relation.describe(other))
+    defaults = {key: field.get_default() for key, field in model.model_fields.items()}
+    clauses += model.cross_field_rules(name, {**defaults, **section})
     rule = f"must be {kinds.get(annotation, 'a string')}"
     rule = f"{rule} {' and '.join(clauses)}" if clauses else rule
     return f"{rule}, or null (or absent) for the automatic value" if nullable else rule

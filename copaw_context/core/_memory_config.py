@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from croniter import croniter
-from pydantic import AfterValidator, Field, PrivateAttr
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr
 
 from copaw_context.core._config_rules import (
     Bool,
@@ -195,7 +195,8 @@ QWENPAW_MEMORY_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
         "search_max_results",
     ),
 )
-"""(path under ``running`` of a QwenPaw key, the ``running.memory`` key it becomes)."""
+"""The one map of QwenPaw's memory keys: (path under ``running`` of a QwenPaw key, the
+``running.memory`` key it becomes). Inheriting, warning and ``from_qwenpaw`` all read it."""
 
 
 def _lookup(running: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
@@ -207,29 +208,24 @@ def _lookup(running: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, An
     return value is not None, value
 
 
-def inherit_qwenpaw_memory(
-    memory: MemoryConfig, daily_memory_dir: str | None, reme: RemeLightMemoryConfig
-) -> MemoryConfig:
-    """``memory`` with QwenPaw's values for the keys the file does not set in it.
+def inherit_qwenpaw_memory(running: BaseModel, memory: MemoryConfig) -> MemoryConfig:
+    """``memory`` with the values of QwenPaw's keys in the validated ``running`` section for
+    the keys the file does not set in ``memory`` (a new model; ``memory`` when none applies).
 
     The QwenPaw values were validated at their own paths already, with the same rules.
     """
-    qwenpaw = {
-        "memory_dir": daily_memory_dir,
-        "summarise_on_compact": reme.summarize_when_compact,
-        "consolidation_cron": reme.dream_cron,
-        "search_max_results": reme.auto_memory_search_config.max_results,
-    }
-    updates = {
-        key: value
-        for key, value in qwenpaw.items()
-        if value is not None and key not in memory.model_fields_set
-    }
+    updates: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+    for path, key in QWENPAW_MEMORY_KEYS:
+        value: Any = running
+        for step in path:
+            value = getattr(value, step)
+        if value is not None and key not in memory.model_fields_set:
+            updates[key], paths[key] = value, ".".join(path)
     if not updates:
         return memory
     inherited = memory.model_copy(update=updates)
-    paths = {key: ".".join(path) for path, key in QWENPAW_MEMORY_KEYS}
-    inherited._inherited = {key: paths[key] for key in updates}
+    inherited._inherited = paths  # a new model, not yet seen by anyone
     return inherited
 
 

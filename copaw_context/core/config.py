@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_validator
 
 from copaw_context.core._config_rules import (
     Int,
@@ -44,6 +44,7 @@ from copaw_context.core.config_sections import (
     TokenCounterName,
     ToolResultPruningConfig,
 )
+from copaw_context.core.config_settings import Settings
 from copaw_context.core.errors import ConfigError, json_text
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "MemoryConfig",
     "RemeLightMemoryConfig",
     "RunningConfig",
+    "Settings",
     "TokenCounterName",
     "ToolResultPruningConfig",
     "aload_running_config",
@@ -96,8 +98,8 @@ class RunningConfig(Section):
         '"native" leaves AgentScope\'s built-in compression in charge.',
     )
     light_context_config: LightContextConfig = Field(default_factory=LightContextConfig)
-    # QwenPaw's memory keys come before ``memory``: a bad value they pass on to it is reported
-    # at the path the file wrote it.
+    # QwenPaw's memory keys (QWENPAW_MEMORY_KEYS) are validated where the file writes them;
+    # ``memory`` takes their values for the keys it does not set (_inherit_qwenpaw_memory).
     memory_manager_backend: NonEmptyStr = Field(
         "remelight",
         description="QwenPaw's memory backend. copaw-context implements the file-based "
@@ -110,19 +112,30 @@ class RunningConfig(Section):
     reme_light_memory_config: RemeLightMemoryConfig = Field(default_factory=RemeLightMemoryConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
-    @model_validator(mode="after")
-    def _inherit_qwenpaw_memory(self) -> Self:
-        memory = inherit_qwenpaw_memory(
-            self.memory, self.daily_memory_dir, self.reme_light_memory_config
-        )
-        if memory is not self.memory:
-            object.__setattr__(self, "memory", memory)  # frozen: set once, while validating
-        return self
+    @model_validator(mode="wrap")
+    @classmethod
+    def _inherit_qwenpaw_memory(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """Validate the section as written (a bad value is reported where the file has it),
+        then build it with ``memory`` resolved from QwenPaw's keys: nothing changes a model
+        once built."""
+        config = handler(data)
+        memory = inherit_qwenpaw_memory(config, config.memory)
+        return config if memory is config.memory else config.model_copy(update={"memory": memory})
 
     @property
     def max_input_length_is_set(self) -> bool:
         """Whether the file sets ``max_input_length``; if not, the model's context size rules."""
         return "max_input_length" in self.model_fields_set
+
+    def settings(self) -> Settings:
+        """The resolved settings the steps read, flat and frozen (built anew each call)."""
+        return Settings.resolve(
+            is_light=self.context_manager_backend == "light",
+            max_input_length=self.max_input_length,
+            max_input_length_is_set=self.max_input_length_is_set,
+            light=self.light_context_config,
+            memory=self.memory,
+        )
 
     def window_for(self, context_size: object) -> tuple[int, str]:
         """The window in tokens for a model stating ``context_size`` and where it comes from:

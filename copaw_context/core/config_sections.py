@@ -3,6 +3,7 @@ the light context manager's own settings (see :mod:`copaw_context.core.config`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
@@ -15,9 +16,9 @@ from copaw_context.core._config_rules import (
     IntMin100,
     IntMin1000,
     NonEmptyStr,
-    Relation,
     Section,
     WorkspaceDir,
+    compared,
     dir_parts,
     rule_error,
 )
@@ -47,8 +48,6 @@ EXEMPT_OLD_DEFAULT_BYTES = 12000
 class ContextCompactConfig(Section):
     """When to compact old messages into a summary, and how much to keep verbatim."""
 
-    _relations = (Relation("reserve_threshold_ratio", "<", "compact_threshold_ratio"),)
-
     enabled: Bool = Field(
         True,
         description="Compact old messages into a summary when the context reaches the threshold.",
@@ -71,16 +70,21 @@ class ContextCompactConfig(Section):
         True, description="Include the model's thinking blocks in the compactor's input."
     )
 
+    @classmethod
+    def cross_field_rules(cls, name: str, values: Mapping[str, Any]) -> list[str]:
+        if name == "reserve_threshold_ratio":
+            return [compared("below", "compact_threshold_ratio", values)]
+        return []
+
+    @model_validator(mode="after")
+    def _reserve_below_threshold(self) -> Self:
+        if not self.reserve_threshold_ratio < self.compact_threshold_ratio:
+            raise self.broken("reserve_threshold_ratio", "compact_threshold_ratio")
+        return self
+
 
 class ToolResultPruningConfig(Section):
     """How large tool results are cut in the context and offloaded in full to files."""
-
-    _relations = (
-        Relation("pruning_recent_msg_max_bytes", ">=", "pruning_old_msg_max_bytes"),
-        Relation("exempt_recent_max_bytes", ">=", "pruning_recent_msg_max_bytes"),
-        Relation("exempt_old_max_bytes", ">=", "pruning_old_msg_max_bytes"),
-        Relation("exempt_old_max_bytes", "<=", "exempt_recent_max_bytes"),
-    )
 
     enabled: Bool = Field(
         True, description="Cut large tool results and offload the full text to tool_results_cache."
@@ -161,13 +165,41 @@ class ToolResultPruningConfig(Section):
         derived = max(EXEMPT_OLD_DEFAULT_BYTES, self.pruning_old_msg_max_bytes)
         return min(derived, self.effective_exempt_recent_max_bytes)
 
-    def _relation_values(self) -> dict[str, Any]:
-        # Unset exempt limits are compared by their effective values, which satisfy every
-        # relation by construction: only values the file sets can break one.
-        values = super()._relation_values()
-        values["exempt_recent_max_bytes"] = self.effective_exempt_recent_max_bytes
-        values["exempt_old_max_bytes"] = self.effective_exempt_old_max_bytes
-        return values
+    @classmethod
+    def cross_field_rules(cls, name: str, values: Mapping[str, Any]) -> list[str]:
+        rules = {
+            "pruning_recent_msg_max_bytes": [(">=", "pruning_old_msg_max_bytes")],
+            "exempt_recent_max_bytes": [(">=", "pruning_recent_msg_max_bytes")],
+            "exempt_old_max_bytes": [
+                (">=", "pruning_old_msg_max_bytes"),
+                ("<=", "exempt_recent_max_bytes"),
+            ],
+        }
+        return [compared(word, other, values) for word, other in rules.get(name, [])]
+
+    @model_validator(mode="after")
+    def _byte_limits_ordered(self) -> Self:
+        # Unset exempt limits are compared by their effective values, which keep every rule
+        # by construction: only values the file sets can break one.
+        values = {
+            **self.__dict__,
+            "exempt_recent_max_bytes": self.effective_exempt_recent_max_bytes,
+            "exempt_old_max_bytes": self.effective_exempt_old_max_bytes,
+        }
+        recent, old = self.pruning_recent_msg_max_bytes, self.pruning_old_msg_max_bytes
+        exempt_recent, exempt_old = (
+            values["exempt_recent_max_bytes"],
+            values["exempt_old_max_bytes"],
+        )
+        if recent < old:
+            raise self.broken("pruning_recent_msg_max_bytes", "pruning_old_msg_max_bytes", values)
+        if exempt_recent < recent:
+            raise self.broken("exempt_recent_max_bytes", "pruning_recent_msg_max_bytes", values)
+        if exempt_old < old:
+            raise self.broken("exempt_old_max_bytes", "pruning_old_msg_max_bytes", values)
+        if exempt_old > exempt_recent:
+            raise self.broken("exempt_old_max_bytes", "exempt_recent_max_bytes", values)
+        return self
 
 
 class LightContextConfig(Section):

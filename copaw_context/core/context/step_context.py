@@ -67,6 +67,7 @@ class StepContext:
     ) -> None:
         self.config = config
         self.light = config.light_context_config
+        self.settings = config.settings()
         self.workspace = workspace
         self.on_event = on_event
         self.now = clock
