@@ -142,7 +142,13 @@ def chat_main(
 ) -> int:
     """Entry point used by the CLI."""
     running = load_running_config(config)  # fail early with the path-named error
-    Path(workspace).mkdir(parents=True, exist_ok=True)
+    folder = Path(workspace)
+    if not folder.exists():  # a typo would otherwise start an empty memory unnoticed
+        print(
+            f"copaw-context: {folder} does not exist: starting a new workspace there",
+            file=sys.stderr,
+        )
+    folder.mkdir(parents=True, exist_ok=True)
     return asyncio.run(
         run_chat(
             running,

@@ -164,6 +164,11 @@ def _run_chat(args: argparse.Namespace) -> int:
         return 2
     from copaw_context.cli.chat import chat_main
 
+    if not os.path.exists(args.workspace):  # a typo would start an empty memory unnoticed
+        print(
+            f"copaw-context: {args.workspace} does not exist: starting a new workspace there",
+            file=sys.stderr,
+        )
     if _bad_workspace(args.workspace):
         return 2
     return chat_main(

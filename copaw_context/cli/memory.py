@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -27,6 +28,20 @@ if TYPE_CHECKING:  # argparse has no public name for this type
     _Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 _RUNTIME_ERRORS = (CopawContextError, OSError, filelock.Timeout, sqlite3.Error)
+
+
+def _failed(what: str, error: BaseException, workspace: Path) -> str:
+    """``what failed: error``, with the fix when the workspace cannot be written (the recall
+    index and its lock live in it, so even a search writes there)."""
+    text = f"{what} failed: {error}"
+    causes = [error, error.__cause__, error.__context__]
+    storage = any(isinstance(c, (PermissionError, sqlite3.Error)) for c in causes)
+    if storage or "unable to open database file" in str(error) or not os.access(workspace, os.W_OK):
+        text += (
+            f"; the workspace {workspace} must be writable (the index memory/.index.sqlite3 "
+            "and its lock are kept there)"
+        )
+    return text
 
 
 def add_memory(subcommands: _Subcommands) -> None:
@@ -107,7 +122,7 @@ def _run_consolidate(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(consolidator.consolidate())
     except _RUNTIME_ERRORS as error:
-        return _error(f"consolidation failed: {error}", 1)
+        return _error(_failed("consolidation", error, workspace), 1)
     folder = config.memory.memory_dir.rstrip("/")
     if not result.folded_days:
         print(f"Nothing new to fold from the daily logs in {workspace / folder}.")
@@ -144,7 +159,7 @@ def _run_search(args: argparse.Namespace) -> int:
     try:
         hits = index.search_sync(args.query, limit)
     except _RUNTIME_ERRORS as error:
-        return _error(f"search failed: {error}", 1)
+        return _error(_failed("search", error, workspace), 1)
     print(format_hits(args.query, hits, read_hint=False))
     if hits:
         print(f"(paths are relative to {workspace})")

@@ -102,3 +102,20 @@ def test_an_empty_workspace_is_kept_and_an_unwritable_one_is_one_line(
         _prepare_workspace(tmp_path / "locked", fresh=True)
     message = str(stop.value)
     assert "--workspace" in message and "cannot write there (Permission denied)" in message
+
+
+def test_chat_says_when_it_starts_a_new_workspace(tmp_path: Path) -> None:
+    config = tmp_path / "agent.json"
+    config.write_text('{"running": {"memory": {"enabled": false}}}', encoding="utf-8")
+    typo = tmp_path / "wrokspace"
+    done = subprocess.run(
+        [sys.executable, "-m", "copaw_context.cli", "chat", "--config", str(config)]
+        + ["--workspace", str(typo), "--model", "local", "--base-url", "http://127.0.0.1:9/v1"],
+        input="/exit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{typo} does not exist: starting a new workspace there" in done.stderr
+    assert typo.is_dir()

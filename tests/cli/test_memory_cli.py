@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,20 @@ def test_help_says_the_command_line_merges_extractively(
     assert main(["memory", "consolidate", "--help"]) == 0
     assert "extractively" in capsys.readouterr().out
     assert main(["memory"]) == 2
+
+
+def test_an_index_that_cannot_be_written_says_the_workspace_must_be_writable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    connect = sqlite3.connect
+
+    def read_only(target: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        if target == ":memory:":  # the FTS5 probe
+            return connect(target)
+        raise sqlite3.OperationalError("unable to open database file")  # a read-only folder
+
+    monkeypatch.setattr(sqlite3, "connect", read_only)
+    assert main(["memory", "search", "parser", "--workspace", str(tmp_path)]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("copaw-context: error: search failed: "), last
+    assert f"the workspace {tmp_path} must be writable" in last
