@@ -147,7 +147,7 @@ async def dump_history(ctx: StepContext, host: HostSession, argument: str) -> st
     """The ``/dump_history [path]`` reply; the file holds the context and the summary."""
     ledger, _ = await ctx.sync(host)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    dialog = ctx.light.dialog_path
+    dialog = ctx.settings.dialog_path
     default = Path(dialog) / "dumps" / f"history-{stamp}.json"
     records = archive_records(host, [(i, None) for i in range(len(ledger.messages))])
     data = {
@@ -319,7 +319,7 @@ async def load_history(ctx: StepContext, host: HostSession, argument: str) -> st
         return written is not None
 
     archived = await shielded(archive_then_load())
-    dialog = ctx.light.dialog_path
+    dialog = ctx.settings.dialog_path
     where = f"archived to {dialog}/" if archived else "kept in the session state"
     return (
         f"**History loaded.** {len(messages)} message(s) from {ctx.relative(path)}"

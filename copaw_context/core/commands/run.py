@@ -113,7 +113,7 @@ async def _clear(ctx: StepContext, host: HostSession, *, new_session: bool) -> s
                 archive_files=(),
             )
         )
-    dialog = ctx.light.dialog_path
+    dialog = ctx.settings.dialog_path
     where = f" to {dialog}/" if count else ""
     if count and not archived:
         where = f" to the session state ({dialog}/ is not writable; they are written there later)"

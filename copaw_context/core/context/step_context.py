@@ -66,19 +66,19 @@ class StepContext:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
-        self.light = config.light_context_config
         self.settings = config.settings()
+        """The resolved values the steps read (``core.config_settings.Settings``)."""
         self.workspace = workspace
         self.on_event = on_event
         self.now = clock
-        pruning = self.light.tool_result_pruning_config
+        pruning = config.light_context_config.tool_result_pruning_config
         self.store = OffloadStore(
             workspace / pruning.tool_results_cache,
             pruning.offload_retention_days,
             workspace=workspace,
             manifest_retention_days=pruning.offload_manifest_retention_days,
         )
-        self.dialog_dir = workspace / self.light.dialog_path
+        self.dialog_dir = workspace / self.settings.dialog_path
         # Full texts of oversized user requests: kept with the archive, never TTL-cleaned.
         self.request_store = OffloadStore(
             self.dialog_dir / "requests", retention_days=36500, workspace=workspace
@@ -118,13 +118,13 @@ class StepContext:
 
     async def meter(self, host: HostSession) -> TokenMeter:
         """The token meter for the host's model (the tokenizer loads off the event loop)."""
-        key = (self.light.token_counter, host.model_name)
+        key = (self.settings.token_counter, host.model_name)
         meter = self._meters.get(key)
         if meter is None:
             counter = await make_token_counter_async(
-                self.light.token_counter,
+                self.settings.token_counter,
                 model_name=host.model_name,
-                estimate_divisor=self.light.token_count_estimate_divisor,
+                estimate_divisor=self.settings.token_count_estimate_divisor,
             )
             meter = self._meters[key] = TokenMeter(counter)
         return meter
@@ -140,7 +140,9 @@ class StepContext:
         """Whether reported usage corrects our count: only for approximate counters (the byte
         estimate, also as the fallback of a vocabulary that failed to load, and ``auto`` for a
         model family we have no vocabulary for)."""
-        return not counter_in_use_is_exact(meter.counter, self.light.token_counter, host.model_name)
+        return not counter_in_use_is_exact(
+            meter.counter, self.settings.token_counter, host.model_name
+        )
 
     def archive(self, host: HostSession) -> DialogArchive:
         """The dialog archive writer for the host's current session."""
@@ -205,7 +207,7 @@ class StepContext:
         """Send ``event`` to logging and the ``on_event`` callback; with ``show_status``, the
         host also shows the status line of an automatic compaction in the chat."""
         await emit_event(event, self.on_event)
-        if host is not None and self.light.show_status:
+        if host is not None and self.settings.show_status:
             await show_status(host, event)
 
     async def notify(self, record: CompactionRecord) -> None:

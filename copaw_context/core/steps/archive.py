@@ -141,7 +141,7 @@ async def archive_and_apply(
     summary: str,
 ) -> list[tuple[str, int]]:
     """Archive (fsynced) first, or keep in the pending buffer; then commit the context."""
-    language = ctx.light.language
+    language = ctx.settings.language
     recall = "memory_search" if ctx.memory.enabled else None
     state = ctx.state(host)
 

@@ -65,7 +65,7 @@ class Compact:
         self.ctx = ctx
 
     async def run(self, host: HostSession, turn: Turn) -> None:
-        if self.ctx.light.context_compact_config.enabled:
+        if self.ctx.settings.compaction_enabled:
             turn.event = await compact(self.ctx, host, note=turn.note, limits=turn.limits)
 
 
@@ -118,16 +118,16 @@ class _Run:
         self.ctx, self.host, self.report = ctx, host, report
         self.trigger, self.started, self.base = trigger, started, base
         self.state = ctx.state(host)
-        light = ctx.light
-        self.margin = int(light.recompact_growth_ratio * report.window)
+        settings = ctx.settings
+        self.margin = int(settings.recompact_growth_ratio * report.window)
         guard = self.state.guard_total
         self.use_llm = trigger != "auto" or guard is None or report.total >= guard + self.margin
         self.breaker = CompactorBreaker(
             self.state,
-            limit=light.compactor_failure_limit,
-            max_pause=light.compactor_pause_max_compactions,
+            limit=settings.compactor_failure_limit,
+            max_pause=settings.compactor_pause_max_compactions,
         )
-        self.paused = light.compactor == "llm" and not self.breaker.allows(trigger)
+        self.paused = settings.compactor == "llm" and not self.breaker.allows(trigger)
         if self.paused:
             self.breaker.skipped()
         self.use_llm = self.use_llm and not self.paused
@@ -217,8 +217,8 @@ class _Run:
 
     async def _track(self, result: CompactorResult) -> None:
         """Feed the breaker with the compactor's outcome; say when it pauses the compactor."""
-        light = self.ctx.light
-        if not self.use_llm or light.compactor != "llm" or self.host.compactor_model() is None:
+        settings = self.ctx.settings
+        if not self.use_llm or settings.compactor != "llm" or self.host.compactor_model() is None:
             return
         if result.method == "llm":
             self.breaker.succeeded()
@@ -236,15 +236,15 @@ class _Run:
             await self.ctx.emit(event, self.host)
 
     async def _summarise(self, transcript: list[TranscriptMessage], note: str) -> CompactorResult:
-        light = self.ctx.light
+        settings = self.ctx.settings
         compactor = SummaryCompactor(
-            mode=light.compactor if self.use_llm else "extractive",
+            mode=settings.compactor if self.use_llm else "extractive",
             counter=(await self.ctx.meter(self.host)).counter,
-            language=light.language,
-            timeout_seconds=light.compactor_timeout_seconds,
-            retries=light.compactor_retries,
+            language=settings.language,
+            timeout_seconds=settings.compactor_timeout_seconds,
+            retries=settings.compactor_retries,
             retry_delay=self.ctx.compactor_retry_delay,
-            include_thinking=light.context_compact_config.compact_with_thinking_block,
+            include_thinking=settings.compact_with_thinking_block,
             max_summary_chars=summary_budget_chars(self.report.window, self.report.factor),
         )
         return await compactor.summarise(
@@ -295,13 +295,13 @@ async def _fit_to_room(
     """The summary, shortened until the summary message fits what the kept messages and the
     fixed parts leave under the threshold (a summary in Chinese takes about a token a
     character, more than the budget in characters assumes)."""
-    light = ctx.light
+    settings = ctx.settings
     counter = (await ctx.meter(host)).counter
     factor = report.factor
     kept = plan.kept_tokens - report.fixed  # the messages that stay, in our counter's units
     others = report.fixed - report.summary
     frame = render_summary_message(
-        "", [("dialog/2026-12-31.jsonl", 99999)], language=light.language, recall_tool="x" * 13
+        "", [("dialog/2026-12-31.jsonl", 99999)], language=settings.language, recall_tool="x" * 13
     )
     room = int(report.threshold / factor) - others - kept - counter.count(frame) - 8
     for _attempt in range(4):
@@ -310,7 +310,7 @@ async def _fit_to_room(
             return summary
         target = max(_MIN_SUMMARY_CHARS, int(len(summary) * max(room, 1) / tokens * 0.9))
         summary = await asyncio.to_thread(
-            fit_summary, summary, max_chars=target, language=light.language
+            fit_summary, summary, max_chars=target, language=settings.language
         )
     return summary
 
@@ -330,9 +330,11 @@ async def _exchange(
     for index, parts in to_compact:
         message = ledger.messages[index]
         replaced += message.tokens if parts is None else sum(message.parts[p].tokens for p in parts)
-    light = ctx.light
+    settings = ctx.settings
     guide = [("dialog/2026-12-31.jsonl", 99999)]
-    rendered = render_summary_message(summary, guide, language=light.language, recall_tool="x" * 13)
+    rendered = render_summary_message(
+        summary, guide, language=settings.language, recall_tool="x" * 13
+    )
     return replaced, counter.count(rendered)
 
 

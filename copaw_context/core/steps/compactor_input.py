@@ -44,11 +44,11 @@ async def compacted_transcript(
     """What the compactor reads: the compacted messages, with the END of each offloaded
     tool output added (the excerpt in the context is its head; build logs and test runs
     print their errors last, and those exact lines belong in the summary)."""
-    include_thinking = ctx.light.context_compact_config
+    include_thinking = ctx.settings.compact_with_thinking_block
     transcript: list[TranscriptMessage] = []
     for index, parts in groups:
         message = transcript_of(host.view(index), parts)
-        if not include_thinking.compact_with_thinking_block:
+        if not include_thinking:
             message = replace(
                 message, parts=tuple(p for p in message.parts if p.kind != "thinking")
             )

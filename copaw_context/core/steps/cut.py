@@ -126,8 +126,7 @@ async def truncate_instead(
     window, so that is not reported as what cannot be cut."""
     if trigger == "command" and report.total <= report.threshold:
         return None
-    pruning = ctx.light.tool_result_pruning_config
-    stats = await prune_all(ctx, host, pruning.pruning_old_msg_max_bytes)
+    stats = await prune_all(ctx, host, ctx.settings.pruning_old_msg_max_bytes)
     await cut_latest_request(ctx, host, report.reserve, report.window)
     after = await ctx.report(host, limits)
     if after.total > after.window:

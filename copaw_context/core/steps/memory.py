@@ -22,7 +22,7 @@ class AttachMemory:
         self.ctx = ctx
 
     def attach(self, host: HostSession) -> None:
-        uses_llm = self.ctx.light.compactor == "llm"
+        uses_llm = self.ctx.settings.compactor == "llm"
         if uses_llm or host.has_separate_summary_model():
             self.ctx.memory.bind_model(host.compactor_model())
         self.ctx.memory.start()

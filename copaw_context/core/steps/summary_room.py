@@ -52,7 +52,7 @@ async def bound_loaded_summary(
         tokens = counter.count(summary)  # at most a few 10,000 characters
         if tokens <= max_tokens:
             return summary, bare, ""
-    language = ctx.light.language
+    language = ctx.settings.language
     limit = budget
     for _ in range(8):  # dense text (CJK, rare scripts) holds more tokens per character
         fitted = await asyncio.to_thread(fit_summary, text, max_chars=limit, language=language)
@@ -76,7 +76,7 @@ async def bound_loaded_summary(
 
 def _render(ctx: StepContext, bare: str, guide: list[tuple[str, int]]) -> str:
     recall = "memory_search" if ctx.memory.enabled else None
-    language = ctx.light.language
+    language = ctx.settings.language
     return render_summary_message(bare, guide, language=language, recall_tool=recall)
 
 
@@ -100,7 +100,7 @@ async def shrink_summary_to_window(
     changed = False
     target = max(200, int(len(bare) * room / report.summary * 0.8) - 600) if room > 0 else 0
     if bare and 0 < target < len(bare):
-        language = ctx.light.language
+        language = ctx.settings.language
         fitted = await asyncio.to_thread(fit_summary, bare, max_chars=target, language=language)
         if len(fitted) < len(bare):
             logger.warning(
@@ -126,7 +126,7 @@ async def _pointer_instead(
 ) -> bool:
     """The full guide leaves no room: a pointer message (with what of the summary fits),
     the bare pointer, or no summary message; logged once a session."""
-    language = ctx.light.language
+    language = ctx.settings.language
     recall = "memory_search" if ctx.memory.enabled else None
     before = report.total
     counter = (await ctx.meter(host)).counter
