@@ -7,6 +7,7 @@ import contextlib
 import logging
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -67,8 +68,22 @@ async def run_chat(
             middlewares=[hook],
         )
         print(_BANNER, file=stdout)
-        await _chat_loop(agent, stdin, stdout, _Endpoint(provider, base_url, api_key_env))
+        with _host_warnings_quiet():
+            await _chat_loop(agent, stdin, stdout, _Endpoint(provider, base_url, api_key_env))
     return 0  # the hook is closed: memory summaries still running are written
+
+
+@contextlib.contextmanager
+def _host_warnings_quiet() -> Iterator[None]:
+    """AgentScope's own retry warnings stay out of the chat: a failed call is the one
+    ``assistant> error:`` line (which names the cause); its errors still show."""
+    host_logger = logging.getLogger("as")  # AgentScope's logger
+    level = host_logger.level
+    host_logger.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        host_logger.setLevel(level)
 
 
 def _line_queue(stdin: TextIO) -> asyncio.Queue[str]:

@@ -71,7 +71,9 @@ def add_memory(subcommands: _Subcommands) -> None:
         "tool does; prints file and line of each hit. Builds or updates the index "
         "memory/.index.sqlite3 first.",
     )
-    search.add_argument("query", metavar="QUERY", help="the words to look for")
+    search.add_argument(
+        "query", metavar="QUERY", nargs="+", help="the words to look for (quotes optional)"
+    )
     search.add_argument(
         "--limit",
         type=int,
@@ -147,6 +149,7 @@ def _run_search(args: argparse.Namespace) -> int:
     limit = config.memory.search_max_results if args.limit is None else args.limit
     if not 1 <= limit <= MAX_SEARCH_RESULTS:
         return _error(f"--limit must be between 1 and {MAX_SEARCH_RESULTS}, got {limit}", 2)
+    args.query = " ".join(args.query)
     if not args.query.strip():
         return _error("the query is empty; give one or more words to look for", 2)
     light = config.light_context_config

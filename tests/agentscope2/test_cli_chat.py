@@ -4,6 +4,7 @@ answered locally, and a path that starts with ``/`` still reaches the model."""
 from __future__ import annotations
 
 import io
+import logging
 from pathlib import Path
 
 import httpx
@@ -34,7 +35,18 @@ async def _chat(tmp_path: Path, lines: list[str], model: ScriptedChatModel) -> s
 async def test_a_model_error_is_one_line_and_the_chat_goes_on(tmp_path: Path) -> None:
     request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
     model = ScriptedChatModel([openai.APIConnectionError(request=request), text_step("fine")])
-    out = await _chat(tmp_path, ["hello", "hello again", "/context", "/exit"], model)
+    host_logger = logging.getLogger("as")
+    level = host_logger.level
+    warned: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = warned.append  # type: ignore[method-assign]
+    host_logger.addHandler(handler)
+    try:
+        out = await _chat(tmp_path, ["hello", "hello again", "/context", "/exit"], model)
+    finally:
+        host_logger.removeHandler(handler)
+    assert [r.getMessage() for r in warned if r.levelno < logging.ERROR] == []
+    assert host_logger.level == level  # restored
     errors = [line for line in out.splitlines() if "error:" in line]
     assert len(errors) == 1, out
     assert "could not reach http://127.0.0.1:9/v1; check --base-url" in errors[0]

@@ -107,3 +107,13 @@ def test_an_index_that_cannot_be_written_says_the_workspace_must_be_writable(
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("copaw-context: error: search failed: "), last
     assert f"the workspace {tmp_path} must be writable" in last
+
+
+def test_search_takes_several_words_without_quotes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quoted = main(["memory", "search", "parser build", "--workspace", str(tmp_path)])
+    first = capsys.readouterr()
+    unquoted = main(["memory", "search", "parser", "build", "--workspace", str(tmp_path)])
+    second = capsys.readouterr()
+    assert quoted == unquoted == 0 and first.out == second.out, second.err
