@@ -7,7 +7,6 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -21,6 +20,7 @@ from copaw_context.agentscope2 import MemoryCompactionHook
 from copaw_context.agentscope2.stream import STATUS_EVENT
 from copaw_context.cli._chat_input import Endpoint as _Endpoint
 from copaw_context.cli._chat_input import unknown_command_reply
+from copaw_context.cli._host_logs import host_warnings_quiet
 from copaw_context.cli.demo import real_chat_model
 from copaw_context.core.config import RunningConfig, aload_running_config, load_running_config
 
@@ -68,22 +68,9 @@ async def run_chat(
             middlewares=[hook],
         )
         print(_BANNER, file=stdout)
-        with _host_warnings_quiet():
+        with host_warnings_quiet():
             await _chat_loop(agent, stdin, stdout, _Endpoint(provider, base_url, api_key_env))
     return 0  # the hook is closed: memory summaries still running are written
-
-
-@contextlib.contextmanager
-def _host_warnings_quiet() -> Iterator[None]:
-    """AgentScope's own retry warnings stay out of the chat: a failed call is the one
-    ``assistant> error:`` line (which names the cause); its errors still show."""
-    host_logger = logging.getLogger("as")  # AgentScope's logger
-    level = host_logger.level
-    host_logger.setLevel(max(level, logging.ERROR))
-    try:
-        yield
-    finally:
-        host_logger.setLevel(level)
 
 
 def _line_queue(stdin: TextIO) -> asyncio.Queue[str]:

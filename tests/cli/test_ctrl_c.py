@@ -119,3 +119,13 @@ def test_chat_says_when_it_starts_a_new_workspace(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"{typo} does not exist: starting a new workspace there" in done.stderr
     assert typo.is_dir()
+
+
+def test_the_demo_into_a_closed_pipe_ends_silently(tmp_path: Path) -> None:
+    process = _start(["demo", "--workspace", str(tmp_path / "ws")], tmp_path)
+    assert process.stdout is not None
+    process.stdout.readline()  # like `| head -1`: one line, then the reader is gone
+    process.stdout.close()
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 141, err
+    assert err == "", err  # no AgentScope warning, no unclosed-hook warning, no traceback

@@ -23,6 +23,7 @@ from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.cli._host_logs import host_warnings_quiet
 from copaw_context.cli._interrupt import stop_on_ctrl_c
 from copaw_context.cli.demo._text import preview
 from copaw_context.cli.demo.plot import plot_steps
@@ -139,7 +140,7 @@ async def run_demo(
         injection_config=InjectionConfig(inject_runtime_state=False),
     )
     turns = policy.user_turns() if scripted else policy.user_turns()[:3]
-    with stop_on_ctrl_c() as stopped:
+    with stop_on_ctrl_c() as stopped, host_warnings_quiet():
         if out is not None:
             print(STEP_HEADER, file=out, flush=True)
         try:
