@@ -164,13 +164,14 @@ def _run_chat(args: argparse.Namespace) -> int:
         return 2
     from copaw_context.cli.chat import chat_main
 
-    if not os.path.exists(args.workspace):  # a typo would start an empty memory unnoticed
-        print(
-            f"copaw-context: {args.workspace} does not exist: starting a new workspace there",
-            file=sys.stderr,
-        )
+    new = not os.path.exists(args.workspace)
     if _bad_workspace(args.workspace):
         return 2
+    if new:  # a typo would start an empty memory unnoticed
+        print(
+            f"copaw-context: {args.workspace} did not exist: starting a new workspace there",
+            file=sys.stderr,
+        )
     return chat_main(
         config=args.config,
         workspace=args.workspace,

@@ -117,7 +117,7 @@ def test_chat_says_when_it_starts_a_new_workspace(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert f"{typo} does not exist: starting a new workspace there" in done.stderr
+    assert f"{typo} did not exist: starting a new workspace there" in done.stderr
     assert typo.is_dir()
 
 
