@@ -12,7 +12,7 @@ from agentscope.tool import Toolkit
 from copaw_context.agentscope1 import MemoryCompactionHook
 from copaw_context.core.config import RunningConfig, parse_running_config
 from copaw_context.testing import ScriptedChatModel, UsageFunction
-from tests.invariants.as1_kit import tool_function
+from tests.reliability.as1_driver import tool_function
 
 __all__ = ["build_agent", "settings"]
 

@@ -9,7 +9,7 @@ from agentscope.message import Msg
 
 from copaw_context.testing import ModelCall, text_step
 from tests.agentscope1.helpers import build_agent, settings
-from tests.invariants.as1_kit import As1Kit
+from tests.reliability.as1_driver import As1Driver
 
 LESSON = "- Lesson: the parser build needs `make clean` first, or tok stays undeclared."
 SUMMARY = (
@@ -52,7 +52,7 @@ async def test_a_compaction_leaves_a_lesson_in_todays_log_and_search_finds_it(
     agent, hook, _ = await build_agent(
         tmp_path, [answer(kinds)] * 20, config=config, context_size=4000
     )
-    await As1Kit().seed(agent, 8)
+    await As1Driver().seed(agent, 8)
     reply = await agent(Msg("user", "Continue the migration.", "user"))
     assert reply.get_text_content() == "on it"
     await hook.close()  # waits for the background summariser
@@ -74,7 +74,7 @@ async def test_memory_off_offers_no_memory_tools_and_writes_no_log(tmp_path: Pat
     agent, hook, _ = await build_agent(
         tmp_path, [answer(kinds)] * 20, config=config, context_size=4000
     )
-    await As1Kit().seed(agent, 8)
+    await As1Driver().seed(agent, 8)
     await agent(Msg("user", "Continue the migration.", "user"))
     await hook.close()
     assert "memory" not in kinds and "summary" in kinds

@@ -19,7 +19,7 @@ from copaw_context.testing import (
     tool_calls_step,
 )
 from tests.agentscope1.helpers import build_agent, settings
-from tests.invariants.as1_kit import As1Kit
+from tests.reliability.as1_driver import As1Driver
 
 OVERFLOW = (
     "Error code: 400 - This model's maximum context length is 4000 tokens. However, your "
@@ -42,7 +42,7 @@ async def test_an_overflow_is_compacted_and_retried_once(tmp_path: Path) -> None
         context_size=4000,
     )
     hook.engine.context.on_event = events.append
-    await As1Kit().seed(agent, 4)
+    await As1Driver().seed(agent, 4)
     reply = await agent(Msg("user", "next step?", "user"))
     assert reply.get_text_content() == "recovered"
     retried = model.calls[-1]
@@ -60,7 +60,7 @@ async def test_a_second_overflow_raises_the_first_error(tmp_path: Path) -> None:
         config=settings(4000, compactor="extractive"),
         context_size=4000,
     )
-    await As1Kit().seed(agent, 4)
+    await As1Driver().seed(agent, 4)
     with pytest.raises(RuntimeError, match="resulted in 9000 tokens. Please") as caught:
         await agent.reply(Msg("user", "next step?", "user"))
     assert "again" in str(caught.value.__cause__)

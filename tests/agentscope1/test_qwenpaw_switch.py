@@ -14,8 +14,8 @@ from agentscope.message import Msg
 from copaw_context.agentscope1 import MemoryCompactionHook
 from copaw_context.core.archive import read_archive
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step
-from tests.invariants.as1_kit import As1Kit
-from tests.invariants.kit import PREVIOUS_SUMMARY
+from tests.reliability.as1_driver import As1Driver
+from tests.summaries import PREVIOUS_SUMMARY
 
 AGENT_JSON = {
     "id": "a1",
@@ -72,7 +72,7 @@ async def test_a_qwenpaw_workspace_carries_over(tmp_path: Path) -> None:
     agent.set_console_output_enabled(False)
     await hook.attach(agent)
     await agent.memory.update_compressed_summary(LEGACY_SUMMARY)  # QwenPaw's own summary
-    await As1Kit().seed(agent, 8)
+    await As1Driver().seed(agent, 8)
     reply = await agent(Msg("user", "Continue the migration.", "user"))
     assert reply.get_text_content() == "on it"
 

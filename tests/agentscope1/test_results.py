@@ -11,7 +11,7 @@ from copaw_context.agentscope1.messages import METADATA_KEY
 from copaw_context.core.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, text_step, tool_calls_step
 from tests.agentscope1.helpers import build_agent, settings
-from tests.invariants.kit import formatted_text
+from tests.reliability.drivers import formatted_text
 
 
 def _page() -> str:
@@ -79,9 +79,9 @@ async def test_hint_messages_keep_their_place_and_are_not_archived(tmp_path: Pat
         config=settings(3000, compactor="extractive"),
         context_size=3000,
     )
-    from tests.invariants.as1_kit import As1Kit
+    from tests.reliability.as1_driver import As1Driver
 
-    await As1Kit().seed(agent, 8)
+    await As1Driver().seed(agent, 8)
     await agent.memory.add(
         Msg("user", "<system-hint>answer in JSON</system-hint>", "user"), marks="hint"
     )

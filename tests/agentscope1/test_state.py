@@ -12,7 +12,7 @@ from agentscope.session import JSONSession
 from copaw_context.agentscope1 import STATE_ATTRIBUTE
 from copaw_context.testing import ScriptedChatModel, scaled_usage, text_step
 from tests.agentscope1.helpers import build_agent, settings
-from tests.invariants.as1_kit import As1Kit
+from tests.reliability.as1_driver import As1Driver
 
 
 async def test_the_engine_state_round_trips_through_json_session(tmp_path: Path) -> None:
@@ -21,7 +21,7 @@ async def test_the_engine_state_round_trips_through_json_session(tmp_path: Path)
     agent, hook, model = await build_agent(
         tmp_path, [text_step("first")], config=config, context_size=4000, usage=scaled_usage(1.5)
     )
-    await As1Kit().seed(agent, 8)
+    await As1Driver().seed(agent, 8)
     await agent(Msg("user", "go on", "user"))
     before = await hook.agent_stats(agent)
     assert before["compactions"] == 1

@@ -14,7 +14,8 @@ from typing import Any
 
 from copaw_context.core.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, text_step, tool_calls_step
-from tests.invariants.kit import PREVIOUS_SUMMARY, formatted_text
+from tests.reliability.drivers import formatted_text
+from tests.summaries import PREVIOUS_SUMMARY
 
 __all__ = ["SessionPolicy", "session_tools", "user_turns"]
 

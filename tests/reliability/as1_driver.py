@@ -12,10 +12,14 @@ The agent's model streams (1.x's provider models stream by default; 1.x chunks a
 so the adapter's observed-stream path and ReActAgent's streaming path are exercised; a
 separate compactor model (``hook(compactor=...)``) answers whole, so the summariser is
 exercised both ways (the agent's own model summarises when no compactor is given).
+
+Status messages (``show_status``) reach a 1.x user as printed messages: :meth:`As1Driver.reply`
+records what the agent prints during the reply (a ``pre_print`` hook for that reply only).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import threading
@@ -31,23 +35,39 @@ from agentscope.formatter import (
     OpenAIChatFormatter,
 )
 from agentscope.message import Msg
-from agentscope.tool import Toolkit
+from agentscope.tool import Toolkit, ToolResponse
 
 from copaw_context.agentscope1 import MemoryCompactionHook, part_keys, pin_message
+from copaw_context.agentscope1.messages import METADATA_KEY
 from copaw_context.agentscope1.session import HIDDEN_MARKS
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import EventCallback
 from copaw_context.core.report import TokenReport
+from copaw_context.core.summary import render_summary_message
 from copaw_context.testing import ModelCall, ScriptedChatModel
-from tests.invariants.as1_kit import tool_function
-from tests.reliability.drivers import ToolCall
+from tests.reliability.drivers import SEED_SUMMARY_SOURCES, Reply, ToolCall, archived_records
 
-__all__ = ["As1Driver"]
+__all__ = ["As1Driver", "tool_function"]
 
 _ids = itertools.count(1)
 _REMEMBERED = 32
 """Inputs remembered per driver: a call is looked up right after its input was formatted
 (agents running at once in one process share the driver)."""
+
+
+def tool_function(function: Callable[..., str]) -> Callable[..., ToolResponse]:
+    """A plain function returning text as a 1.x tool function."""
+
+    @functools.wraps(function)
+    def tool(*args: Any, **kwargs: Any) -> ToolResponse:
+        return ToolResponse(content=[{"type": "text", "text": function(*args, **kwargs)}])
+
+    return tool
+
+
+def _is_status(msg: Msg) -> bool:
+    entry = (msg.metadata or {}).get(METADATA_KEY)
+    return isinstance(entry, dict) and entry.get("status") is True
 
 
 def _key(formatted: list[dict[str, Any]]) -> str:
@@ -171,6 +191,66 @@ class As1Driver:
         reply = await agent(request)
         return reply.get_text_content() or ""
 
+    async def reply(self, agent: ReActAgent, text: str) -> Reply:
+        printed: list[Msg] = []
+
+        def record(agent: Any, kwargs: dict[str, Any]) -> None:
+            if kwargs.get("last", True):
+                printed.append(kwargs["msg"])
+
+        agent.register_instance_hook("pre_print", "driver_reply", record)
+        try:
+            reply = await agent(Msg("user", text, "user"))
+        finally:
+            agent.remove_instance_hook("pre_print", "driver_reply")
+        status = [str(m.content) for m in printed if _is_status(m)]
+        return Reply(reply.get_text_content() or "", status)
+
+    async def seed(self, agent: ReActAgent, turns: int, result_bytes: int = 1500) -> None:
+        history: list[Msg] = []
+        for t in range(turns):
+            call_id = f"seed_call_{t}"
+            output = "build ok line\n" * (result_bytes // 14)
+            history += [
+                Msg("user", f"Request {t}: check module m{t}. Never touch prod.yaml.", "user"),
+                Msg(
+                    "assistant",
+                    [
+                        {"type": "text", "text": f"Checking m{t}."},
+                        {
+                            "type": "tool_use",
+                            "id": call_id,
+                            "name": "run_build",
+                            "input": {"target": f"m{t}"},
+                        },
+                    ],
+                    "assistant",
+                ),
+                Msg(
+                    "system",
+                    [
+                        {
+                            "type": "tool_result",
+                            "id": call_id,
+                            "name": "run_build",
+                            "output": [{"type": "text", "text": output}],
+                        }
+                    ],
+                    "system",
+                ),
+                Msg("assistant", f"Module m{t} builds.", "assistant"),
+            ]
+        await agent.memory.add(history)
+
+    async def set_summary(self, agent: ReActAgent, text: str) -> None:
+        message = render_summary_message(text, SEED_SUMMARY_SOURCES)
+        await agent.memory.update_compressed_summary(message)
+
+    async def summary(self, agent: ReActAgent) -> str:
+        with_summary = await agent.memory.get_memory(prepend_summary=True)
+        without = await agent.memory.get_memory(prepend_summary=False)
+        return with_summary[0].get_text_content() or "" if len(with_summary) > len(without) else ""
+
     def text_step(self, text: str, thinking: str = "") -> list[Any]:
         head: list[Any] = [{"type": "thinking", "thinking": thinking}] if thinking else []
         return [*head, {"type": "text", "text": text}]
@@ -191,13 +271,18 @@ class As1Driver:
             ),
         ]
 
+    def _context(self, agent: ReActAgent) -> list[Msg]:
+        return [m for m, marks in agent.memory.content if not HIDDEN_MARKS.intersection(marks)]
+
     def context_keys(self, agent: ReActAgent) -> list[str]:
-        return [
-            key
-            for msg, marks in agent.memory.content
-            if not HIDDEN_MARKS.intersection(marks)
-            for key in part_keys(msg)
-        ]
+        return [key for m in self._context(agent) for key in part_keys(m)]
+
+    def context_roles(self, agent: ReActAgent) -> list[str]:
+        return [m.role for m in self._context(agent)]
+
+    def archived_keys(self, workspace: Path) -> list[str]:
+        records = archived_records(workspace)
+        return [key for r in records for key in part_keys(Msg.from_dict(r["message"]))]
 
     async def provider_inputs(self, call: ModelCall) -> dict[str, list[dict[str, Any]]]:
         msgs = self._inputs.msgs(call.formatted)

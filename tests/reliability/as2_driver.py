@@ -9,25 +9,40 @@ from pathlib import Path
 from typing import Any
 
 from agentscope.agent import Agent, InjectionConfig
+from agentscope.event import CustomEvent
 from agentscope.formatter import (
     AnthropicChatFormatter,
     DashScopeChatFormatter,
     OpenAIChatFormatter,
 )
-from agentscope.message import TextBlock, ThinkingBlock, ToolCallBlock, UserMsg
+from agentscope.message import (
+    AssistantMsg,
+    Msg,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+    UserMsg,
+)
 from agentscope.tool import Toolkit
 
 from copaw_context import MemoryCompactionHook, pin_message
+from copaw_context.agentscope2.stream import STATUS_EVENT
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import EventCallback
 from copaw_context.core.report import TokenReport
+from copaw_context.core.summary import render_summary_message
 from copaw_context.testing import ModelCall, ScriptedChatModel
 from tests.helpers import allow
-from tests.reliability.drivers import ToolCall
+from tests.reliability.drivers import SEED_SUMMARY_SOURCES, Reply, ToolCall, archived_records
 
 __all__ = ["As2Driver"]
 
 _ids = itertools.count(1)
+
+
+def _keys(messages: Sequence[Msg]) -> list[str]:
+    return [f"{m.id}/{b.type}:{b.id}" for m in messages for b in m.content]
 
 
 class As2Driver:
@@ -72,6 +87,47 @@ class As2Driver:
         reply = await agent.reply(request)
         return reply.get_text_content() or ""
 
+    async def reply(self, agent: Agent, text: str) -> Reply:
+        reply = Reply("")
+        async for item in agent.reply_stream(UserMsg("user", text), yield_final_msg=True):
+            if isinstance(item, CustomEvent) and item.name == STATUS_EVENT:
+                reply.status.append(str(item.value["text"]))
+            elif isinstance(item, Msg):
+                reply.text = item.get_text_content() or ""
+        return reply
+
+    async def seed(self, agent: Agent, turns: int, result_bytes: int = 1500) -> None:
+        history: list[Msg] = []
+        for t in range(turns):
+            request = f"Request {t}: check module m{t}. Never touch prod.yaml."
+            history.append(UserMsg("user", request))
+            call_id = f"seed_call_{t}"
+            history.append(
+                AssistantMsg(
+                    "assistant",
+                    [
+                        TextBlock(text=f"Checking m{t}."),
+                        ToolCallBlock(
+                            id=call_id, name="run_build", input=json.dumps({"target": f"m{t}"})
+                        ),
+                        ToolResultBlock(
+                            id=call_id,
+                            name="run_build",
+                            output=[TextBlock(text=("build ok line\n" * (result_bytes // 14)))],
+                            state="success",
+                        ),
+                        TextBlock(text=f"Module m{t} builds."),
+                    ],
+                )
+            )
+        agent.state.context = [*agent.state.context, *history]
+
+    async def set_summary(self, agent: Agent, text: str) -> None:
+        agent.state.summary = render_summary_message(text, SEED_SUMMARY_SOURCES)
+
+    async def summary(self, agent: Agent) -> str:
+        return str(agent.state.summary)
+
     def text_step(self, text: str, thinking: str = "") -> list[Any]:
         head: list[Any] = [ThinkingBlock(thinking=thinking)] if thinking else []
         return [*head, TextBlock(text=text)]
@@ -91,7 +147,13 @@ class As2Driver:
         ]
 
     def context_keys(self, agent: Agent) -> list[str]:
-        return [f"{m.id}/{b.type}:{b.id}" for m in agent.state.context for b in m.content]
+        return _keys(agent.state.context)
+
+    def context_roles(self, agent: Agent) -> list[str]:
+        return [m.role for m in agent.state.context]
+
+    def archived_keys(self, workspace: Path) -> list[str]:
+        return _keys([Msg.model_validate(r["message"]) for r in archived_records(workspace)])
 
     async def provider_inputs(self, call: ModelCall) -> dict[str, list[dict[str, Any]]]:
         messages = list(call.messages)

@@ -1,6 +1,6 @@
 """The ``driver`` fixture (each real-agent test runs once per driver of the installed major)
 and the deselection of host-neutral tests under AgentScope 1.x, for the conftests of
-``reliability/`` and ``ported/``."""
+``reliability/``, ``invariants/`` and ``ported/``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""Real agents for the reliability suite: one ``HostDriver`` per AgentScope major.
+"""Real agents for the reliability and invariant suites: one ``HostDriver`` per AgentScope major.
 
 A driver builds an agent of its major with the hook and a scripted model, runs a reply, and
-reads back what the suite checks: the context's part keys (``<msg id>/<type>:<block id>``,
-as the adapter keys the parts it archives), the model inputs formatted per provider by the
-host's own formatters, the engine's session state, and the agent's saved state (to restart
-from it). The suite's agent tests take the ``driver`` fixture (``conftest.py``), which runs
-them once per driver of :func:`available_drivers`.
+reads back what the suites check: the context's part keys (``<msg id>/<type>:<block id>``,
+as the adapter keys the parts it archives) and roles, the archived part keys, the summary,
+the model inputs formatted per provider by the host's own formatters, the engine's session
+state, and the agent's saved state (to restart from it); it also puts finished turns and a
+summary into an agent's context, as if an earlier session had made them. The suites' agent
+tests take the ``driver`` fixture (``driver_fixture.py``), which runs them once per driver of
+:func:`available_drivers`.
 
 ``as2_driver.py`` drives AgentScope 2.x ``Agent`` s, ``as1_driver.py`` AgentScope 1.x
 ``ReActAgent`` s; each test environment runs the agent tests against its own major.
@@ -14,21 +16,59 @@ them once per driver of :func:`available_drivers`.
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from copaw_context.core.archive import read_archive
 from copaw_context.core.config import RunningConfig
 from copaw_context.core.events import EventCallback
 from copaw_context.core.report import TokenReport
 
-__all__ = ["HostDriver", "ToolCall", "available_drivers"]
+__all__ = [
+    "SEED_SUMMARY_SOURCES",
+    "HostDriver",
+    "Reply",
+    "ToolCall",
+    "archived_records",
+    "available_drivers",
+    "formatted_text",
+]
 
 ToolCall = tuple[str, dict[str, Any], str | None]
 """A tool call a scripted step makes: (tool name, arguments, call id or None for a fresh one)."""
 
+SEED_SUMMARY_SOURCES = [("dialog/2026-11-28.jsonl", 12)]
+"""The archive a summary put in by :meth:`HostDriver.set_summary` says it was made from."""
+
+
+@dataclass
+class Reply:
+    """A reply as the user sees it: its text and the status lines shown on the way."""
+
+    text: str
+    status: list[str] = field(default_factory=list)
+
+
+def archived_records(workspace: Path) -> list[dict[str, Any]]:
+    """Every archive line of the workspace, oldest file first."""
+    return [
+        record
+        for path in sorted((workspace / "dialog").glob("*.jsonl"))
+        for record in read_archive(path)
+    ]
+
+
+def formatted_text(message: dict[str, Any]) -> str:
+    """The text of one OpenAI chat-completions message."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
 
 class HostDriver(Protocol):
-    """One AgentScope major, as the reliability suite drives it."""
+    """One AgentScope major, as the reliability and invariant suites drive it."""
 
     name: str
 
@@ -64,6 +104,24 @@ class HostDriver(Protocol):
         one text block each)."""
         ...
 
+    async def reply(self, agent: Any, text: str) -> Reply:
+        """One user turn as the user sees it: the reply's text and the status lines shown
+        on the way (2.x: the streamed status events; 1.x: the status messages printed)."""
+        ...
+
+    async def seed(self, agent: Any, turns: int, result_bytes: int = 1500) -> None:
+        """Put ``turns`` finished request/tool/answer turns into the context."""
+        ...
+
+    async def set_summary(self, agent: Any, text: str) -> None:
+        """The summary the model receives, as if an earlier compaction had made it (from
+        :data:`SEED_SUMMARY_SOURCES`)."""
+        ...
+
+    async def summary(self, agent: Any) -> str:
+        """The summary the model receives now ("" when none)."""
+        ...
+
     def text_step(self, text: str, thinking: str = "") -> list[Any]:
         """A model step answering with text (after a thinking block when given)."""
         ...
@@ -74,6 +132,14 @@ class HostDriver(Protocol):
 
     def context_keys(self, agent: Any) -> list[str]:
         """The keys of every part in the agent's context."""
+        ...
+
+    def context_roles(self, agent: Any) -> list[str]:
+        """The role of every message in the agent's context."""
+        ...
+
+    def archived_keys(self, workspace: Path) -> list[str]:
+        """The keys of every part archived in ``workspace``, oldest first."""
         ...
 
     async def provider_inputs(self, call: Any) -> dict[str, list[dict[str, Any]]]:
