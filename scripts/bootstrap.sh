@@ -13,7 +13,7 @@ venv="${1:-.venv}"
 pin="${2:-}"
 if [ ! -x "$venv/bin/python" ]; then
   echo "bootstrap: creating $venv ($("$PYTHON" --version 2>&1)) and upgrading its pip"
-  "$PYTHON" -m venv "$venv"
+  heartbeat "bootstrap: $venv (python -m venv)" "" "$PYTHON" -m venv "$venv"
   heartbeat "bootstrap: $venv (pip upgrade)" "" \
     "$venv/bin/python" -m pip install --quiet --progress-bar off --upgrade pip
 fi

@@ -2,6 +2,6 @@
 
 import sys
 
-from copaw_context.cli.main import main
+from copaw_context.cli import main
 
 sys.exit(main())

@@ -101,7 +101,8 @@ def test_an_empty_workspace_is_kept_and_an_unwritable_one_is_one_line(
     with pytest.raises(SystemExit) as stop:
         _prepare_workspace(tmp_path / "locked", fresh=True)
     message = str(stop.value)
-    assert "--workspace" in message and "cannot write there (Permission denied)" in message
+    assert message.startswith("--workspace ")  # the CLI adds "copaw-context: error: " once
+    assert "cannot write there (Permission denied)" in message
 
 
 def test_chat_says_when_it_starts_a_new_workspace(tmp_path: Path) -> None:
@@ -129,3 +130,19 @@ def test_the_demo_into_a_closed_pipe_ends_silently(tmp_path: Path) -> None:
     _, err = process.communicate(timeout=300)
     assert process.returncode == 141, err
     assert err == "", err  # no AgentScope warning, no unclosed-hook warning, no traceback
+
+
+def test_the_demo_with_an_unreachable_model_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "copaw_context.cli", "demo", "--workspace", str(tmp_path / "ws")]
+        + ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"],
+        cwd=tmp_path,
+        env={**os.environ, "OPENAI_API_KEY": "x", "AGENTSCOPE_DISABLE_CONSOLE_OUTPUT": "true"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "WARNING" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("copaw-context: error: the demo's model call failed: could not reach")

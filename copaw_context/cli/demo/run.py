@@ -23,6 +23,7 @@ from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope2 import MemoryCompactionHook
+from copaw_context.cli._chat_input import Endpoint
 from copaw_context.cli._host_logs import host_warnings_quiet
 from copaw_context.cli._interrupt import stop_on_ctrl_c
 from copaw_context.cli.demo._text import preview
@@ -193,7 +194,7 @@ def _prepare_workspace(workspace: Path, fresh: bool) -> None:
         (workspace / _MARKER).write_text("made by copaw-context demo; safe to delete\n")
     except OSError as error:
         raise SystemExit(
-            f"copaw-context: error: --workspace {workspace}: cannot write there "
+            f"--workspace {workspace}: cannot write there "
             f"({error.strerror or error}); pass a folder you can write to"
         ) from None
 
@@ -314,7 +315,13 @@ def demo_main(
     else:
         config = demo_config(compactor="llm" if chat_model else "extractive")
     out = sys.stdout  # the current one (the defaults were bound when the module loaded)
-    result = asyncio.run(run_demo(root, steps=steps, model=chat_model, config=config, out=out))
+    try:
+        result = asyncio.run(run_demo(root, steps=steps, model=chat_model, config=config, out=out))
+    except Exception as error:
+        if chat_model is None:
+            raise  # the offline demo failing is a bug: keep the traceback
+        why = Endpoint(provider, base_url, api_key_env).explain(error).split(". Your message")[0]
+        raise SystemExit(f"the demo's model call failed: {why}") from None
     print_report(result, root, out)
     if plot:
         plot_steps(result, Path(plot))
