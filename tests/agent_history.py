@@ -9,38 +9,18 @@ from typing import Any
 from agentscope.message import AssistantMsg, Msg, TextBlock, ToolCallBlock, ToolResultBlock, UserMsg
 
 from copaw_context.core.archive import read_archive
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config import RunningConfig
+from tests.invariants.settings import config as invariant_config
 
 __all__ = ["archived_block_keys", "block_keys", "config", "seeded_history"]
 
 
 def config(window: int, **light: Any) -> RunningConfig:
-    """Compaction settings for these tests; the memory summariser (which would also call the
-    compactor's model) is off: tests/agentscope2/test_memory_integration.py covers it."""
-    compact = light.pop("context_compact_config", {})
-    return parse_running_config(
-        {
-            "running": {
-                "max_input_length": window,
-                "memory": {"summarise_on_compact": False},
-                "light_context_config": {
-                    "token_counter": "o200k_base",
-                    "context_compact_config": {
-                        "compact_threshold_ratio": 0.7,
-                        "reserve_threshold_ratio": 0.2,
-                        **compact,
-                    },
-                    "tool_result_pruning_config": {
-                        "pruning_recent_msg_max_bytes": 8000,
-                        "pruning_old_msg_max_bytes": 1000,
-                        "exempt_recent_max_bytes": 9000,
-                        "exempt_old_max_bytes": 2000,
-                    },
-                    **light,
-                },
-            }
-        }
-    )
+    """Compaction settings for these tests (the invariant suite's, with larger exempt limits);
+    the memory summariser (which would also call the compactor's model) is off:
+    tests/agentscope2/test_memory_integration.py covers it."""
+    exempt = {"exempt_recent_max_bytes": 9000, "exempt_old_max_bytes": 2000}
+    return invariant_config(window, pruning=exempt, **light)
 
 
 def block_keys(messages: list[Msg]) -> list[tuple[str, str]]:

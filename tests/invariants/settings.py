@@ -9,8 +9,9 @@ from copaw_context.core.config import RunningConfig, parse_running_config
 __all__ = ["config"]
 
 
-def config(window: int, **light: Any) -> RunningConfig:
-    """Settings for the invariant tests (the memory summariser off: it calls the model too)."""
+def config(window: int, *, pruning: dict[str, Any] | None = None, **light: Any) -> RunningConfig:
+    """Settings for the invariant tests (the memory summariser off: it calls the model too);
+    ``pruning`` adds to the tool-result pruning section."""
     compact = light.pop("context_compact_config", {})
     return parse_running_config(
         {
@@ -27,6 +28,7 @@ def config(window: int, **light: Any) -> RunningConfig:
                     "tool_result_pruning_config": {
                         "pruning_recent_msg_max_bytes": 8000,
                         "pruning_old_msg_max_bytes": 1000,
+                        **(pruning or {}),
                     },
                     **light,
                 },

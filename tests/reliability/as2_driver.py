@@ -16,12 +16,10 @@ from agentscope.formatter import (
     OpenAIChatFormatter,
 )
 from agentscope.message import (
-    AssistantMsg,
     Msg,
     TextBlock,
     ThinkingBlock,
     ToolCallBlock,
-    ToolResultBlock,
     UserMsg,
 )
 from agentscope.tool import Toolkit
@@ -33,6 +31,7 @@ from copaw_context.core.events import EventCallback
 from copaw_context.core.report import TokenReport
 from copaw_context.core.summary import render_summary_message
 from copaw_context.testing import ModelCall, ScriptedChatModel
+from tests.agent_history import seeded_history
 from tests.helpers import allow
 from tests.reliability.drivers import SEED_SUMMARY_SOURCES, Reply, ToolCall, archived_records
 
@@ -97,30 +96,7 @@ class As2Driver:
         return reply
 
     async def seed(self, agent: Agent, turns: int, result_bytes: int = 1500) -> None:
-        history: list[Msg] = []
-        for t in range(turns):
-            request = f"Request {t}: check module m{t}. Never touch prod.yaml."
-            history.append(UserMsg("user", request))
-            call_id = f"seed_call_{t}"
-            history.append(
-                AssistantMsg(
-                    "assistant",
-                    [
-                        TextBlock(text=f"Checking m{t}."),
-                        ToolCallBlock(
-                            id=call_id, name="run_build", input=json.dumps({"target": f"m{t}"})
-                        ),
-                        ToolResultBlock(
-                            id=call_id,
-                            name="run_build",
-                            output=[TextBlock(text=("build ok line\n" * (result_bytes // 14)))],
-                            state="success",
-                        ),
-                        TextBlock(text=f"Module m{t} builds."),
-                    ],
-                )
-            )
-        agent.state.context = [*agent.state.context, *history]
+        agent.state.context = [*agent.state.context, *seeded_history(turns, result_bytes)]
 
     async def set_summary(self, agent: Agent, text: str) -> None:
         agent.state.summary = render_summary_message(text, SEED_SUMMARY_SOURCES)
