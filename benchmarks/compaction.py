@@ -19,7 +19,7 @@ from agentscope.model import ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
 from benchmarks.sessions import WINDOW, builtin_twin, copy_context, make_agent
-from copaw_context.core.report import Limits
+from copaw_context.core.context.report import Limits
 from copaw_context.testing import ScriptedChatModel
 
 __all__ = ["InstantModel", "bench_compaction"]

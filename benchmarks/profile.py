@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.sessions import WINDOW, copy_context, make_agent, make_steps, run_stage1
-from copaw_context.core.report import Limits
+from copaw_context.core.context.report import Limits
 
 __all__ = ["profile_steps"]
 

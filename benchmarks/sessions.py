@@ -36,8 +36,8 @@ from benchmarks.corpus import tool_output
 from copaw_context import MemoryCompactionHook, RunningConfig
 from copaw_context.agentscope2.messages import METADATA_KEY
 from copaw_context.agentscope2.session import AgentScope2Session
-from copaw_context.core import _offload_write
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
+from copaw_context.core.toolresults import _offload_write
 from copaw_context.testing import ScriptedChatModel
 
 __all__ = [

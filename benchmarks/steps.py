@@ -32,8 +32,8 @@ from benchmarks.sessions import (
 )
 from benchmarks.sessions import seed_session as _seed
 from copaw_context.agentscope2.messages import message_view
-from copaw_context.core.report import Limits
-from copaw_context.core.split import plan_split
+from copaw_context.core.context.report import Limits
+from copaw_context.core.planning.split import plan_split
 
 __all__ = ["COUNTERS", "StepRow", "bench_steps", "growth_exponent", "split_ms"]
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from benchmarks.corpus import one_line_json, tool_output
 from benchmarks.measure import Figure, median_ms, median_ms_async, peak_bytes, peak_bytes_async
-from copaw_context.core.config import ToolResultPruningConfig
-from copaw_context.core.offload import OffloadStore
-from copaw_context.core.pruning import ToolResultPruning
-from copaw_context.core.truncation import truncate_text_output
+from copaw_context.core.config.running import ToolResultPruningConfig
+from copaw_context.core.toolresults.offload import OffloadStore
+from copaw_context.core.toolresults.policy import ToolResultPruning
+from copaw_context.core.toolresults.truncation import truncate_text_output
 
 __all__ = ["CUT_CASES", "STAGE1_SIZES", "bench_cut", "bench_save", "bench_stage1"]
 

@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from copaw_context._hosts import installed_agentscope_major
-from copaw_context.core.config import (
+from copaw_context.core.config.running import (
     ContextCompactConfig,
     LightContextConfig,
     RunningConfig,

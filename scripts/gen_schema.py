@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from copaw_context.core.config import running_config_json_schema
+from copaw_context.core.config.running import running_config_json_schema
 
 __all__ = ["REGENERATE_COMMAND", "SCHEMA_PATH", "main", "render_schema"]
 

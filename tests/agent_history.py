@@ -8,8 +8,8 @@ from typing import Any
 
 from agentscope.message import AssistantMsg, Msg, TextBlock, ToolCallBlock, ToolResultBlock, UserMsg
 
-from copaw_context.core.archive import read_archive
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.archive.store import read_archive
+from copaw_context.core.config.running import RunningConfig
 from tests.invariants.settings import config as invariant_config
 
 __all__ = ["archived_block_keys", "block_keys", "config", "seeded_history"]

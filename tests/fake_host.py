@@ -8,8 +8,8 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from copaw_context.core.config import RunningConfig, parse_running_config
-from copaw_context.core.host import (
+from copaw_context.core.config.running import RunningConfig, parse_running_config
+from copaw_context.core.host.protocol import (
     ArchiveRecord,
     FixedParts,
     MessageView,
@@ -108,7 +108,7 @@ def _message_of(data: Mapping[str, Any], number: int) -> FakeMessage:
 
 
 class FakeHost:
-    """Implements :class:`~copaw_context.core.host.HostSession` over :class:`FakeMessage` s."""
+    """Implements :class:`~.protocol.HostSession` over :class:`FakeMessage` s."""
 
     def __init__(
         self,

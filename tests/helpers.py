@@ -20,7 +20,7 @@ from copaw_context.core.summary.markdown import (
     split_title,
     unwrap_code_fence,
 )
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import (
     ModelBlock,
     ModelCall,

@@ -19,7 +19,7 @@ from copaw_context.agentscope1.messages import (
 from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE
 from copaw_context.agentscope1.summariser import AgentScope1Summariser
-from copaw_context.core.report import TokenReport
+from copaw_context.core.context.report import TokenReport
 
 __all__ = [
     "ARCHIVE_FORM",

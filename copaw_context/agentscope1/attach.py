@@ -30,7 +30,7 @@ from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFor
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
-from copaw_context.core.hook_base import ANOTHER_HOOK, Attached, fail_open
+from copaw_context.core.host.hook_base import ANOTHER_HOOK, Attached, fail_open
 
 __all__ = ["HOOK_NAME", "attach", "attached_to"]
 

@@ -34,11 +34,11 @@ from copaw_context.agentscope1.state import agent_state
 from copaw_context.agentscope1.summariser import AgentScope1Summariser
 from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
-from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.events import EventCallback
-from copaw_context.core.hook_base import Attached, EngineHook, fail_open
-from copaw_context.core.host import Window
-from copaw_context.core.workspace import agent_json_workspace
+from copaw_context.core.host.hook_base import Attached, EngineHook, fail_open
+from copaw_context.core.host.protocol import Window
+from copaw_context.core.workspace.location import agent_json_workspace
 
 __all__ = ["MemoryCompactionHook", "attached_hook", "inner_model"]
 

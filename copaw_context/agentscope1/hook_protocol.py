@@ -8,7 +8,7 @@ from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.tools import ReadEntries
 from copaw_context.core.commands import ChatCommand
 from copaw_context.core.engine import ContextEngine
-from copaw_context.core.host import Window
+from copaw_context.core.host.protocol import Window
 
 __all__ = ["As1Hook"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentscope.message import Msg
 
-from copaw_context.core.archive_lines import dump_line
+from copaw_context.core.archive.lines import dump_line
 
 __all__ = ["check_archivable", "check_blocks"]
 

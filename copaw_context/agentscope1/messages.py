@@ -21,9 +21,9 @@ from typing import Any, cast
 
 from agentscope.message import Msg
 
-from copaw_context.core.data_label import data_label
-from copaw_context.core.host import MessageView, PartView, Role
-from copaw_context.core.host import archive_id as core_archive_id
+from copaw_context.core.host.protocol import MessageView, PartView, Role
+from copaw_context.core.host.protocol import archive_id as core_archive_id
+from copaw_context.core.summary.data_label import data_label
 
 __all__ = [
     "ARCHIVE_FORM",

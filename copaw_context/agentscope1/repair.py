@@ -1,4 +1,6 @@
-"""The 1.x model input with its tool pairing repaired (see :mod:`copaw_context.core.pair_repair`).
+"""The 1.x model input with its tool pairing repaired.
+
+See :mod:`copaw_context.core.planning.pair_repair`.
 
 The agent's memory is not changed: the repaired list holds the same ``Msg`` objects where
 nothing changed and copies where something did. Moved and synthetic results go in a system
@@ -13,7 +15,7 @@ from typing import Any
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.messages import blocks_of
-from copaw_context.core.pair_repair import (
+from copaw_context.core.planning.pair_repair import (
     Missing,
     RepairBlock,
     is_request,

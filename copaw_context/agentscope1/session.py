@@ -31,8 +31,14 @@ from copaw_context.agentscope1.messages import (
     set_text,
     with_blocks,
 )
-from copaw_context.core.host import ArchiveRecord, CompactorModel, FixedParts, MessageView, Window
-from copaw_context.core.session_base import SessionBase
+from copaw_context.core.host.protocol import (
+    ArchiveRecord,
+    CompactorModel,
+    FixedParts,
+    MessageView,
+    Window,
+)
+from copaw_context.core.host.session_base import SessionBase
 
 __all__ = ["HIDDEN_MARKS", "AgentScope1Session", "message_from_dict"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from agentscope.message import Msg
 
-from copaw_context.core.config import DEFAULT_WINDOW_TOKENS
+from copaw_context.core.config.running import DEFAULT_WINDOW_TOKENS
 
 __all__ = ["AgentScope1Summariser", "response_text"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from agentscope.tool import ToolResponse
 
 from copaw_context.agentscope1.messages import METADATA_KEY
-from copaw_context.core.read_tool import ReadFileTool
+from copaw_context.core.tools.read_tool import ReadFileTool
 
 __all__ = ["ReadEntries", "as_tool_function", "make_read_file"]
 

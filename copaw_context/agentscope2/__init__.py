@@ -14,7 +14,7 @@ from copaw_context.agentscope2.middleware import MemoryCompactionHook
 from copaw_context.agentscope2.session import AgentScope2Session
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.agentscope2.tools import make_read_file_tool
-from copaw_context.core.report import TokenReport
+from copaw_context.core.context.report import TokenReport
 
 __all__ = [
     "METADATA_KEY",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from copaw_context.agentscope2.middleware import MemoryCompactionHook
-from copaw_context.core.hook_base import Attached
+from copaw_context.core.host.hook_base import Attached
 
 __all__ = ["attach"]
 

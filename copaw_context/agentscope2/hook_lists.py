@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from copaw_context.core.hook_base import ANOTHER_HOOK, EngineHook
+from copaw_context.core.host.hook_base import ANOTHER_HOOK, EngineHook
 
 __all__ = ["HOOK_LISTS", "join_hook_lists", "refuse_another_hook"]
 

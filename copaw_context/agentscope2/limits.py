@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from copaw_context.core.config import RunningConfig
-from copaw_context.core.report import Limits
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.report import Limits
 
 __all__ = ["HostLimits"]
 

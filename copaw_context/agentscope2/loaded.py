@@ -14,7 +14,7 @@ from typing import Any
 from agentscope.message import Msg
 from pydantic import ValidationError
 
-from copaw_context.core.archive_lines import dump_line
+from copaw_context.core.archive.lines import dump_line
 
 __all__ = ["validated_messages"]
 

@@ -25,12 +25,12 @@ from agentscope.message import (
     URLSource,
 )
 
-from copaw_context.core.context_check import plan_context
-from copaw_context.core.data_label import data_label
-from copaw_context.core.host import MessageView, PartView, Role
-from copaw_context.core.host import archive_id as core_archive_id
-from copaw_context.core.ledger import TokenMeter
-from copaw_context.core.split import SplitPlan
+from copaw_context.core.context.ledger import TokenMeter
+from copaw_context.core.host.protocol import MessageView, PartView, Role
+from copaw_context.core.host.protocol import archive_id as core_archive_id
+from copaw_context.core.planning.context_check import plan_context
+from copaw_context.core.planning.split import SplitPlan
+from copaw_context.core.summary.data_label import data_label
 from copaw_context.core.tokens import TokenCounter
 
 __all__ = [

@@ -35,12 +35,12 @@ from copaw_context.agentscope2.thinking import thinking_policy
 from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
 from copaw_context.agentscope2.usage import reported_usage
 from copaw_context.core.commands import parse_command
-from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.events import EventCallback
-from copaw_context.core.hook_base import Attached, EngineHook, fail_open
-from copaw_context.core.host import Window
+from copaw_context.core.host.hook_base import Attached, EngineHook, fail_open
+from copaw_context.core.host.protocol import Window
 from copaw_context.core.tokens.usage import ReportedUsage
-from copaw_context.core.workspace import agent_json_workspace
+from copaw_context.core.workspace.location import agent_json_workspace
 
 __all__ = ["LEGACY_STATE_KEY", "MemoryCompactionHook"]
 

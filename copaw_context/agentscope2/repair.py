@@ -1,4 +1,6 @@
-"""The 2.x model input with its tool pairing repaired (see :mod:`copaw_context.core.pair_repair`).
+"""The 2.x model input with its tool pairing repaired.
+
+See :mod:`copaw_context.core.planning.pair_repair`.
 
 The agent's context is not changed: the repaired list holds the same ``Msg`` objects where
 nothing changed and copies where something did.
@@ -18,7 +20,7 @@ from agentscope.message import (
     ToolResultState,
 )
 
-from copaw_context.core.pair_repair import (
+from copaw_context.core.planning.pair_repair import (
     Missing,
     RepairBlock,
     is_request,

@@ -29,8 +29,14 @@ from copaw_context.agentscope2.messages import (
     with_blocks,
 )
 from copaw_context.agentscope2.runtime_hint import runtime_hint_allowance
-from copaw_context.core.host import ArchiveRecord, CompactorModel, FixedParts, MessageView, Window
-from copaw_context.core.session_base import SessionBase
+from copaw_context.core.host.protocol import (
+    ArchiveRecord,
+    CompactorModel,
+    FixedParts,
+    MessageView,
+    Window,
+)
+from copaw_context.core.host.session_base import SessionBase
 
 __all__ = ["STATUS_KEY", "AgentScope2Session", "model_key"]
 

@@ -11,7 +11,7 @@ from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolChunk
 
 from copaw_context.agentscope2.messages import METADATA_KEY
-from copaw_context.core.read_tool import ReadFileTool
+from copaw_context.core.tools.read_tool import ReadFileTool
 
 __all__ = ["allowed_tool", "make_read_file_tool"]
 

@@ -22,7 +22,11 @@ from copaw_context.cli._chat_input import Endpoint as _Endpoint
 from copaw_context.cli._chat_input import unknown_command_reply
 from copaw_context.cli._host_logs import host_warnings_quiet
 from copaw_context.cli.demo import real_chat_model
-from copaw_context.core.config import RunningConfig, aload_running_config, load_running_config
+from copaw_context.core.config.running import (
+    RunningConfig,
+    aload_running_config,
+    load_running_config,
+)
 
 __all__ = ["run_chat"]
 

@@ -7,12 +7,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from copaw_context.cli._all_settings import json_text, setting_rows
-from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.memory.search import MAX_OUTPUT_BYTES
+from copaw_context.core.memory.service import memory_prompt_limit
 from copaw_context.core.memory.summariser import memory_window
 from copaw_context.core.memory.window import INPUT_SHARE, request_budget
-from copaw_context.core.memory_service import memory_prompt_limit
 
 __all__ = ["add_check_config"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import filelock
 
 from copaw_context.cli._workspace import workspace_error
-from copaw_context.core.config import RunningConfig, load_running_config
+from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.memory import MemoryConsolidator, MemoryIndex, format_hits
 from copaw_context.core.memory.tools import MAX_SEARCH_RESULTS

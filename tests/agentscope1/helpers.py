@@ -10,7 +10,7 @@ from agentscope.agent import ReActAgent
 from agentscope.tool import Toolkit
 
 from copaw_context.agentscope1 import MemoryCompactionHook
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.testing import ScriptedChatModel, UsageFunction
 from tests.reliability.as1_driver import tool_function
 

@@ -16,7 +16,7 @@ from agentscope.tool import Toolkit, ToolResponse
 
 import copaw_context
 from copaw_context.agentscope1 import HOOK_NAME, MemoryCompactionHook
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.agentscope1.helpers import build_agent, settings
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentscope.message import Msg
 
-from copaw_context.core.archive import read_archive
+from copaw_context.core.archive.store import read_archive
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.testing import text_step, tool_calls_step
 from tests.agentscope1.helpers import build_agent, settings

@@ -12,7 +12,7 @@ from agentscope.agent import ReActAgent
 from agentscope.message import Msg
 
 from copaw_context.agentscope1 import MemoryCompactionHook
-from copaw_context.core.archive import read_archive
+from copaw_context.core.archive.store import read_archive
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step
 from tests.reliability.as1_driver import As1Driver
 from tests.summaries import PREVIOUS_SUMMARY

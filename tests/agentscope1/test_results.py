@@ -8,7 +8,7 @@ from typing import Any
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.messages import METADATA_KEY
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, text_step, tool_calls_step
 from tests.agentscope1.helpers import build_agent, settings
 from tests.reliability.drivers import formatted_text

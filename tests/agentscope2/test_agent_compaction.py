@@ -12,7 +12,7 @@ from agentscope.middleware import MiddlewareBase
 
 from copaw_context import ContextEvent, MemoryCompactionHook, attach, pin_message
 from copaw_context.cli.demo import demo_policy, make_demo_tools
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.summary import render_summary_message
 from copaw_context.testing import (
     ModelCall,

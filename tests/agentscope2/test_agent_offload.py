@@ -8,7 +8,7 @@ from pathlib import Path
 from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
 from tests.helpers import allow, follow_notices, last_result_text, make_agent, tool_results
 

@@ -10,8 +10,8 @@ from agentscope.message import Base64Source, DataBlock, TextBlock, UserMsg
 from agentscope.tool import ToolChunk
 
 from copaw_context import MemoryCompactionHook, RunningConfig
-from copaw_context.core.config import parse_running_config
-from copaw_context.core.truncation import (
+from copaw_context.core.config.running import parse_running_config
+from copaw_context.core.toolresults.truncation import (
     TRUNCATION_NOTICE_MARKER,
     parse_truncation_notice,
     truncate_text_output,

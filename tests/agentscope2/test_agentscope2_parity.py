@@ -11,7 +11,7 @@ from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook
 from copaw_context.agentscope2.stream import STATUS_EVENT
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.agent_history import seeded_history
 from tests.helpers import make_agent

@@ -13,7 +13,7 @@ from agentscope.agent import ContextConfig
 from agentscope.message import AssistantMsg, Base64Source, DataBlock, HintBlock, TextBlock, UserMsg
 
 from copaw_context import ContextEvent, MemoryCompactionHook
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step
 from tests.helpers import make_agent
 

@@ -15,8 +15,8 @@ from agentscope.message import AssistantMsg, Msg, TextBlock, UserMsg
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2.messages import archive_id
 from copaw_context.cli.demo import demo_policy, make_demo_tools
-from copaw_context.core.archive import DialogArchive, read_archive
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.archive.store import DialogArchive, read_archive
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.errors import ArchiveError
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.helpers import make_agent

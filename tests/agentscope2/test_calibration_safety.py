@@ -17,7 +17,7 @@ from agentscope.model import ChatUsage
 from copaw_context import MemoryCompactionHook
 from copaw_context.agentscope2 import token_report
 from copaw_context.cli.demo import demo_policy, make_demo_tools
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.tokens import UsageCalibration
 from copaw_context.core.tokens import counters as tokens
 from copaw_context.testing import (

@@ -11,7 +11,7 @@ import httpx
 import openai
 
 from copaw_context.cli.chat import run_chat
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
 
 _CONFIG = parse_running_config({"running": {"memory": {"enabled": False}}})

@@ -151,8 +151,8 @@ def test_every_event_kind_is_emitted_and_every_error_type_raised_somewhere() -> 
 def test_a_saved_pause_is_bounded_by_the_configured_maximum(saved: int) -> None:
     """Found from outside: a planted pause of 10**9 kept a healthy compactor from ever being
     called, and lowering ``compactor_pause_max_compactions`` did not shorten a saved pause."""
-    from copaw_context.core.breaker import CompactorBreaker
-    from copaw_context.core.session_state import SessionState
+    from copaw_context.core.context.state import SessionState
+    from copaw_context.core.summary.breaker import CompactorBreaker
 
     state = SessionState({"compactor_breaker": {"paused_left": saved, "last_pause": saved}})
     breaker = CompactorBreaker(state, limit=3, max_pause=4)

@@ -13,7 +13,7 @@ from typing import Any
 from agentscope.message import AssistantMsg, Base64Source, DataBlock, TextBlock, URLSource, UserMsg
 
 from copaw_context import MemoryCompactionHook
-from copaw_context.core.data_label import data_label
+from copaw_context.core.summary.data_label import data_label
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step
 from tests.agent_history import config
 from tests.helpers import make_agent

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.archive import read_archive
+from copaw_context.core.archive.store import read_archive
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import CompactionRecord, ContextEvent
-from copaw_context.core.host import MessageView
+from copaw_context.core.host.protocol import MessageView
 from copaw_context.core.tokens.usage import ReportedUsage
 from copaw_context.testing import ScriptedTextModel
 from tests.fake_host import (

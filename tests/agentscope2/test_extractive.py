@@ -23,8 +23,8 @@ from copaw_context.core.summary import (
     split_summary_message,
     validate_summary,
 )
+from copaw_context.core.toolresults.truncation import truncate_text_output
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from copaw_context.core.truncation import truncate_text_output
 from tests.helpers import outline, section_lines
 
 ASSERTION = "E   AssertionError: expected 3, got 4"

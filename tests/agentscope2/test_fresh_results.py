@@ -13,9 +13,9 @@ from agentscope.message import Msg, ToolResultBlock, UserMsg
 
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.cli.demo import demo_policy, make_demo_tools
-from copaw_context.core.archive import read_archive
-from copaw_context.core.config import parse_running_config
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.archive.store import read_archive
+from copaw_context.core.config.running import parse_running_config
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
 from tests.helpers import allow, make_agent, tool_results
 

@@ -19,8 +19,8 @@ from agentscope.tool import ToolChunk
 
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2 import token_report
-from copaw_context.core.config import parse_running_config
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.config.running import parse_running_config
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,

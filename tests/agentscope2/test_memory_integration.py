@@ -8,7 +8,7 @@ from typing import Any
 from agentscope.message import ToolResultBlock, UserMsg
 
 from copaw_context import ContextEvent, MemoryCompactionHook
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
 from tests.agent_history import seeded_history
 from tests.helpers import make_agent, six_section_summary

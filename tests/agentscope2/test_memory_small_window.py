@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory import MemorySummariser
 from copaw_context.core.memory.events import MemoryEvent

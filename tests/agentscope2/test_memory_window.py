@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from pathlib import Path
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory import MemoryEvent
 from copaw_context.core.memory.consolidate import MemoryConsolidator

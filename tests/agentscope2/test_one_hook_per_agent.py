@@ -12,7 +12,7 @@ from agentscope.message import UserMsg
 from agentscope.tool import Toolkit
 
 from copaw_context import MemoryCompactionHook
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
 
 

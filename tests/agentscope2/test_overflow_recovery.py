@@ -15,8 +15,8 @@ from agentscope.message import UserMsg
 
 from copaw_context import ConfigError, ContextEvent, MemoryCompactionHook
 from copaw_context.cli.demo import demo_policy, make_demo_tools
-from copaw_context.core.config import parse_running_config
-from copaw_context.core.overflow import is_context_overflow, overflow_figures
+from copaw_context.core.config.running import parse_running_config
+from copaw_context.core.steps.overflow import is_context_overflow, overflow_figures
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.steps.prune import prune_all
-from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
+from copaw_context.core.toolresults.truncation import parse_truncation_notice, truncate_text_output
 from tests.fake_host import FakeHost, FakeMessage, call, result
 from tests.helpers import lines_text
 

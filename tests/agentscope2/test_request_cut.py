@@ -11,9 +11,9 @@ import pytest
 from agentscope.message import UserMsg
 
 from copaw_context import ContextEvent, MemoryCompactionHook
-from copaw_context.core.config import parse_running_config
-from copaw_context.core.offload import OffloadStore, SavedText
-from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
+from copaw_context.core.config.running import parse_running_config
+from copaw_context.core.toolresults.offload import OffloadStore, SavedText
+from copaw_context.core.toolresults.truncation import parse_truncation_notice, truncate_text_output
 from copaw_context.testing import ScriptedChatModel, text_step, tool_calls_step
 from tests.helpers import allow, lines_text, make_agent
 

@@ -14,7 +14,7 @@ from typing import Any
 from agentscope.agent import Agent
 from agentscope.tool import Toolkit
 
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ContextWindowExceededError
 from tests.reliability.as2_driver import As2Driver
 from tests.reliability.budget import record

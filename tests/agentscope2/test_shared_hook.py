@@ -9,7 +9,7 @@ from agentscope.message import AssistantMsg, TextBlock, UserMsg
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2 import token_report
 from copaw_context.agentscope2.middleware import LEGACY_STATE_KEY
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, scaled_usage, text_step
 from tests.helpers import make_agent
 

@@ -39,7 +39,7 @@ from copaw_context.cli.demo import (
     demo_user_turns,
     make_demo_tools,
 )
-from copaw_context.core.truncation import count_lines, truncate_text_output
+from copaw_context.core.toolresults.truncation import count_lines, truncate_text_output
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,

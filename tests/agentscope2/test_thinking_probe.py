@@ -12,7 +12,7 @@ from agentscope.message import AssistantMsg, TextBlock, ThinkingBlock, UserMsg
 from copaw_context import MemoryCompactionHook
 from copaw_context.agentscope2 import token_report
 from copaw_context.agentscope2.thinking import thinking_policy
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.helpers import make_agent
 

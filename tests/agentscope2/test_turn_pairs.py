@@ -7,7 +7,7 @@ from pathlib import Path
 from agentscope.message import UserMsg
 
 from copaw_context import ContextEvent, MemoryCompactionHook
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.helpers import make_agent
 

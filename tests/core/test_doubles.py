@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from copaw_context.core.memory.window import request_budget
-from copaw_context.core.offload import OffloadStore
 from copaw_context.core.summary import CompactorModel
 from copaw_context.core.summary.llm import ProgressCompactorModel
 from copaw_context.core.tokens import make_token_counter
+from copaw_context.core.toolresults.offload import OffloadStore
 from copaw_context.testing import (
     ContextWindowExceededError,
     ManualClock,

@@ -12,7 +12,7 @@ import sys
 from copaw_context import installed_agentscope_major
 from copaw_context.cli._app import _build_parser
 from copaw_context.core.commands import COMMANDS
-from copaw_context.core.host import ContextSource, HostSession
+from copaw_context.core.host.protocol import ContextSource, HostSession
 from tests.docs.readme_blocks import ROOT
 
 DOCS = ROOT / "docs"

@@ -23,7 +23,7 @@ import pytest
 
 from copaw_context import installed_agentscope_major
 from copaw_context.cli import main
-from copaw_context.core.truncation_notice import TruncationNotice, format_truncation_notice
+from copaw_context.core.toolresults.notice import TruncationNotice, format_truncation_notice
 from tests.docs.readme_blocks import ROOT, Block, readme_blocks
 
 BLOCKS = readme_blocks()

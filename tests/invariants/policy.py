@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, text_step, tool_calls_step
 from tests.reliability.drivers import formatted_text
 from tests.summaries import PREVIOUS_SUMMARY

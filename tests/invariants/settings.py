@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 
 __all__ = ["config"]
 

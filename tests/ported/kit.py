@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context import installed_agentscope_major
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from tests.reliability.agent_session import agent_config
 from tests.reliability.drivers import HostDriver
 from tests.reliability.host_history import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core.truncation import TruncationNotice, format_truncation_notice
+from copaw_context.core.toolresults.truncation import TruncationNotice, format_truncation_notice
 from tests.ported.kit import play, recover
 from tests.reliability.drivers import HostDriver
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from tests.ported.kit import text_of
 from tests.reliability.agent_session import agent_config
 from tests.reliability.drivers import HostDriver

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
+from copaw_context.core.toolresults.truncation import parse_truncation_notice, truncate_text_output
 
 
 @pytest.mark.parametrize("size", [1000, 1001])

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.events import ContextEvent
 from tests.reliability.drivers import HostDriver, ToolCall
 from tests.reliability.engine_session import filler

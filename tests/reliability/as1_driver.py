@@ -40,9 +40,9 @@ from agentscope.tool import Toolkit, ToolResponse
 from copaw_context.agentscope1 import MemoryCompactionHook, part_keys, pin_message
 from copaw_context.agentscope1.messages import METADATA_KEY
 from copaw_context.agentscope1.session import HIDDEN_MARKS
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.report import TokenReport
 from copaw_context.core.events import EventCallback
-from copaw_context.core.report import TokenReport
 from copaw_context.core.summary import render_summary_message
 from copaw_context.testing import ModelCall, ScriptedChatModel
 from tests.reliability.drivers import SEED_SUMMARY_SOURCES, Reply, ToolCall, archived_records

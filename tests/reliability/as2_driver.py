@@ -26,9 +26,9 @@ from agentscope.tool import Toolkit
 
 from copaw_context import MemoryCompactionHook, pin_message
 from copaw_context.agentscope2.stream import STATUS_EVENT
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.report import TokenReport
 from copaw_context.core.events import EventCallback
-from copaw_context.core.report import TokenReport
 from copaw_context.core.summary import render_summary_message
 from copaw_context.testing import ModelCall, ScriptedChatModel
 from tests.agent_history import seeded_history

@@ -18,7 +18,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from tests.reliability.drivers import HostDriver, available_drivers
 from tests.reliability.engine_session import filler
 from tests.reliability.faults import IoEvent, watch_io

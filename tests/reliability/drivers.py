@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from copaw_context.core.archive import read_archive
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.archive.store import read_archive
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.report import TokenReport
 from copaw_context.core.events import EventCallback
-from copaw_context.core.report import TokenReport
 
 __all__ = [
     "SEED_SUMMARY_SOURCES",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.engine import ContextEngine
-from copaw_context.core.host import PartView
+from copaw_context.core.host.protocol import PartView
 from copaw_context.testing import ScriptedTextModel
 from tests.fake_host import FakeHost, FakeMessage, call, result, text
 from tests.reliability.invariants import StepFigures, check_step

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core import _offload_write
+from copaw_context.core.toolresults import _offload_write
 
 __all__ = ["IoEvent", "watch_io"]
 

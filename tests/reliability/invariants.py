@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from copaw_context.core.archive import read_archive
+from copaw_context.core.archive.store import read_archive
 from copaw_context.core.tokens import make_token_counter
 from tests.reliability.provider_rules import input_tokens, provider_problems
 

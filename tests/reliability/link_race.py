@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core import _confine
+from copaw_context.core.workspace import confine as _confine
 
 __all__ = ["LinkRace", "outside_files", "swap_after_checks"]
 

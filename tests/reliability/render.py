@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from copaw_context.core.host import PartView
+from copaw_context.core.host.protocol import PartView
 
 __all__ = ["render_input"]
 

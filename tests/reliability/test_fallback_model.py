@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context import MemoryCompactionHook
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.reliability.budget import record
 from tests.reliability.invariants import o200k

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from tests.reliability.drivers import HostDriver
 
 __all__ = ["test_a_second_hook_on_one_agent_is_refused"]

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.config import load_running_config
+from copaw_context.core.config.running import load_running_config
 from copaw_context.core.errors import ConfigError
-from copaw_context.core.file_reader import read_text_file
-from copaw_context.core.truncation import TRUNCATION_NOTICE_MARKER
+from copaw_context.core.toolresults.truncation import TRUNCATION_NOTICE_MARKER
+from copaw_context.core.tools.file_reader import read_text_file
 from tests.file_races import flipper, flipping, release_fifo_readers
 from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver

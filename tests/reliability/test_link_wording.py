@@ -13,7 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver
 from tests.reliability.link_race import outside_files

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from copaw_context.core.memory.search import MemoryIndex
-from copaw_context.core.offload import OffloadStore
+from copaw_context.core.toolresults.offload import OffloadStore
 from tests.reliability import load_child
 from tests.reliability.budget import record, scaled
 from tests.reliability.drivers import HostDriver

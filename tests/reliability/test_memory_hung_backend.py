@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.memory.instructions import summariser_system_prompt
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver

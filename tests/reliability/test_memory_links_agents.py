@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.memory.tools import MemoryTools
 from tests.reliability.agent_session import produce
 from tests.reliability.budget import record

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.overflow import is_context_overflow, overflow_figures
+from copaw_context.core.steps.overflow import is_context_overflow, overflow_figures
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver

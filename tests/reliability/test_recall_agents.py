@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.config import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig, parse_running_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context import installed_agentscope_major
-from copaw_context.core.ledger import DATA_BLOCK_TOKENS
+from copaw_context.core.context.ledger import DATA_BLOCK_TOKENS
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver

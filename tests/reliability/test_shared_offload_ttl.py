@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core import offload_refs
-from copaw_context.core.offload import (
+from copaw_context.core.toolresults import offload_refs
+from copaw_context.core.toolresults.offload import (
     OffloadStore,
     referenced_offload_names,
     referenced_offload_paths,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ContextWindowExceededError
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core import offload
 from copaw_context.core.steps.fresh_share import COMPACT_POINTER, OMITTED_NOTE
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults import offload
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from tests.reliability.agent_session import agent_config
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver

@@ -20,7 +20,7 @@ from agentscope.message import Msg, TextBlock, ToolCallBlock, ToolResultBlock
 
 from copaw_context.cli.demo._text import preview
 from copaw_context.cli.demo.content import BIG_PAGE_URL
-from copaw_context.core.truncation import parse_truncation_notice
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelBlock, ModelCall
 
 __all__ = ["DemoPolicy", "demo_policy", "demo_user_turns"]

@@ -31,7 +31,11 @@ from copaw_context.cli.demo.plot import plot_steps
 from copaw_context.cli.demo.policy import demo_policy
 from copaw_context.cli.demo.result import DemoResult, StepRecord, pruning_drops, step_note
 from copaw_context.cli.demo.tools import make_demo_tools
-from copaw_context.core.config import RunningConfig, load_running_config, parse_running_config
+from copaw_context.core.config.running import (
+    RunningConfig,
+    load_running_config,
+    parse_running_config,
+)
 from copaw_context.testing import ScriptedChatModel
 
 __all__ = ["STEP_HEADER", "demo_config", "demo_main", "print_report", "real_chat_model", "run_demo"]

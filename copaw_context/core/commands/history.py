@@ -21,21 +21,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core._confine import OutsideWorkspaceError, outside_reason
-from copaw_context.core._confine_write import open_dir, replace_at
-from copaw_context.core._safe_open import ReadFailure, is_path_allowed, open_inside
 from copaw_context.core.commands.history_rules import (
     HistoryRuleError,
     check_conversation,
     check_nesting,
 )
-from copaw_context.core.context import StepContext
-from copaw_context.core.host import HostSession, MessageView
-from copaw_context.core.pairing import pair_by_occurrence
-from copaw_context.core.read_tool import extra_read_roots
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession, MessageView
+from copaw_context.core.planning.pairing import pair_by_occurrence
 from copaw_context.core.steps.archive import archive_records, shielded, write_records
 from copaw_context.core.steps.summary_room import bound_loaded_summary, loaded_summary_message
 from copaw_context.core.summary import split_summary_message
+from copaw_context.core.tools.read_tool import extra_read_roots
+from copaw_context.core.workspace.confine import OutsideWorkspaceError, outside_reason
+from copaw_context.core.workspace.confine_write import open_dir, replace_at
+from copaw_context.core.workspace.safe_open import ReadFailure, is_path_allowed, open_inside
 
 __all__ = [
     "HISTORY_FORMAT",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from copaw_context.core.host import MessageView
+from copaw_context.core.host.protocol import MessageView
 
 __all__ = [
     "MAX_NESTING",

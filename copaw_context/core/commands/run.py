@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from copaw_context.core.commands.history import dump_history, history_lines, load_history
 from copaw_context.core.commands.parse import COMMANDS, format_compact_reply
-from copaw_context.core.context import StepContext
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import CompactionRecord
-from copaw_context.core.host import HostSession
+from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.archive import (
     archive_records,
     previous_summary,

@@ -1,21 +1,10 @@
-"""What the pipeline's steps share: the :class:`StepContext` and the :class:`Step` protocol.
+"""What the pipeline's steps share: the :class:`~.step_context.StepContext` and its parts.
 
-It imports no step and no engine, so every step imports it without a circle.
+:mod:`.step_context` (the context object), :mod:`.step` (the ``Step`` protocol and ``Turn``),
+:mod:`.ledger` (per-message state between steps), :mod:`.state` (typed per-agent state),
+:mod:`.report` (token figures), :mod:`.status` (chat status lines). It imports no step and no
+engine, so every step imports it without a circle; this ``__init__`` imports nothing, so a
+leaf such as :mod:`.state` is importable from anywhere.
 """
 
-from copaw_context.core.context.step import Step, Turn
-from copaw_context.core.context.step_context import (
-    FLOOR_BYTES_PER_TOKEN,
-    CompactionListener,
-    EngineScratch,
-    StepContext,
-)
-
-__all__ = [
-    "FLOOR_BYTES_PER_TOKEN",
-    "CompactionListener",
-    "EngineScratch",
-    "Step",
-    "StepContext",
-    "Turn",
-]
+__all__: list[str] = []

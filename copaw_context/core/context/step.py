@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from copaw_context.core.context.report import Limits
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.host import HostSession
-from copaw_context.core.report import Limits
+from copaw_context.core.host.protocol import HostSession
 
 __all__ = ["Step", "Turn"]
 

@@ -17,20 +17,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copaw_context.core.archive import DialogArchive
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.archive.store import DialogArchive
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.ledger import BLOCK_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, Ledger
+from copaw_context.core.context.report import Limits, TokenReport
+from copaw_context.core.context.state import SessionState
+from copaw_context.core.context.status import show_status
 from copaw_context.core.events import CompactionRecord, ContextEvent, EventCallback, emit_event
-from copaw_context.core.host import HostSession
-from copaw_context.core.ledger import BLOCK_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, Ledger
-from copaw_context.core.memory_service import MemoryService
-from copaw_context.core.offload import OffloadStore
-from copaw_context.core.pair_repair import SYNTHETIC_RESULT_TOKENS
-from copaw_context.core.pruning import ToolResultPruning
-from copaw_context.core.report import Limits, TokenReport
-from copaw_context.core.session_state import SessionState
-from copaw_context.core.status import show_status
-from copaw_context.core.token_meter import TokenMeter
+from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.memory.service import MemoryService
+from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.tokens import counter_in_use_is_exact, make_token_counter_async
+from copaw_context.core.tokens.meter import TokenMeter
+from copaw_context.core.toolresults.offload import OffloadStore
+from copaw_context.core.toolresults.policy import ToolResultPruning
 
 __all__ = ["FLOOR_BYTES_PER_TOKEN", "CompactionListener", "EngineScratch", "StepContext"]
 

@@ -2,7 +2,7 @@
 
 The engine composes the steps of ``core/steps/`` over one :class:`StepContext`; its pipeline
 is the tuple :attr:`ContextEngine.pipeline`, run in order before each reasoning step. It
-talks to the agent only through a :class:`~copaw_context.core.host.HostSession` and imports
+talks to the agent only through a :class:`~copaw_context.core.host.protocol.HostSession` and imports
 no host framework. An adapter calls the methods below and nothing else.
 """
 
@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from copaw_context.core.commands.run import Commands
-from copaw_context.core.config import RunningConfig
-from copaw_context.core.context import CompactionListener, Step, StepContext, Turn
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.report import Limits, TokenReport
+from copaw_context.core.context.step import Step, Turn
+from copaw_context.core.context.step_context import CompactionListener, StepContext
 from copaw_context.core.events import ContextEvent, EventCallback
-from copaw_context.core.host import HostSession
-from copaw_context.core.memory_service import MemoryService
-from copaw_context.core.pruning import OutputPart
-from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.steps import (
     AttachMemory,
     Compact,
@@ -34,6 +34,7 @@ from copaw_context.core.steps import (
     Pruner,
 )
 from copaw_context.core.steps.model_call import UsageReader
+from copaw_context.core.toolresults.policy import OutputPart
 
 __all__ = ["ContextEngine"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from copaw_context.core.memory.markdown import normalise_text
-from copaw_context.core.truncation import scrub_surrogates
+from copaw_context.core.toolresults.truncation import scrub_surrogates
 
 __all__ = [
     "Chunk",

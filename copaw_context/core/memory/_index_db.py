@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-from copaw_context.core._confine import check_inside
-from copaw_context.core._confine_write import name_at, writable_dir
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.memory._io import locked
+from copaw_context.core.workspace.confine import check_inside
+from copaw_context.core.workspace.confine_write import name_at, writable_dir
 
 __all__ = [
     "INDEX_FILE",

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import filelock
 
-from copaw_context.core._confine import check_inside
-from copaw_context.core._confine_write import (
+from copaw_context.core.toolresults._offload_write import fsync_directory
+from copaw_context.core.workspace.confine import check_inside
+from copaw_context.core.workspace.confine_write import (
     lock_name_at,
     open_append_inside,
     open_dir,
@@ -29,7 +30,6 @@ from copaw_context.core._confine_write import (
     sync_dir,
     writable_dir,
 )
-from copaw_context.core._offload_write import fsync_directory
 
 __all__ = [
     "AnyLock",
@@ -137,7 +137,7 @@ def atomic_write(path: Path, data: bytes, workspace: Path | None = None) -> None
     Readers see the old file or the new one, never a part. An existing file's permission bits
     are kept. The temp file is removed when anything fails. With ``workspace``, the folder is
     opened by descriptor from the workspace root (never through a link, even one swapped in
-    after the check): :class:`~copaw_context.core._confine.OutsideWorkspaceError`.
+    after the check): :class:`~copaw_context.core.workspace.confine.OutsideWorkspaceError`.
     """
     temp = f".{path.name}.{uuid.uuid4().hex}.tmp"
     with writable_dir(path.parent, workspace) as dir_fd:

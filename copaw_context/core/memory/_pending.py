@@ -18,10 +18,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core._confine import check_inside
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory._io import atomic_write
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
+from copaw_context.core.workspace.confine import check_inside
 
 __all__ = ["PENDING_DIR", "PendingSummaries"]
 

@@ -52,7 +52,7 @@ async def keep_cleared_summary(
 ) -> Path | None:
     """Append the summary of a ``/clear`` or ``/new`` ``record`` to today's file (UTC date);
     the file's path, or None when the record carries no summary. Raises ``OSError`` (e.g.
-    :class:`~copaw_context.core._confine.OutsideWorkspaceError`) when it cannot be written."""
+    :class:`~.confine.OutsideWorkspaceError`) when it cannot be written."""
     if record.trigger not in ("clear", "new") or not (record.summary or "").strip():
         return None
     when = datetime.fromtimestamp(clock(), UTC)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.memory._checks import check_proposal
 from copaw_context.core.memory._io import acquire_async, atomic_write, file_lock, locked
 from copaw_context.core.memory.events import (

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from copaw_context.core.host import CompactorModel
+from copaw_context.core.host.protocol import CompactorModel
 
 __all__ = [
     "MemoryEvent",

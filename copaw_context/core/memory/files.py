@@ -23,8 +23,6 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Literal
 
-from copaw_context.core._confine import OutsideWorkspaceError, check_inside, read_bytes_inside
-from copaw_context.core._confine_write import writable_dir
 from copaw_context.core.memory._checks import (
     MemoryFileError,
     check_content,
@@ -34,12 +32,18 @@ from copaw_context.core.memory._checks import (
 )
 from copaw_context.core.memory._io import AnyLock, append_bytes, atomic_write, file_lock, locked
 from copaw_context.core.memory.markdown import format_log_entry, normalise_text, replace_section
-from copaw_context.core.truncation import (
+from copaw_context.core.toolresults.truncation import (
     NOTICE_BUDGET_BYTES,
     count_lines,
     notice_path,
     truncate_text_output,
 )
+from copaw_context.core.workspace.confine import (
+    OutsideWorkspaceError,
+    check_inside,
+    read_bytes_inside,
+)
+from copaw_context.core.workspace.confine_write import writable_dir
 
 __all__ = [
     "LEGACY_MEMORY_FILE",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from copaw_context.core.markdown_blocks import parse_blocks
-from copaw_context.core.truncation import scrub_surrogates
+from copaw_context.core.toolresults.truncation import scrub_surrogates
 
 __all__ = [
     "MarkdownSection",

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from croniter import croniter
 
-from copaw_context.core._memory_config import DEFAULT_CONSOLIDATION_CRON
+from copaw_context.core.config.memory import DEFAULT_CONSOLIDATION_CRON
 from copaw_context.core.memory.consolidate import MemoryConsolidator
 
 __all__ = ["MemoryScheduler"]

@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core._confine import OutsideWorkspaceError, check_inside
-from copaw_context.core._safe_open import ReadFailure, open_inside
 from copaw_context.core.memory._extract import Chunk, message_chunks, query_terms
 from copaw_context.core.memory._index_db import (
     INDEX_FILE,
@@ -45,6 +43,8 @@ from copaw_context.core.memory._index_db import (
 from copaw_context.core.memory._index_files import complete_lines, tail_hash, up_to_date
 from copaw_context.core.memory._index_query import SearchHit, query_hits
 from copaw_context.core.memory._sources import WHOLE_KINDS, Kind, Source, find_sources, text_of
+from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
+from copaw_context.core.workspace.safe_open import ReadFailure, open_inside
 
 __all__ = [
     "INDEX_FILE",

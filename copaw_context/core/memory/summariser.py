@@ -31,8 +31,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from copaw_context.core.breaker import CompactorBreaker
-from copaw_context.core.config import RunningConfig
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.state import SessionState
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory._jobs import SummaryJobs
 from copaw_context.core.memory._pending import PendingSummaries
@@ -54,7 +54,7 @@ from copaw_context.core.memory.files import MIN_PROMPT_MAX_BYTES, MemoryFiles
 from copaw_context.core.memory.instructions import summariser_request, summariser_system_prompt
 from copaw_context.core.memory.markdown import bullet_key, entry_items, log_entry_text
 from copaw_context.core.memory.window import MIN_ROOM_TOKENS, group_to_fit, request_budget
-from copaw_context.core.session_state import SessionState
+from copaw_context.core.summary.breaker import CompactorBreaker
 from copaw_context.core.summary.deadline import ProgressCallback, call_timeout, watch_call
 from copaw_context.core.summary.facts import extract_facts
 from copaw_context.core.tokens import TokenCounter, make_token_counter

@@ -14,12 +14,13 @@ import logging
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
-from copaw_context.core.archive import ArchivedFile
-from copaw_context.core.context import StepContext, Turn
+from copaw_context.core.archive.store import ArchivedFile
+from copaw_context.core.context.state import SessionState
+from copaw_context.core.context.step import Turn
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.host import ArchiveRecord, HostSession
-from copaw_context.core.session_state import SessionState
+from copaw_context.core.host.protocol import ArchiveRecord, HostSession
 from copaw_context.core.summary import render_summary_message, split_summary_message
 
 __all__ = [

@@ -12,13 +12,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from copaw_context.core.breaker import CompactorBreaker
-from copaw_context.core.context import StepContext, Turn
+from copaw_context.core.context.ledger import Ledger
+from copaw_context.core.context.report import Limits, TokenReport
+from copaw_context.core.context.step import Turn
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import CompactionRecord, ContextEvent
-from copaw_context.core.host import HostSession
-from copaw_context.core.ledger import Ledger
-from copaw_context.core.report import Limits, TokenReport
-from copaw_context.core.split import SplitPlan, plan_split
+from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.planning.split import SplitPlan, plan_split
 from copaw_context.core.steps.archive import archive_and_apply, archive_records, previous_summary
 from copaw_context.core.steps.compact_events import (
     event_base,
@@ -45,6 +45,7 @@ from copaw_context.core.summary import (
     fit_summary,
     render_summary_message,
 )
+from copaw_context.core.summary.breaker import CompactorBreaker
 from copaw_context.core.summary.budget import summary_budget_chars
 from copaw_context.core.transcript import TranscriptMessage
 

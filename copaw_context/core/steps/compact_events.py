@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from copaw_context.core.context import StepContext
+from copaw_context.core.context.report import TokenReport
+from copaw_context.core.context.state import SessionState
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import NOT_FREEING, ContextEvent
-from copaw_context.core.host import HostSession
-from copaw_context.core.report import TokenReport
-from copaw_context.core.session_state import SessionState
+from copaw_context.core.host.protocol import HostSession
 
 __all__ = ["event_base", "fitted_event", "not_freeing_event", "started_event", "warn_fixed_parts"]
 

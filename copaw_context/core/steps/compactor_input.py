@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from copaw_context.core.context import StepContext
-from copaw_context.core.host import HostSession, MessageView
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession, MessageView
+from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
-from copaw_context.core.truncation import parse_truncation_notice
 
 __all__ = ["compacted_transcript", "transcript_of"]
 

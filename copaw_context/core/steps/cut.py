@@ -13,11 +13,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.context import StepContext
+from copaw_context.core.context.report import Limits, TokenReport
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.host import HostSession
-from copaw_context.core.pruning import offload_parts
-from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.data_fit import drop_data_to_fit
 from copaw_context.core.steps.fresh_share import (
     COMBINED,
@@ -28,7 +27,8 @@ from copaw_context.core.steps.fresh_share import (
 )
 from copaw_context.core.steps.prune import bound_stored, prune_all
 from copaw_context.core.steps.summary_room import shrink_summary_to_window
-from copaw_context.core.truncation import parse_truncation_notice, truncate_text_output
+from copaw_context.core.toolresults.policy import offload_parts
+from copaw_context.core.toolresults.truncation import parse_truncation_notice, truncate_text_output
 
 logger = logging.getLogger("copaw_context")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 
-from copaw_context.core.context import StepContext
+from copaw_context.core.context.report import Limits, TokenReport
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.host import HostSession
-from copaw_context.core.report import Limits, TokenReport
+from copaw_context.core.host.protocol import HostSession
 
 __all__ = ["drop_data_to_fit"]
 

@@ -18,9 +18,9 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from copaw_context.core.context import StepContext
-from copaw_context.core.host import HostSession, PartView
-from copaw_context.core.truncation import notice_path, parse_truncation_notice
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession, PartView
+from copaw_context.core.toolresults.truncation import notice_path, parse_truncation_notice
 
 logger = logging.getLogger("copaw_context")
 

@@ -7,10 +7,10 @@ import logging
 import math
 from dataclasses import dataclass
 
-from copaw_context.core.context import FLOOR_BYTES_PER_TOKEN, StepContext
-from copaw_context.core.host import HostSession
-from copaw_context.core.pruning import UNSEEN
+from copaw_context.core.context.step_context import FLOOR_BYTES_PER_TOKEN, StepContext
+from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.tokens import UsageCalibration
+from copaw_context.core.toolresults.policy import UNSEEN
 
 __all__ = ["InputMeasure", "InputMeter"]
 

@@ -3,8 +3,9 @@ schedule starts (idempotent; the memory service does its work in the background)
 
 from __future__ import annotations
 
-from copaw_context.core.context import StepContext, Turn
-from copaw_context.core.host import HostSession
+from copaw_context.core.context.step import Turn
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession
 
 __all__ = ["AttachMemory"]
 

@@ -14,10 +14,10 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from copaw_context.core.context import StepContext
-from copaw_context.core.host import HostSession
-from copaw_context.core.overflow import started_stream
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.measure import InputMeasure, InputMeter
+from copaw_context.core.steps.overflow import started_stream
 from copaw_context.core.steps.recover import OverflowRecovery
 from copaw_context.core.tokens.usage import ReportedUsage
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import logging
 
-from copaw_context.core.context import StepContext, Turn
-from copaw_context.core.host import HostSession
-from copaw_context.core.offload import referenced_offload_names
+from copaw_context.core.context.step import Turn
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.toolresults.offload import referenced_offload_names
 
 __all__ = ["OffloadCleanup", "OffloadManifest", "OffloadReferences"]
 

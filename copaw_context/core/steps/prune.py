@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from copaw_context.core.context import StepContext, Turn
-from copaw_context.core.host import HostSession
-from copaw_context.core.pruning import OutputPart, PruneStats
+from copaw_context.core.context.step import Turn
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.toolresults.policy import OutputPart, PruneStats
 
 __all__ = ["Pruner", "bound_stored", "prune_all"]
 

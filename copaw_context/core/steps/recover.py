@@ -12,12 +12,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from copaw_context.core.context import StepContext
+from copaw_context.core.context.state import MAX_SAVED_FACTOR
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import ContextEvent
-from copaw_context.core.host import HostSession
-from copaw_context.core.overflow import is_context_overflow, overflow_figures
-from copaw_context.core.session_state import MAX_SAVED_FACTOR
+from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.compact import compact
+from copaw_context.core.steps.overflow import is_context_overflow, overflow_figures
 
 __all__ = [
     "OverflowRecovery",

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from copaw_context.core.context import StepContext
-from copaw_context.core.host import HostSession
-from copaw_context.core.report import TokenReport
+from copaw_context.core.context.report import TokenReport
+from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.archive import path_guide
 from copaw_context.core.summary import (
     fit_summary,

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from copaw_context.core.host import CompactorModel
+from copaw_context.core.host.protocol import CompactorModel
 from copaw_context.core.summary.budget import carried_chars, summary_budget
 from copaw_context.core.summary.carry import carry_facts, preserve_previous
 from copaw_context.core.summary.clean import clean_summary, settle_carried

@@ -264,7 +264,7 @@ def _render_part(part: TranscriptPart, include_thinking: bool) -> str | None:
         status = " (error)" if part.is_error else ""
         return f"[tool result] {name}{status} output:\n{part.text}"
     if part.kind == "data" and part.text.startswith("["):
-        return part.text  # already labelled: "[image] https://..." (see core/data_label.py)
+        return part.text  # already labelled: "[image] https://..." (see core/summary/data_label.py)
     return f"[{part.kind}]\n{part.text}"
 
 

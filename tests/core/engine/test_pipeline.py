@@ -7,9 +7,9 @@ import inspect
 import re
 from pathlib import Path
 
-from copaw_context.core.context import Step, Turn
+from copaw_context.core.context.step import Step, Turn
 from copaw_context.core.engine import ContextEngine
-from copaw_context.core.host import HostSession
+from copaw_context.core.host.protocol import HostSession
 from tests.fake_host import FakeHost, FakeMessage, call, engine_config, result, text, user
 
 PIPELINE = ("memory", "flush", "cleanup", "prune", "compact", "manifest")
@@ -84,7 +84,7 @@ async def test_a_changed_pipeline_is_what_runs(tmp_path: Path) -> None:
 
 
 def test_the_fake_host_is_a_whole_host_session() -> None:
-    from copaw_context.core.host import HostSession
+    from copaw_context.core.host.protocol import HostSession
 
     members = {
         name

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from copaw_context.cli import main
-from copaw_context.core.config import (
+from copaw_context.core.config.running import (
     MemoryConfig,
     RunningConfig,
     load_running_config,

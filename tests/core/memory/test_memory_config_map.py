@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from copaw_context.core._memory_config import QWENPAW_MEMORY_KEYS
-from copaw_context.core.config import ConfigError, RunningConfig, parse_running_config
+from copaw_context.core.config.memory import QWENPAW_MEMORY_KEYS
+from copaw_context.core.config.running import ConfigError, RunningConfig, parse_running_config
 
 VALUES = {
     "memory_dir": ("notes/daily", "mine"),

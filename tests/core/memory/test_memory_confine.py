@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core._confine import OutsideWorkspaceError
 from copaw_context.core.memory.files import MemoryFiles
 from copaw_context.core.memory.tools import MemoryTools
+from copaw_context.core.workspace.confine import OutsideWorkspaceError
 
 SECRET = "OUTSIDE-SECRET-7f3a"
 

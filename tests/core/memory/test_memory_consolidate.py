@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.memory import (
     MemoryConsolidator,
     MemoryEvent,

@@ -18,7 +18,10 @@ import copaw_context
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.memory import MemoryFileError, MemoryFiles, render_memory_prompt
 from copaw_context.core.memory.markdown import replace_section, section_titles
-from copaw_context.core.truncation import TRUNCATION_NOTICE_MARKER, parse_truncation_notice
+from copaw_context.core.toolresults.truncation import (
+    TRUNCATION_NOTICE_MARKER,
+    parse_truncation_notice,
+)
 
 NOON = datetime(2024, 5, 1, 12, 30, 5).astimezone()
 

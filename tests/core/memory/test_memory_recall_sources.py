@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from copaw_context.core.events import CompactionRecord
-from copaw_context.core.file_reader import read_text_file
 from copaw_context.core.memory import MemoryFiles, MemoryIndex, MemoryTools, keep_cleared_summary
 from copaw_context.core.memory._extract import text_chunks
-from copaw_context.core.offload import OffloadStore
+from copaw_context.core.toolresults.offload import OffloadStore
+from copaw_context.core.tools.file_reader import read_text_file
 from copaw_context.testing import ManualClock
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core.config import parse_running_config
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory import MemoryEvent, MemoryFiles, MemoryIndex, MemoryTools
 from copaw_context.core.memory.summariser import (

@@ -18,7 +18,7 @@ def test_everything_fits_and_no_room() -> None:
 
 def test_the_combined_layout_starts_each_result_where_its_index_says() -> None:
     """A newline in a tool name or call id (a hostile model) does not shift the starts."""
-    from copaw_context.core.host import PartView
+    from copaw_context.core.host.protocol import PartView
     from copaw_context.core.steps.fresh_share import _layout
 
     texts = ["one\nline two", "", "three"]

@@ -1,0 +1,386 @@
+"""Dialog archive: the full raw messages removed from the context by compaction.
+
+One JSON object per line in ``<directory>/YYYY-MM-DD.jsonl``, dated by each message's own
+local timestamp. Unlike the reference SaveDialog (no lock, no fsync, no session id, errors
+only logged), every line names its session and agent, each file is appended under an
+inter-process lock with one write plus ``fsync``, and any failure raises
+:class:`~copaw_context.core.errors.ArchiveError` so the caller keeps the messages. A batch
+is all-or-nothing across its files: the locks of all of them are held while it is
+written, and a failure rolls back what this batch already wrote, so a retry of the same
+messages never duplicates a line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+from typing import Any, NoReturn
+
+import filelock
+
+from copaw_context.core.archive.lines import (
+    Appended,
+    AppendError,
+    ArchiveLine,
+    append_lines,
+    dump_line,
+    open_archive_dir,
+    open_day,
+    truncate_to,
+    without_parts,
+)
+from copaw_context.core.archive.reader import archived_keys, cached_line_count, read_archive
+from copaw_context.core.errors import ArchiveError
+from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
+from copaw_context.core.workspace.confine_write import lock_name_at
+
+__all__ = [
+    "ArchivePartialWriteError",
+    "ArchivedFile",
+    "DialogArchive",
+    "parse_timestamp",
+    "read_archive",
+]
+
+logger = logging.getLogger("copaw_context")
+
+_ARCHIVE_FILE = re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl")
+_LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
+_COUNT_CHUNK_BYTES = 1 << 20
+_ARCHIVE_ID = re.compile(r"[A-Za-z0-9._:#-]{1,200}")
+
+
+@dataclass(frozen=True)
+class ArchivedFile:
+    """An archive file and its total number of lines."""
+
+    path: Path
+    lines: int
+
+
+class ArchivePartialWriteError(ArchiveError):
+    """A failed batch could not be rolled back everywhere.
+
+    Raised only when undoing a failed append itself fails. ``written`` lists the files that
+    may still hold lines of the batch (a retry of the same messages would duplicate them
+    there); ``failed`` is the file whose write failed.
+    """
+
+    def __init__(self, message: str, written: Sequence[ArchivedFile], failed: Path) -> None:
+        self.written = tuple(written)
+        self.failed = failed
+        super().__init__(message)
+
+
+def parse_timestamp(value: object, tz: tzinfo | None = None) -> datetime | None:
+    """Parse a message timestamp leniently into an aware datetime in ``tz``.
+
+    Accepts ISO 8601 with a space or ``T``, a ``Z`` or numeric offset, any number of
+    fraction digits (or a comma), or epoch seconds as a number. A naive value is taken
+    as local time in ``tz`` (default: the machine's zone). Returns ``None`` if unparseable.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            return datetime.fromtimestamp(value, tz) if tz else datetime.fromtimestamp(value)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if not isinstance(value, str):
+        return None
+    text = value.strip().replace(",", ".")
+    if text.endswith(("z", "Z")):
+        text = text[:-1] + "+00:00"
+    text = _LONG_FRACTION.sub(r"\1", text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=tz) if tz else parsed.astimezone()
+    return parsed.astimezone(tz) if tz else parsed.astimezone()
+
+
+class DialogArchive:
+    """Appends compacted messages of one session to per-day JSONL files."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        session_id: str,
+        agent_name: str,
+        tz: tzinfo | None = None,
+        lock_timeout: float = 30.0,
+        workspace: Path | None = None,
+    ) -> None:
+        for name, value in (("session_id", session_id), ("agent_name", agent_name)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"DialogArchive {name} must be a non-empty string, got {value!r}")
+        if tz is not None and not isinstance(tz, tzinfo):
+            raise TypeError(f"DialogArchive tz must be a datetime.tzinfo or None, got {tz!r}")
+        self._directory = Path(directory).expanduser().absolute()
+        self._session_id = session_id
+        self._agent_name = agent_name
+        self._tz = tz
+        self._lock_timeout = lock_timeout
+        self._workspace = workspace
+
+    @property
+    def directory(self) -> Path:
+        """The absolute directory holding the ``YYYY-MM-DD.jsonl`` files."""
+        return self._directory
+
+    async def append(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        timestamps: Sequence[str | None],
+        archive_ids: Sequence[str] | None = None,
+        *,
+        forms: Sequence[str] | None = None,
+        part_keys: Sequence[Sequence[str]] | None = None,
+    ) -> list[ArchivedFile]:
+        """Append ``messages`` (full JSON-able dicts) to the file of each one's local date.
+
+        ``timestamps[i]`` is the timestamp of ``messages[i]``; a missing or unparseable one
+        means now. ``archive_ids[i]``, when given, is a stable identity of ``messages[i]``:
+        a message whose id this session already archived in its day file is skipped (a
+        retry after a crash between the archive write and the context update must not
+        archive it twice). ``forms[i]`` names how ``messages[i]`` is serialised (e.g.
+        ``"agentscope2.Msg"``), so a reader knows how to load it. ``part_keys[i]`` are stable
+        keys of the parts (blocks) of ``messages[i]``, in the order of its ``"content"`` list:
+        parts this session already archived there are left out (a message that grew since a
+        write that was not committed is archived without its known head). Returns the files
+        written with their line counts after the append. Raises :class:`ArchiveError` on any
+        failure; a batch that cannot be serialised writes nothing.
+        """
+        if len(messages) != len(timestamps):
+            raise ValueError(
+                f"append() got {len(messages)} messages but {len(timestamps)} timestamps; "
+                "pass one timestamp (or None) per message"
+            )
+        if archive_ids is not None and len(archive_ids) != len(messages):
+            raise ValueError(
+                f"append() got {len(messages)} messages but {len(archive_ids)} archive ids; "
+                "pass one id per message, or none"
+            )
+        for name, values in (("forms", forms), ("part_keys", part_keys)):
+            if values is not None and len(values) != len(messages):
+                raise ValueError(
+                    f"append() got {len(messages)} messages but {len(values)} {name}; "
+                    f"pass one per message, or none"
+                )
+        if forms is not None and len(forms) != len(messages):
+            raise ValueError(
+                f"append() got {len(messages)} messages but {len(forms)} forms; "
+                "pass one form per message, or none"
+            )
+        if not messages:
+            return []
+        # Serialise on the caller's thread: a consistent snapshot, checked before any write.
+        batches = self._encode_batch(messages, timestamps, archive_ids, forms, part_keys)
+        return await asyncio.to_thread(self._write_batches, batches)
+
+    async def list_files(self) -> list[ArchivedFile]:
+        """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count."""
+        return await asyncio.to_thread(self._list_files_sync)
+
+    def _now(self) -> datetime:
+        return datetime.now(self._tz) if self._tz else datetime.now().astimezone()
+
+    def _encode_batch(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        timestamps: Sequence[str | None],
+        archive_ids: Sequence[str] | None,
+        forms: Sequence[str] | None = None,
+        part_keys: Sequence[Sequence[str]] | None = None,
+    ) -> dict[date, list[ArchiveLine]]:
+        now = self._now()
+        archived_at = now.isoformat()
+        batches: dict[date, list[ArchiveLine]] = {}
+        for index, (message, timestamp) in enumerate(zip(messages, timestamps, strict=True)):
+            when = parse_timestamp(timestamp, self._tz)
+            if when is None:
+                if timestamp is not None:
+                    logger.debug("archive: unparseable timestamp %r, using now", timestamp)
+                when = now
+            target = self._path_for(when.date())
+            if not isinstance(message, Mapping):
+                raise ArchiveError(
+                    f"cannot archive message #{index} to {target}: expected a dict, "
+                    f"got {type(message).__name__}; nothing was written"
+                )
+            archive_id = archive_ids[index] if archive_ids is not None else None
+            if archive_id is not None and not _ARCHIVE_ID.fullmatch(archive_id):
+                raise ValueError(
+                    f"archive id {archive_id!r} of message #{index} is not allowed; use 1-200 "
+                    "characters from letters, digits and ._:#-"
+                )
+            record: dict[str, Any] = {"session_id": self._session_id}
+            parts = list(part_keys[index]) if part_keys is not None else None
+            if archive_id is not None:
+                record["archive_id"] = archive_id  # right after session_id: see archived_keys
+                if parts is not None:
+                    record["parts"] = parts
+            if forms is not None:
+                record["form"] = forms[index]
+            record.update(
+                {
+                    "agent_name": self._agent_name,
+                    "archived_at": archived_at,
+                    "timestamp": timestamp,
+                    "message": dict(message),
+                }
+            )
+            try:
+                line = dump_line(record)
+            except (TypeError, ValueError, RecursionError) as error:
+                raise ArchiveError(
+                    f"cannot archive message #{index} to {target}: it is not JSON-serialisable "
+                    f"({type(error).__name__}: {error}); nothing was written"
+                ) from error
+            batches.setdefault(when.date(), []).append(ArchiveLine(archive_id, parts, record, line))
+        return batches
+
+    def _path_for(self, day: date) -> Path:
+        return self._directory / f"{day.isoformat()}.jsonl"
+
+    def _confine(self, path: Path) -> None:
+        """Refuse ``path`` (an ArchiveError, nothing written) when it leads outside the
+        workspace: a symlinked folder or file, or a file hard-linked elsewhere."""
+        if self._workspace is None:
+            return
+        try:
+            check_inside(path, self._workspace, write=True)
+            if not path.is_dir() and path.exists() and os.stat(path).st_nlink > 1:
+                raise OutsideWorkspaceError(
+                    f"{path} is a hard link shared with another file; copaw-context does not "
+                    "append to it. Replace it with a real file inside the workspace."
+                )
+        except OutsideWorkspaceError as error:
+            raise ArchiveError(f"{error}; nothing was written") from error
+
+    def _write_batches(self, batches: dict[date, list[ArchiveLine]]) -> list[ArchivedFile]:
+        self._confine(self._directory)
+        with contextlib.ExitStack() as held:
+            # The folder by descriptor: a folder swapped for a link after the check is refused.
+            dir_fd = held.enter_context(open_archive_dir(self._directory, self._workspace))
+            days = sorted(batches)
+            # All locks first, always in date order: no deadlock between writers, and no
+            # other writer can append after our lines before a rollback removes them.
+            for day in days:
+                path = self._path_for(day)
+                try:
+                    lock_path = path.with_name(path.name + ".lock")
+                    lock_name = lock_name_at(dir_fd, lock_path, self._workspace)
+                    lock = filelock.FileLock(lock_name, timeout=self._lock_timeout)
+                    held.enter_context(lock)
+                except (OSError, filelock.Timeout) as error:
+                    raise ArchiveError(
+                        f"cannot append to archive file {path}: {self._cause(path, error)}; "
+                        "nothing was written"
+                    ) from error
+            for day in days:
+                self._confine(self._path_for(day))
+            done: list[Appended] = []
+            for day in days:
+                path = self._path_for(day)
+                try:
+                    fd = open_day(dir_fd, path, self._workspace)
+                    held.callback(os.close, fd)
+                    lines = self._not_yet_archived(path, batches[day], fd)
+                    if lines:
+                        done.append(append_lines(path, lines, fd))
+                except AppendError as error:
+                    self._undo(done, error)
+                except OSError as error:  # refused (a link), or reading the existing ids failed
+                    self._undo(done, AppendError(path, error, None))
+                except BaseException:
+                    for item in done:
+                        truncate_to(item.path, item.size_before, item.fd)
+                    raise
+        return [ArchivedFile(item.path, item.lines_after) for item in done]
+
+    def _not_yet_archived(self, path: Path, batch: list[ArchiveLine], fd: int) -> list[bytes]:
+        """The lines of ``batch`` this session has not written to ``path`` yet.
+
+        A line whose archive id is known, or all of whose parts are, is skipped; a line with
+        some known parts is written with the others only.
+        """
+        if all(item.archive_id is None for item in batch):
+            return [item.data for item in batch]
+        known_ids, known_parts = archived_keys(path, self._session_id, fd)
+        fresh: list[bytes] = []
+        for item in batch:
+            if item.archive_id is not None and item.archive_id in known_ids:
+                logger.info("archive: %s is already in %s, not written", item.archive_id, path)
+                continue
+            if not item.parts or not known_parts.intersection(item.parts):
+                fresh.append(item.data)
+                continue
+            remaining = without_parts(item, known_parts)
+            if remaining is not None:
+                fresh.append(remaining)
+        return fresh
+
+    def _cause(self, path: Path, error: BaseException) -> str:
+        if isinstance(error, filelock.Timeout):
+            return (
+                f"timed out after {self._lock_timeout:g} s waiting for {path}.lock "
+                "(another process is writing it)"
+            )
+        return f"{type(error).__name__}: {error}"
+
+    def _undo(self, done: list[Appended], failure: AppendError) -> NoReturn:
+        """Roll back the files ``done`` already hold, then raise for ``failure``."""
+        cause = self._cause(failure.path, failure.error)
+        stuck = [
+            ArchivedFile(item.path, item.lines_after)
+            for item in done
+            if not truncate_to(item.path, item.size_before, item.fd)
+        ]
+        if failure.left_lines is not None:
+            stuck.append(ArchivedFile(failure.path, failure.left_lines))
+        message = f"cannot append to archive file {failure.path}: {cause}"
+        if not stuck:
+            undone = f"; rolled back {len(done)} other file(s)" if done else ""
+            raise ArchiveError(f"{message}; nothing was written{undone}") from failure.error
+        names = ", ".join(str(item.path) for item in stuck)
+        raise ArchivePartialWriteError(
+            f"{message}; rolling back failed too, so these files may hold lines of this batch "
+            f"and a retry would duplicate them there: {names}",
+            stuck,
+            failure.path,
+        ) from failure.error
+
+    def _list_files_sync(self) -> list[ArchivedFile]:
+        try:
+            names = sorted(
+                entry.name
+                for entry in os.scandir(self._directory)
+                if _ARCHIVE_FILE.fullmatch(entry.name) and entry.is_file()
+            )
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            raise ArchiveError(
+                f"cannot list archive directory {self._directory}: {error}"
+            ) from error
+        files: list[ArchivedFile] = []
+        for name in names:
+            path = self._directory / name
+            try:
+                files.append(ArchivedFile(path, cached_line_count(path)))
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                raise ArchiveError(f"cannot read archive file {path}: {error}") from error
+        return files

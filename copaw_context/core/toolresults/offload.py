@@ -1,0 +1,385 @@
+"""Offload store: full copies of truncated tool results, with a time-to-live.
+
+Every oversized tool result is saved whole as ``<directory>/<uuid4 hex>.txt`` before its
+in-context copy is cut; the truncation notice names that file. Unlike the reference
+(TTL only at ``close()``, deleting any ``*.txt``), :meth:`OffloadStore.cleanup` runs
+periodically, deletes only files this store could have written, never follows symlinks
+and never deletes a file that the context still names, by notice or as a bare path
+(summaries do that); it refreshes the modification time of such files so that other
+processes sharing the directory, which cannot see this context, keep them too. Each
+session also records the names its context references in a manifest
+(:mod:`.offload_refs`, :meth:`OffloadStore.record_references`); a cleanup
+keeps every file a live manifest names, so sessions sharing the store (one workspace, many
+chats) never lose the files another session's context still names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import json
+import logging
+import math
+import os
+import re
+import stat
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from uuid import uuid4
+
+import filelock
+
+from copaw_context.core.errors import ConfigError
+from copaw_context.core.toolresults import offload_refs
+from copaw_context.core.toolresults._offload_write import SavedText, write_atomically
+from copaw_context.core.workspace.confine import OutsideWorkspaceError
+from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
+
+__all__ = ["OffloadStore", "SavedText", "referenced_offload_names", "referenced_offload_paths"]
+
+logger = logging.getLogger("copaw_context")
+
+_OWN_FILE = re.compile(r"[0-9a-f]{32}\.txt")
+# No boundaries on purpose: a name glued to other text still counts (keeping too much is safe).
+_OWN_NAME_ANYWHERE = re.compile(r"[0-9a-f]{32}\.txt")
+_TEMP_FILE = re.compile(r"\.[0-9a-f]{32}\.tmp")
+_NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
+_TEMP_MAX_AGE_SECONDS = 3600.0
+_SECONDS_PER_DAY = 86400.0
+_MAX_EARLY_SAVES = 1024
+_TOUCH_SECONDS = 3600.0  # an unchanged manifest is touched at most this often
+_MAX_RECORDED = 4096  # sessions whose last manifest this store remembers
+
+
+def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
+    """Return every ``file_path="..."`` named by a truncation notice in ``texts``.
+
+    The quoted value is JSON text, so escapes (``\\"``, ``\\\\``, ``\\u4e2d``) are decoded.
+    Values that are not valid JSON strings are ignored.
+    """
+    found: set[str] = set()
+    for text in texts:
+        for match in _NOTICE_PATH.finditer(text):
+            try:
+                value = json.loads(match.group(1))
+            except ValueError:
+                continue
+            if isinstance(value, str) and value:
+                found.add(value)
+    return found
+
+
+def referenced_offload_names(texts: Iterable[str]) -> set[str]:
+    """Return every offload file name (``<32 lowercase hex>.txt``) appearing in ``texts``.
+
+    Matches anywhere: in notices, in bare paths such as ``- File: /ws/tool_result/<name>``
+    written by summaries, inside JSON or Windows paths. Pass the result to
+    :meth:`OffloadStore.cleanup`.
+    """
+    found: set[str] = set()
+    for text in texts:
+        found.update(_OWN_NAME_ANYWHERE.findall(text))
+    return found
+
+
+def _check_non_negative(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(name, value, "expected a finite number >= 0")
+    if value < 0:
+        raise ConfigError(name, value, "expected a finite number >= 0")
+    return float(value)
+
+
+def _retrieve(task: asyncio.Future[SavedText]) -> None:
+    """Mark the outcome of an early save as seen (claim_early reports a failure)."""
+    if not task.cancelled():
+        task.exception()
+
+
+class OffloadStore:
+    """Saves full tool outputs to one directory and expires them after ``retention_days``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        retention_days: float,
+        *,
+        cleanup_interval_seconds: float = 3600.0,
+        clock: Callable[[], float] = time.time,
+        workspace: Path | None = None,
+        manifest_retention_days: float = 90.0,
+    ) -> None:
+        self._directory = Path(directory).expanduser().absolute()
+        self._workspace = workspace
+        self._retention_seconds = (
+            _check_non_negative("retention_days", retention_days) * _SECONDS_PER_DAY
+        )
+        self._cleanup_interval = _check_non_negative(
+            "cleanup_interval_seconds", cleanup_interval_seconds
+        )
+        self._manifest_seconds = max(
+            self._retention_seconds,
+            _check_non_negative("manifest_retention_days", manifest_retention_days)
+            * _SECONDS_PER_DAY,
+        )
+        self._clock = clock
+        self._last_cleanup: float | None = None
+        self._early: dict[str, asyncio.Future[SavedText]] = {}
+        self._recorded: dict[str, tuple[frozenset[str], float]] = {}
+
+    @property
+    def directory(self) -> Path:
+        """The absolute directory holding the offloaded files."""
+        return self._directory
+
+    async def save(self, text: str, encoding: str = "utf-8") -> Path:
+        """Write ``text`` atomically to a new file and return its absolute path.
+
+        Lone surrogates are saved as U+FFFD, exactly as :func:`truncate_text_output` shows
+        them (see :func:`scrub_surrogates`). Raises ``OSError`` if the file cannot be
+        written (no temp file is left behind) and ``LookupError`` for an unknown
+        ``encoding``. Other characters the encoding cannot represent are written as
+        backslash escapes rather than failing the save.
+        """
+        return (await self.save_parts((text,), encoding=encoding)).path
+
+    async def save_parts(
+        self, parts: Sequence[str], *, separator: str = "\n", encoding: str = "utf-8"
+    ) -> SavedText:
+        """Save ``separator.join(parts)`` like :meth:`save`, without joining them.
+
+        The text is encoded and written chunk by chunk in a worker thread (memory does not
+        grow with it; it is never copied whole), its newlines counted on the way. The file
+        is fsynced, renamed into place and the directory fsynced before this returns, so a
+        notice naming the file can never outlive it in a crash; saves running at the same
+        time share their directory fsyncs. Returns the path, line count and size.
+        """
+        codecs.lookup(encoding)  # LookupError here, before any file is created
+        # Never through a link out of the workspace, even one swapped in after the check.
+        return await asyncio.to_thread(
+            write_atomically, self._directory, tuple(parts), separator, encoding, self._workspace
+        )
+
+    def save_early(self, parts: Sequence[str]) -> str:
+        """Start :meth:`save_parts` in the background; return a token for :meth:`claim_early`.
+
+        For a text likely to be cut later: its save runs while the agent goes on, so the
+        later cut finds it written instead of waiting for the disk.
+        """
+        if len(self._early) >= _MAX_EARLY_SAVES:  # never claimed (compacted first): forget
+            for old in [t for t, task in self._early.items() if task.done()]:
+                del self._early[old]
+        token = uuid4().hex
+        task = asyncio.ensure_future(self.save_parts(parts))
+        task.add_done_callback(_retrieve)  # a failed save never claimed is not an error log
+        self._early[token] = task
+        return token
+
+    async def claim_early(self, token: object) -> SavedText | None:
+        """The finished save started by :meth:`save_early` (None if unknown or failed)."""
+        task = self._early.pop(token, None) if isinstance(token, str) else None
+        if task is None:
+            return None
+        try:
+            return await task
+        except (OSError, ValueError) as exc:
+            logger.warning("copaw-context: an early save to %s failed: %s", self._directory, exc)
+            return None
+
+    async def drain(self) -> None:
+        """Wait for the early saves still running (they stay claimable)."""
+        await asyncio.gather(*self._early.values(), return_exceptions=True)
+
+    def owns(self, path: str | Path) -> bool:
+        """True only for ``<32 lowercase hex>.txt`` directly inside this store's directory."""
+        candidate = Path(path).expanduser()
+        if not _OWN_FILE.fullmatch(candidate.name):
+            return False
+        try:
+            return candidate.absolute().parent.resolve() == self._directory.resolve()
+        except (OSError, ValueError, RuntimeError):
+            return False
+
+    async def read_tail(self, path: str | Path, max_bytes: int = 4096) -> str | None:
+        """The last ``max_bytes`` (whole lines) of one of our own files, else None.
+
+        Errors are printed last; the compactor sees them even when the excerpt in the
+        context only holds the head of the output.
+        """
+        return (await self.read_tails([path], max_bytes))[0]
+
+    async def read_tails(
+        self, paths: Sequence[str | Path], max_bytes: int = 4096
+    ) -> list[str | None]:
+        """:meth:`read_tail` of several files in one worker-thread hop."""
+
+        def read() -> list[str | None]:
+            return [_read_tail(Path(p), max_bytes) if self.owns(p) else None for p in paths]
+
+        return await asyncio.to_thread(read) if paths else []
+
+    async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
+        """Delete expired files of this store that the context does not reference; return them.
+
+        ``referenced`` holds file names (see :func:`referenced_offload_names`) or paths
+        (see :func:`referenced_offload_paths`); an own file is kept when its name is among
+        them. Referenced own files get their modification time set to now, so that another
+        process's cleanup keeps them for another retention period. Also deletes this
+        store's temp files older than one hour (left by a crash). Never raises for a single
+        file: failures are logged and that file is skipped.
+        """
+        referenced_items = list(referenced)
+        return await asyncio.to_thread(self._cleanup_sync, referenced_items)
+
+    async def maybe_cleanup(self, referenced: Callable[[], Iterable[str | Path]]) -> list[Path]:
+        """Run :meth:`cleanup` if it never ran or ``cleanup_interval_seconds`` have passed.
+
+        ``referenced`` is called only when a cleanup actually runs. Returns the removed paths
+        (``[]`` when throttled).
+        """
+        now = self._clock()
+        previous = self._last_cleanup
+        # A clock that went backwards counts as "interval elapsed" rather than stalling.
+        if previous is not None and 0 <= now - previous < self._cleanup_interval:
+            return []
+        self._last_cleanup = now  # set before awaiting so concurrent callers do not also run
+        try:
+            referenced_items = list(referenced())
+        except BaseException:
+            self._last_cleanup = previous
+            raise
+        return await self.cleanup(referenced_items)
+
+    async def record_references(self, session_id: str, names: Iterable[str]) -> None:
+        """Record the offload names one session's context references (its manifest), so
+        that the cleanups of other sessions sharing this store keep them. Rewritten when
+        they change, touched at most hourly otherwise; failures are logged, never raised."""
+        wanted = frozenset(names)
+        now = self._clock()
+        last = self._recorded.get(session_id)
+        if last is not None and last[0] == wanted and 0 <= now - last[1] < _TOUCH_SECONDS:
+            return
+        try:
+            await asyncio.to_thread(self._record_sync, session_id, wanted, last, now)
+        except (OSError, ValueError, filelock.Timeout) as error:
+            logger.warning("copaw-context: cannot record the offload references: %s", error)
+            self._recorded.pop(session_id, None)
+            return
+        if len(self._recorded) >= _MAX_RECORDED:
+            self._recorded.clear()
+        self._recorded[session_id] = (wanted, now)
+
+    def _record_sync(
+        self,
+        session_id: str,
+        wanted: frozenset[str],
+        last: tuple[frozenset[str], float] | None,
+        now: float,
+    ) -> None:
+        directory, workspace = self._directory, self._workspace
+        unchanged = last is not None and last[0] == wanted
+        if unchanged and offload_refs.touch_manifest(directory, workspace, session_id, now):
+            return
+        offload_refs.write_manifest(directory, workspace, session_id, wanted)
+
+    def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
+        try:  # by descriptor: never remove files through a link, even one swapped in now
+            folder = (
+                confined_dir(self._directory, self._workspace, create=False)
+                if self._workspace is not None
+                else writable_dir(self._directory, None, create=False)
+            )
+            with folder as dir_fd:
+                if not os.listdir(dir_fd):
+                    return []
+                refs_dir = self._directory / offload_refs.REFS_DIR
+                with (
+                    offload_refs.refs_folder(self._directory, self._workspace) as refs_fd,
+                    offload_refs.refs_lock(refs_fd, self._directory, self._workspace),
+                ):
+                    live = offload_refs.live_names(
+                        refs_fd, refs_dir, self._clock(), self._manifest_seconds
+                    )
+                    if live is None:
+                        return []
+                    return self._clean(dir_fd, [*referenced, *live])
+        except OutsideWorkspaceError as error:
+            logger.warning("offload cleanup: skipped: %s", error)
+        except FileNotFoundError:
+            pass
+        except (OSError, filelock.Timeout) as error:
+            logger.warning("offload cleanup: skipped for %s: %s", self._directory, error)
+        return []
+
+    def _clean(self, dir_fd: int, referenced: list[str | Path]) -> list[Path]:
+        names = os.listdir(dir_fd)
+        keep = _referenced_names(referenced)
+        now = self._clock()
+        removed: list[Path] = []
+        for name in names:
+            is_own = _OWN_FILE.fullmatch(name) is not None
+            if not is_own and _TEMP_FILE.fullmatch(name) is None:
+                continue
+            path = self._directory / name
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode):
+                    continue  # symlinks, directories, fifos: never ours, never followed
+                if is_own and name in keep:
+                    _refresh(dir_fd, path, info, now)
+                    continue
+                max_age = self._retention_seconds if is_own else _TEMP_MAX_AGE_SECONDS
+                if now - info.st_mtime <= max_age:
+                    continue
+                os.unlink(name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                logger.warning("offload cleanup: cannot remove %s: %s", path, error)
+                continue
+            removed.append(path)
+        if removed:
+            logger.info(
+                "offload cleanup: removed %d expired file(s) from %s", len(removed), self._directory
+            )
+        return removed
+
+
+def _referenced_names(items: list[str | Path]) -> set[str]:
+    """File names of ``items`` (names or paths), and of their targets for paths via links."""
+    names: set[str] = set()
+    for item in items:
+        try:
+            path = Path(item)
+            names.add(path.name)
+            if len(path.parts) > 1:  # a path: a link elsewhere may name one of our files
+                names.add(path.expanduser().resolve().name)
+        except (OSError, ValueError, RuntimeError, TypeError) as error:
+            logger.debug("offload cleanup: ignoring unusable reference %r: %s", item, error)
+    return names
+
+
+def _refresh(dir_fd: int, path: Path, info: os.stat_result, now: float) -> None:
+    """Set a referenced file's mtime to ``now`` (never following links); best effort."""
+    if info.st_mtime >= now:
+        return
+    try:
+        os.utime(path.name, (info.st_atime, now), dir_fd=dir_fd, follow_symlinks=False)
+    except OSError as error:
+        logger.warning("offload cleanup: cannot refresh the time of referenced %s: %s", path, error)
+
+
+def _read_tail(path: Path, max_bytes: int) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - max_bytes)
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return None
+    if start > 0:
+        newline = data.find(b"\n")
+        data = data[newline + 1 :] if newline >= 0 else data
+    return data.decode("utf-8", errors="replace")

@@ -1,0 +1,193 @@
+"""Reference manifests: what each session's context names in a shared offload store.
+
+Several sessions (QwenPaw's chats of one agent) share one ``tool_result/``. A TTL cleanup
+sees only its own session's context, so without help it would delete the files the other
+sessions still name once they all sat idle past ``offload_retention_days``. Each session
+therefore keeps ``<store>/.refs/<session id>.json`` listing the offload names its context
+references (written atomically, by descriptor, when they change; touched at least hourly
+while the session runs). A cleanup keeps every file named by a live manifest: one younger
+than ``offload_manifest_retention_days`` (never shorter than ``offload_retention_days``).
+
+Manifests are data, never paths: only names of the store's own form (``<32 hex>.txt``)
+count, so a hostile manifest can at worst keep files longer, never reach outside the
+store. Manifests above ``MAX_MANIFEST_BYTES`` or malformed are ignored with a warning.
+More than ``MAX_MANIFESTS`` live manifests make the cleanup keep every file (logged).
+Writes and cleanups hold a lock (``.refs/.lock``) so a cleanup sees a consistent set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import stat
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import filelock
+
+from copaw_context.core.workspace.confine_write import lock_name_at, replace_at, writable_dir
+
+__all__ = [
+    "MAX_MANIFESTS",
+    "MAX_MANIFEST_BYTES",
+    "MAX_MANIFEST_NAMES",
+    "REFS_DIR",
+    "is_session_id",
+    "live_names",
+    "refs_folder",
+    "refs_lock",
+    "touch_manifest",
+    "write_manifest",
+]
+
+logger = logging.getLogger("copaw_context")
+
+REFS_DIR = ".refs"
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_MANIFEST_NAMES = 20_000  # 20,000 names x ~37 bytes fit MAX_MANIFEST_BYTES
+MAX_MANIFESTS = 50_000
+LOCK_TIMEOUT_SECONDS = 30.0
+_SESSION_ID = re.compile(r"[0-9a-f]{32}")
+_MANIFEST = re.compile(r"[0-9a-f]{32}\.json")
+_TEMP = re.compile(r"\.[0-9a-f]{32}\.tmp")
+_OWN_FILE = re.compile(r"[0-9a-f]{32}\.txt")
+_TEMP_MAX_AGE_SECONDS = 3600.0
+_LOCK_NAME = ".lock"
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS |= getattr(os, "O_NONBLOCK", 0)  # a fifo planted as a manifest never blocks
+
+
+def is_session_id(value: object) -> bool:
+    """True for a manifest id (32 lowercase hex digits)."""
+    return isinstance(value, str) and _SESSION_ID.fullmatch(value) is not None
+
+
+@contextlib.contextmanager
+def refs_folder(store_dir: Path, workspace: Path | None) -> Iterator[int]:
+    """The manifests' folder by descriptor (created; never through a link, confined to the
+    workspace, or to the store without one)."""
+    if workspace is None:
+        store_dir.mkdir(parents=True, exist_ok=True)
+    with writable_dir(store_dir / REFS_DIR, workspace or store_dir) as fd:
+        yield fd
+
+
+@contextlib.contextmanager
+def refs_lock(dir_fd: int, store_dir: Path, workspace: Path | None) -> Iterator[None]:
+    """Hold the manifests' lock (``filelock.Timeout`` after LOCK_TIMEOUT_SECONDS)."""
+    name = lock_name_at(dir_fd, store_dir / REFS_DIR / _LOCK_NAME, workspace)
+    with filelock.FileLock(name, timeout=LOCK_TIMEOUT_SECONDS, thread_local=False):
+        yield
+
+
+def write_manifest(
+    store_dir: Path, workspace: Path | None, session_id: str, names: Iterable[str]
+) -> None:
+    """Replace the session's manifest with ``names`` (own-form names only, at most
+    MAX_MANIFEST_NAMES of them). Raises OSError / ``filelock.Timeout``."""
+    if not is_session_id(session_id):
+        raise ValueError(f"not a manifest id: {session_id!r}")
+    kept = sorted({n for n in names if _OWN_FILE.fullmatch(n)})
+    if len(kept) > MAX_MANIFEST_NAMES:
+        logger.warning(
+            "offload manifest: the context names %d offloaded files; only %d are recorded",
+            len(kept),
+            MAX_MANIFEST_NAMES,
+        )
+        kept = kept[:MAX_MANIFEST_NAMES]
+    data = json.dumps({"version": 1, "names": kept}, separators=(",", ":")).encode()
+    with refs_folder(store_dir, workspace) as dir_fd, refs_lock(dir_fd, store_dir, workspace):
+        replace_at(
+            dir_fd,
+            f"{session_id}.json",
+            f".{uuid.uuid4().hex}.tmp",
+            lambda handle: handle.write(data),
+            keep_mode=False,
+        )
+
+
+def touch_manifest(store_dir: Path, workspace: Path | None, session_id: str, now: float) -> bool:
+    """Set the manifest's time to ``now``; False when it is missing (write it instead)."""
+    with refs_folder(store_dir, workspace) as dir_fd:
+        name = f"{session_id}.json"
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode):
+                return False
+            os.utime(name, (info.st_atime, now), dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return True
+
+
+def live_names(refs_fd: int, refs_dir: Path, now: float, max_age: float) -> set[str] | None:
+    """The union of the names in the live manifests of the folder ``refs_fd``; removes
+    expired manifests and stale temp files on the way. None: too many manifests to trust
+    a partial union (the caller keeps every file)."""
+    keep: set[str] = set()
+    live = 0
+    for name in os.listdir(refs_fd):
+        is_manifest = _MANIFEST.fullmatch(name) is not None
+        if not is_manifest and _TEMP.fullmatch(name) is None:
+            continue
+        try:
+            info = os.stat(name, dir_fd=refs_fd, follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if now - info.st_mtime > (max_age if is_manifest else _TEMP_MAX_AGE_SECONDS):
+                os.unlink(name, dir_fd=refs_fd)
+                if is_manifest:
+                    logger.info("offload cleanup: expired manifest %s removed", refs_dir / name)
+                continue
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            logger.warning("offload cleanup: cannot check %s: %s", refs_dir / name, error)
+            continue
+        if not is_manifest:
+            continue
+        live += 1
+        if live > MAX_MANIFESTS:
+            logger.warning(
+                "offload cleanup: more than %d live manifests in %s; keeping every file",
+                MAX_MANIFESTS,
+                refs_dir,
+            )
+            return None
+        names = _read_manifest(refs_fd, refs_dir / name)
+        if names is not None:
+            keep.update(names)
+    return keep
+
+
+def _read_manifest(refs_fd: int, path: Path) -> list[str] | None:
+    """The names of one manifest, or None (logged) when it is unreadable or malformed."""
+    try:
+        fd = os.open(path.name, _READ_FLAGS, dir_fd=refs_fd)
+    except OSError as error:
+        logger.warning("offload cleanup: ignoring manifest %s: %s", path, error)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        data = handle.read(MAX_MANIFEST_BYTES + 1)
+    too_big = len(data) > MAX_MANIFEST_BYTES
+    problem = f"larger than {MAX_MANIFEST_BYTES} bytes" if too_big else ""
+    names: object = None
+    if not problem:
+        try:
+            parsed = json.loads(data)
+            names = parsed.get("names") if isinstance(parsed, dict) else None
+        except (ValueError, UnicodeDecodeError):
+            pass
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            problem = 'not {"version": 1, "names": [...]}'
+    if problem:
+        logger.warning("offload cleanup: ignoring malformed manifest %s (%s)", path, problem)
+        return None
+    assert isinstance(names, list)
+    return [n for n in names if _OWN_FILE.fullmatch(n)]

@@ -1,0 +1,113 @@
+"""The ``read_file`` tool, host-neutral: the workspace, the configured limits and the schema
+text. Each adapter wraps :meth:`ReadFileTool.read` in its host's tool type."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.tools.docs import read_file_doc
+from copaw_context.core.tools.file_reader import ReadResult, read_text_file
+
+__all__ = ["ReadFileTool", "extra_read_roots", "whole_number"]
+
+_WHOLE = re.compile(r"[+-]?\d+(?:\.0*)?")
+
+
+def whole_number(value: Any) -> Any:
+    """``value`` as an int when it is a whole number given as text or a float (``"2"``,
+    ``" 2 "``, ``2.0``, ``"2.0"``): hosts pass the model's arguments through as they come
+    (1.x does not convert strings), as the reference reader accepts. Anything else is
+    returned unchanged, for the reader's own error ("must be a whole number")."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(float(value.strip())) if "." in value else int(value.strip())
+    return value
+
+
+def extra_read_roots(config: RunningConfig, workspace: Path) -> tuple[Path, ...]:
+    """The folders besides the workspace that may be read (``extra_read_roots``)."""
+    # An absolute root stays absolute: Path("/ws") / "/abs" == Path("/abs").
+    roots = config.light_context_config.extra_read_roots
+    return tuple(workspace / Path(r).expanduser() for r in roots)
+
+
+@dataclass(frozen=True)
+class ReadFileTool:
+    """``read_file`` reading inside ``workspace`` (and ``extra_roots``).
+
+    ``tool_results_dir`` and ``dialog_dir`` name the folders in the description the model sees.
+    Saved outputs (``tool_results_dir`` and ``dialog_dir/requests``) are always read as
+    text, NUL bytes included, so every notice pointing at them can be followed.
+    """
+
+    workspace: Path
+    extra_roots: Sequence[Path] = ()
+    max_bytes: int = 50000
+    exempt_extensions: Sequence[str] = (".md",)
+    exempt_max_bytes: int | None = None
+    tool_results_dir: str = "tool_result"
+    dialog_dir: str = "dialog"
+
+    @classmethod
+    def from_config(cls, config: RunningConfig, workspace: Path) -> ReadFileTool:
+        """The tool with the limits and folders of ``config``."""
+        light = config.light_context_config
+        pruning = light.tool_result_pruning_config
+        return cls(
+            workspace,
+            extra_roots=extra_read_roots(config, workspace),
+            max_bytes=pruning.pruning_recent_msg_max_bytes,
+            exempt_extensions=tuple(pruning.exempt_file_extensions),
+            exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
+            tool_results_dir=pruning.tool_results_cache,
+            dialog_dir=light.dialog_path,
+        )
+
+    @property
+    def doc(self) -> str:
+        """The docstring the host turns into the tool's schema."""
+        return read_file_doc(self.tool_results_dir, self.dialog_dir)
+
+    async def read(
+        self,
+        file_path: str,
+        start_line: int | None = None,
+        end_line: int | None = None,
+        line_offset: int | None = None,
+    ) -> tuple[ReadResult, dict[str, Any] | None]:
+        """The result, and the entry stage 1 keeps with it (which file, from which line;
+        None when nothing was read)."""
+        result = await read_text_file(
+            file_path,
+            whole_number(start_line),
+            whole_number(end_line),
+            whole_number(line_offset),
+            workspace=self.workspace,
+            extra_roots=tuple(self.extra_roots),
+            max_bytes=self.max_bytes,
+            exempt_extensions=self.exempt_extensions,
+            exempt_max_bytes=self.exempt_max_bytes,
+            text_dirs=(
+                self.workspace / self.tool_results_dir,
+                self.workspace / self.dialog_dir / "requests",
+            ),
+        )
+        if not (result.ok and result.path is not None):
+            return result, None
+        entry = {
+            "read_file": {
+                "path": str(result.path),
+                "start_line": result.start_line,
+                "line_offset": result.line_offset,
+                "total_lines": result.total_lines,
+            }
+        }
+        return result, entry

@@ -1,0 +1,7 @@
+"""Where an agent's workspace is, and keeping every file the package touches inside it.
+
+Modules: :mod:`.location` (the workspace folder), :mod:`.confine` and :mod:`.confine_write`
+(no link leaves the workspace; race-free writes), :mod:`.safe_open` (where ``read_file`` reads).
+"""
+
+__all__: list[str] = []
