@@ -106,6 +106,39 @@ async def run_session(workspace: Path, spec: dict[str, object]) -> EngineSession
         ],
     }
 )
+@example(  # found by the random run: results in a pinned answer; one message per result
+    {
+        "window": 2000,
+        "compactor": "extractive",
+        "reuse_ids": False,
+        "recent_n": 1,
+        "ops": [
+            Op("text", size=8),
+            Op("pin", sent=True),
+            Op("pending", size=1500, count=3),
+            Op("user", size=5),
+            Op("user", size=5),
+            Op("user", size=4000, cjk=True),
+            Op("tools", size=0, count=5),
+        ],
+    }
+)
+@example(  # found by the random run: a pinned answer first, no room for the summary
+    {
+        "window": 2000,
+        "compactor": "extractive",
+        "reuse_ids": False,
+        "recent_n": 1,
+        "ops": [
+            Op("text", size=8),
+            Op("pin", sent=True),
+            Op("pending", size=0, count=1),
+            Op("pending", size=1500, count=3),
+            Op("thinking", size=2000, sent=True),
+            Op("user", size=5),
+        ],
+    }
+)
 def test_random_engine_sessions_keep_every_invariant(spec: dict[str, object]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         session = asyncio.run(run_session(Path(directory), spec))

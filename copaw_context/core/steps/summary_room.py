@@ -11,6 +11,7 @@ from copaw_context.core.context.report import TokenReport
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.archive import path_guide
+from copaw_context.core.steps.prune import prune_all
 from copaw_context.core.summary import (
     fit_summary,
     render_pointer_message,
@@ -117,6 +118,30 @@ async def shrink_summary_to_window(
     return await _pointer_instead(ctx, host, report, bare, guide) or changed
 
 
+def _opens_with_user(ctx: StepContext, host: HostSession) -> bool:
+    """Whether the context's first message (the one after the summary) is the user's."""
+    messages = ctx.ledger(host).messages
+    return not messages or messages[0].role == "user"
+
+
+async def _cut_results_for_pointer(
+    ctx: StepContext, host: HostSession, report: TokenReport
+) -> TokenReport:
+    """Cut every tool result harder (full texts stay in ``tool_result/``) until the input
+    with the pointer message fits, or the results are as short as a cut makes them."""
+    for max_bytes in _POINTER_RESULT_BYTES:
+        stats = await prune_all(ctx, host, max_bytes)
+        report = await ctx.report(host)
+        if report.total <= report.window:
+            break
+        if stats.truncated == 0 and max_bytes == _POINTER_RESULT_BYTES[-1]:
+            break
+    return report
+
+
+_POINTER_RESULT_BYTES = (1024, 512, 256)
+
+
 async def _pointer_instead(
     ctx: StepContext,
     host: HostSession,
@@ -149,12 +174,17 @@ async def _pointer_instead(
                 candidates.append(
                     render_pointer_message(fitted, guide, language=language, recall_tool=recall)
                 )
-    candidates += [empty, ""]
+    # Without a summary message the input would open with the assistant's turn, which
+    # Anthropic rejects: the bare pointer is then the floor, and old results are cut to it.
+    opens_with_user = _opens_with_user(ctx, host)
+    candidates += [empty, ""] if opens_with_user else [empty]
     for text in candidates:
         await host.set_summary(text)
         report = await ctx.report(host)
         if report.total <= report.window:
             break
+    if report.total > report.window and not opens_with_user:
+        report = await _cut_results_for_pointer(ctx, host, report)
     if ctx.state(host).warn_once("summary_pointer"):
         what = (
             "dropped the summary message (its text is kept for the next compaction)"

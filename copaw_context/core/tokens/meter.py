@@ -40,10 +40,14 @@ class TokenMeter:
         return cached
 
     def part(self, part: PartView) -> tuple[int, int]:
-        """(tokens, bytes) the model receives for one part, block overhead included."""
+        """(tokens, bytes) the model receives for one part, block overhead included; a tool
+        result also costs a message's overhead (OpenAI-style APIs send each as a message)."""
         tokens, size = self.text(part.text if part.sent else "")
         data = part.data_blocks
+        overhead = BLOCK_OVERHEAD_TOKENS + (
+            MESSAGE_OVERHEAD_TOKENS if part.kind == "tool_result" else 0
+        )
         return (
-            tokens + BLOCK_OVERHEAD_TOKENS + data * DATA_BLOCK_TOKENS,
+            tokens + overhead + data * DATA_BLOCK_TOKENS,
             size + data * DATA_BLOCK_TOKENS * 4,
         )
