@@ -30,7 +30,7 @@ from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFor
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
-from copaw_context.core.host.hook_base import ANOTHER_HOOK, Attached, fail_open
+from copaw_context.core.host.hook_base import ANOTHER_HOOK, Attached
 
 __all__ = ["HOOK_NAME", "attach", "attached_to"]
 
@@ -159,19 +159,13 @@ def attach(agent: Any, hook: H) -> Attached[H]:
     _wrap_reply(agent, hook)
     _wrap_summarizing(agent, hook)
 
-    async def memory_block() -> str:
-        return await hook.engine.memory.prompt_block(hook.window(agent).tokens)
+    async def memory_prompt(prompt: str) -> str:
+        return await hook.memory_prompt(prompt, hook.window(agent).tokens, once=True)
 
     def repair(msgs: list[Msg]) -> list[Msg]:
-        if not hook.is_light:
-            return msgs
-        repaired = msgs
-        with fail_open("could not check the tool pairing of the input"):
-            seen = hook.scratch(agent).setdefault("pair_repairs", set())
-            repaired = repaired_msgs(msgs, seen) or msgs
-        return repaired
+        return hook.repaired(agent, msgs, repaired_msgs)
 
-    agent.formatter = MemoryPromptFormatter(agent.formatter, memory_block, repair)
+    agent.formatter = MemoryPromptFormatter(agent.formatter, memory_prompt, repair)
 
     async def handle(inner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return await call_model(hook, agent, inner, args, kwargs)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable, MutableSet
+from typing import Any, Protocol, TypeVar
 
 from copaw_context.agentscope1.session import AgentScope1Session
-from copaw_context.agentscope1.tools import ReadEntries
 from copaw_context.core.commands import ChatCommand
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.host.protocol import Window
+from copaw_context.core.tools.read_entries import ReadEntries
 
 __all__ = ["As1Hook"]
+
+T = TypeVar("T")
 
 
 class As1Hook(Protocol):
@@ -38,3 +41,9 @@ class As1Hook(Protocol):
     async def post_acting(self, agent: Any, kwargs: dict[str, Any], output: Any) -> None: ...
 
     async def command_reply(self, agent: Any, command: ChatCommand) -> str: ...
+
+    async def memory_prompt(self, prompt: str, window: int, *, once: bool = False) -> str: ...
+
+    def repaired(
+        self, agent: Any, messages: T, repair: Callable[[T, MutableSet[str]], T | None]
+    ) -> T: ...

@@ -1,5 +1,11 @@
 """What every adapter's ``MemoryCompactionHook`` shares, whatever its host: the engine, its
-settings, the chat-command reply and the figures. An adapter supplies :meth:`session`."""
+settings (from an agent.json too), the per-agent scratch, what each session gets
+(:meth:`EngineHook.setup`), the chat-command reply, the figures, and the decisions around
+each host event: whether and how stage 1 bounds a fresh result (:meth:`EngineHook.bound_result`),
+the pipeline before a reasoning step (:meth:`EngineHook.before_step`), the repaired tool
+pairing of a model input (:meth:`EngineHook.repaired`), an input refitted for another model
+(:meth:`EngineHook.refit`) and MEMORY.md in the system prompt (:meth:`EngineHook.memory_prompt`),
+each fail-open. An adapter supplies :meth:`session` and translates its host's events."""
 
 from __future__ import annotations
 
@@ -7,25 +13,45 @@ import contextlib
 import logging
 import os
 import warnings
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Generator, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterator, MutableSet
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Self, TypeVar
 
 from copaw_context.core.commands import ChatCommand
-from copaw_context.core.config.running import RunningConfig
-from copaw_context.core.context.report import TokenReport
+from copaw_context.core.config.running import RunningConfig, load_running_config
+from copaw_context.core.context.report import Limits, TokenReport
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.host.prompt import with_memory
+from copaw_context.core.host.protocol import CompactorModel, HostSession, Window
+from copaw_context.core.host.session_base import SessionSetup
 from copaw_context.core.tokens import UsageCalibration
 from copaw_context.core.tools.read_tool import ReadFileTool
+from copaw_context.core.workspace.location import agent_json_workspace
 
-__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook", "fail_open"]
+__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook", "FreshResult", "fail_open"]
 
 logger = logging.getLogger("copaw_context")
 
 H = TypeVar("H")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class FreshResult:
+    """A fresh tool result where its host keeps it, and how to write it back bounded."""
+
+    tool_name: str | None
+    tool_input: str | None
+    """The call's raw JSON input."""
+    parts: list[Any]
+    """Its output parts (``str`` for text, the host's data blocks as they are)."""
+    meta: dict[str, Any]
+    """This package's entry stored with it."""
+    write: Callable[[list[Any], dict[str, Any]], None]
 
 
 @contextlib.contextmanager
@@ -74,21 +100,168 @@ class EngineHook(ABC):
     """The host-neutral half of a ``MemoryCompactionHook`` (a mixin over the engine)."""
 
     engine: ContextEngine
+    compactor_model: Any
+    """The model that writes summaries, when not the agent's own (None)."""
 
     def start_engine(
         self,
         config: RunningConfig | None,
         workspace_dir: str | os.PathLike[str],
         on_event: EventCallback | None,
+        compactor_model: Any = None,
     ) -> None:
         """Build the engine for ``config`` (defaults when None) in ``workspace_dir``."""
         workspace = Path(workspace_dir).expanduser().resolve()
         self.engine = ContextEngine(config or RunningConfig(), workspace, on_event=on_event)
+        self.compactor_model = compactor_model
         self._closed = False
+        self._thinking: dict[int, Any] = {}
+        self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def from_agent_json(
+        cls,
+        path: str | os.PathLike[str],
+        workspace_dir: str | os.PathLike[str] | None = None,
+        compactor_model: Any | None = None,
+        **options: Any,
+    ) -> Self:
+        """Build the hook from an agent.json (``running`` or ``agents.running``); the
+        workspace is the folder that holds it unless ``workspace_dir`` is given. ``options``
+        are the hook's other keyword arguments (``on_event``, ...)."""
+        build: Callable[..., Self] = cls
+        workspace = agent_json_workspace(path, workspace_dir)
+        return build(load_running_config(path), workspace, compactor_model, **options)
 
     @abstractmethod
     async def session(self, agent: Any) -> HostSession:
         """The engine's view of ``agent`` (the adapter's own)."""
+
+    def scratch(self, agent: Any) -> dict[str, Any]:
+        """The engine's cache for ``agent`` (not saved)."""
+        return self._scratch.setdefault(agent, {})
+
+    async def setup(
+        self,
+        agent: Any,
+        *,
+        formatter: Any,
+        probe: Callable[[], Awaitable[Any]],
+        context_size: Any,
+        own_model: Any,
+        summariser: Callable[[Any, int | None], CompactorModel],
+    ) -> SessionSetup:
+        """What a session of ``agent`` gets: the thinking policy of ``formatter`` (``probe``
+        runs once per formatter), the window for the model's ``context_size``, and the
+        compactor: ``summariser(model, window)`` over :attr:`compactor_model` (no window),
+        else over ``own_model``, the agent's, which serves the agent's window."""
+        thinking = self._thinking.get(id(formatter))
+        if thinking is None:
+            thinking = self._thinking[id(formatter)] = await probe()
+        window = Window(*self.config.window_for(context_size))
+        separate = self.compactor_model is not None
+        if separate:
+            compactor = summariser(self.compactor_model, None)
+        else:
+            compactor = summariser(own_model, window.tokens)
+        return SessionSetup(self.scratch(agent), thinking, window, compactor, separate)
+
+    # ------------------------------------------------------------ host events
+    async def bound_result(
+        self,
+        agent: Any,
+        fresh: Callable[[], FreshResult | None],
+        *,
+        pruning_only: bool = False,
+    ) -> None:
+        """Stage 1 on a fresh tool result of ``agent``, found by ``fresh()`` (None: nothing
+        to bound) and written back bounded, when the context is managed (with
+        ``pruning_only``, only while pruning is on: ``fresh`` is not even called). A failure
+        keeps the result as it is (logged)."""
+        if not self.is_light or (pruning_only and not self.engine.context.pruning.enabled):
+            return
+        with fail_open("stage-1 truncation failed; result kept as is"):
+            found = fresh()
+            if found is None:
+                return
+            session = await self.session(agent)
+            parts, meta = await self.engine.on_tool_result(
+                session, found.tool_name, found.tool_input, found.parts, found.meta
+            )
+            found.write(parts, meta)
+
+    async def before_step(
+        self,
+        agent: Any,
+        prepare: Callable[[HostSession], Awaitable[tuple[str, Limits | None]]] | None = None,
+    ) -> bool | None:
+        """The engine's pipeline before ``agent``'s reasoning step: ``prepare(session)``
+        first, which gives the compactor's note and explicit limits. None: the context is not
+        managed (the host's own rules apply); False: it failed and the context is kept
+        (logged); True: it ran."""
+        if not self.is_light:
+            return None
+        with fail_open("context management failed this step; context kept"):
+            session = await self.session(agent)
+            note, limits = ("", None) if prepare is None else await prepare(session)
+            await self.engine.before_reasoning(session, note=note, limits=limits)
+            return True
+        return False
+
+    async def limit_data(
+        self, session: HostSession, most: int, limit: Callable[[], Awaitable[None]]
+    ) -> None:
+        """The host's own limit on data blocks (``limit()``), when the context holds more than
+        ``most`` of them (messages may change in place: the ledger views them again)."""
+        ledger, _ = await self.engine.context.sync(session)
+        if ledger.data > most:  # else nothing to limit
+            await limit()
+            ledger.reset()
+
+    def repaired(
+        self, agent: Any, messages: T, repair: Callable[[T, MutableSet[str]], T | None]
+    ) -> T:
+        """The messages of a model input with their tool pairing repaired by ``repair``
+        (None: nothing to repair; each repair logged once per agent); as they are when the
+        context is not managed or the check failed (logged). The context is not changed."""
+        if not self.is_light:
+            return messages
+        result = messages
+        with fail_open("could not check the tool pairing of the input"):
+            repaired = repair(messages, self.scratch(agent).setdefault("pair_repairs", set()))
+            if repaired is not None:
+                result = repaired
+        return result
+
+    async def refit(
+        self,
+        session: HostSession,
+        model_input: T,
+        rebuild: Callable[[], Awaitable[T]],
+        calling: contextlib.AbstractContextManager[None],
+    ) -> T:
+        """``model_input`` for a call to a model other than the one the step before fitted
+        the context to (a fallback): compact for its window (inside ``calling``), and
+        ``rebuild()`` the input when that changed it, or when the system prompt carries
+        MEMORY.md (bounded by the window); as it is when the context is not managed or this
+        failed (logged)."""
+        if not self.is_light:
+            return model_input
+        fitted = model_input
+        with fail_open("could not fit the input to the fallback model"):
+            with calling:
+                event = await self.engine.before_reasoning(session)
+            if event is not None or self.engine.memory.enabled:
+                fitted = await rebuild()
+        return fitted
+
+    async def memory_prompt(self, prompt: str, window: int, *, once: bool = False) -> str:
+        """``prompt`` and the MEMORY.md block (bounded by the ``window`` in tokens) after it;
+        with ``once``, unless the prompt already holds MEMORY.md (:func:`with_memory`)."""
+        block = await self.engine.memory.prompt_block(window)
+        if once:
+            return with_memory(prompt, block)
+        return f"{prompt}\n\n{block}" if block else prompt
 
     @property
     def config(self) -> RunningConfig:
