@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentscope.message import Msg
 
+from copaw_context.core.host.models import cache_apart
 from copaw_context.core.tokens.usage import ReportedUsage
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def reported_usage(usage: Any, model: Any) -> ReportedUsage | None:
         input_tokens=value if isinstance(value, int) else None,
         cache_read_tokens=None,
         cache_write_tokens=None,
-        cache_apart=any(c.__name__.startswith("Anthropic") for c in type(model).__mro__),
+        cache_apart=cache_apart(model),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from agentscope.tool import ToolResponse
 
 from copaw_context.core.host.views import METADATA_KEY
+from copaw_context.core.tools.file_reader import ReadResult
 from copaw_context.core.tools.read_tool import ReadFileTool
 
 __all__ = ["as_tool_function", "make_read_file"]
@@ -40,19 +41,8 @@ def as_tool_function(function: Callable[..., Awaitable[str]]) -> Callable[..., A
 def make_read_file(workspace: Path | ReadFileTool, **options: Any) -> Callable[..., Any]:
     """The ``read_file`` tool function: a :class:`ReadFileTool`, or one built from
     ``workspace`` and its options (see :func:`copaw_context.agentscope2.make_read_file_tool`)."""
-    reader = (
-        workspace if isinstance(workspace, ReadFileTool) else ReadFileTool(workspace, **options)
-    )
 
-    async def read_file(
-        file_path: str,
-        start_line: int | None = None,
-        end_line: int | None = None,
-        line_offset: int | None = None,
-    ) -> ToolResponse:
-        # The docstring (the schema the model reads) is set below.
-        result, entry = await reader.read(file_path, start_line, end_line, line_offset)
+    def respond(result: ReadResult, entry: dict[str, Any] | None) -> ToolResponse:
         return _response(result.text, {METADATA_KEY: entry} if entry else None)
 
-    read_file.__doc__ = reader.doc
-    return read_file
+    return ReadFileTool.of(workspace, **options).function(respond)
