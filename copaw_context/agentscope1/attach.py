@@ -19,7 +19,6 @@ What changes on the agent instance (its class and other agents are untouched):
 from __future__ import annotations
 
 import functools
-import logging
 from typing import Any, TypeVar
 
 from agentscope.message import Msg
@@ -30,13 +29,16 @@ from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFor
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
-from copaw_context.core.host.hook_base import ANOTHER_HOOK, Attached
+from copaw_context.core.host.hook_base import (
+    Attached,
+    refuse_another_hook,
+    warn_replacing_tool,
+    warn_state_dropped,
+)
 
 __all__ = ["HOOK_NAME", "attach", "attached_to"]
 
 H = TypeVar("H", bound=As1Hook)
-
-logger = logging.getLogger("copaw_context")
 
 HOOK_NAME = "copaw_context"
 """Name of our instance hooks (``pre_reasoning``, ``post_acting``)."""
@@ -72,9 +74,7 @@ def _check_agent(agent: Any, hook: As1Hook) -> None:
             "on; copaw-context replaces it. Build the agent without compression_config, or "
             'set running.context_manager_backend to "native" to keep AgentScope\'s'
         )
-    other = attached_to(agent)
-    if other is not None and other is not hook:
-        raise ValueError(ANOTHER_HOOK)
+    refuse_another_hook([attached_to(agent)], hook)
 
 
 def _command_text(msg: object) -> str | None:
@@ -123,13 +123,8 @@ def _register_tools(agent: Any, hook: As1Hook) -> None:
     toolkit = agent.toolkit
     for function in hook.tool_functions():
         name = function.__name__
-        existing = toolkit.tools.get(name)
-        if existing is not None:
-            logger.warning(
-                "copaw-context: replacing the toolkit's %s with copaw-context's (it follows "
-                "the truncation notices exactly)",
-                name,
-            )
+        if toolkit.tools.get(name) is not None:
+            warn_replacing_tool(name)
         toolkit.register_tool_function(
             function,
             namesake_strategy="override",
@@ -145,14 +140,7 @@ def attach(agent: Any, hook: H) -> Attached[H]:
     if attached_to(agent) is hook:
         return Attached(hook)
     if agent.memory.content and not hasattr(agent, STATE_ATTRIBUTE):
-        logger.warning(
-            "copaw-context: %s already holds %d messages; if they come from a session saved "
-            "with the hook attached, attach the hook before loading the session: AgentScope "
-            "dropped the hook's saved state (archive session id, calibration, messages "
-            "waiting for the archive)",
-            agent.name,
-            len(agent.memory.content),
-        )
+        warn_state_dropped(agent.name, len(agent.memory.content))
     register_agent_state(agent)
     agent.register_instance_hook("pre_reasoning", HOOK_NAME, hook.pre_reasoning)
     agent.register_instance_hook("post_acting", HOOK_NAME, hook.post_acting)

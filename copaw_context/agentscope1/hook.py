@@ -27,7 +27,7 @@ from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import as_tool_function, make_read_file
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host.dict_blocks import blocks_of, result_meta, result_parts, set_result
+from copaw_context.core.host.dict_blocks import find_result, result_meta, result_parts, set_result
 from copaw_context.core.host.hook_base import Attached, EngineHook, FreshResult
 from copaw_context.core.host.protocol import Window
 from copaw_context.core.host.views import METADATA_KEY
@@ -158,7 +158,8 @@ class MemoryCompactionHook(EngineHook):
             call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
             if not isinstance(tool_call, dict) or not isinstance(call_id, str):
                 return None
-            found = _stored_result(agent, call_id)
+            # The newest stored result of the call (1.x's _acting just added it).
+            found = find_result((m for m, _marks in reversed(agent.memory.content)), call_id)
             if found is None:
                 return None
             msg, part, block = found
@@ -174,17 +175,6 @@ class MemoryCompactionHook(EngineHook):
 
         await self.bound_result(agent, fresh, pruning_only=True)
         return None
-
-
-def _stored_result(agent: Any, call_id: object) -> tuple[Msg, int, dict[str, Any]] | None:
-    """The newest stored tool result of ``call_id`` (message, block index, block)."""
-    if not isinstance(call_id, str):
-        return None
-    for msg, _marks in reversed(agent.memory.content):
-        for index, block in enumerate(blocks_of(msg)):
-            if block.get("type") == "tool_result" and block.get("id") == call_id:
-                return msg, index, block
-    return None
 
 
 def attached_hook(agent: Any) -> MemoryCompactionHook | None:

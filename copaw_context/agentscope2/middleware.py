@@ -41,6 +41,7 @@ from copaw_context.core.context.report import Limits
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host.hook_base import Attached, EngineHook, FreshResult, fail_open
 from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.host.session_base import state_under
 from copaw_context.core.tokens.usage import ReportedUsage
 
 __all__ = ["LEGACY_STATE_KEY", "MemoryCompactionHook"]
@@ -117,12 +118,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         tokenizer and overflow figures)."""
         model = agent.model if model is None else model
         key = await self.get_middleware_key()
-        context: dict[str, Any] = agent.state.middle_context
-        data = context.get(key)
-        if not isinstance(data, dict):
-            legacy = context.pop(LEGACY_STATE_KEY, None) if key != LEGACY_STATE_KEY else None
-            data = legacy if isinstance(legacy, dict) else {}
-            context[key] = data
+        data = state_under(agent.state.middle_context, key, LEGACY_STATE_KEY)
         setup = await self.setup(
             agent,
             formatter=getattr(model, "formatter", None),

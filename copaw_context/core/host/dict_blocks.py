@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from copaw_context.core.host.protocol import MessageView, PartView
@@ -40,6 +40,7 @@ __all__ = [
     "archive_id",
     "blocks_of",
     "data_url",
+    "find_result",
     "is_pinned",
     "kept_blocks",
     "message_view",
@@ -207,6 +208,17 @@ def kept_blocks(
         entry["results"] = {k: v for k, v in results.items() if k in calls}
     metadata[METADATA_KEY] = entry
     return kept, metadata
+
+
+def find_result(
+    messages: Iterable[DictMessage], call_id: str
+) -> tuple[DictMessage, int, dict[str, Any]] | None:
+    """The first tool result of ``call_id`` in ``messages`` (message, block index, block)."""
+    for msg in messages:
+        for index, block in enumerate(blocks_of(msg)):
+            if block.get("type") == "tool_result" and block.get("id") == call_id:
+                return msg, index, block
+    return None
 
 
 def result_meta(msg: DictMessage, call_id: str) -> dict[str, Any]:

@@ -15,10 +15,10 @@ import os
 import warnings
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Generator, Iterator, MutableSet
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator, MutableSet
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from copaw_context.core.commands import ChatCommand
 from copaw_context.core.config.running import RunningConfig, load_running_config
@@ -32,7 +32,17 @@ from copaw_context.core.tokens import UsageCalibration
 from copaw_context.core.tools.read_tool import ReadFileTool
 from copaw_context.core.workspace.location import agent_json_workspace
 
-__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook", "FreshResult", "fail_open"]
+__all__ = [
+    "ANOTHER_HOOK",
+    "Attached",
+    "EngineHook",
+    "FreshResult",
+    "HookSurface",
+    "fail_open",
+    "refuse_another_hook",
+    "warn_replacing_tool",
+    "warn_state_dropped",
+]
 
 logger = logging.getLogger("copaw_context")
 
@@ -73,6 +83,36 @@ ANOTHER_HOOK = (
 """The refusal of a second, different hook on one agent (the same on both majors)."""
 
 
+def refuse_another_hook(hooks: Iterable[object], hook: object) -> None:
+    """One copaw-context hook per agent (ValueError when one of ``hooks``, those already on
+    the agent, is another): a second one would run a second pipeline over the same context
+    and put a second MEMORY.md into the prompt."""
+    if any(isinstance(other, EngineHook) and other is not hook for other in hooks):
+        raise ValueError(ANOTHER_HOOK)
+
+
+def warn_replacing_tool(name: str) -> None:
+    """Our tool ``name`` replaces the agent's own tool of that name (logged)."""
+    logger.warning(
+        "copaw-context: replacing the toolkit's %s with copaw-context's (it follows the "
+        "truncation notices exactly)",
+        name,
+    )
+
+
+def warn_state_dropped(agent_name: str, held: int) -> None:
+    """An agent that already holds ``held`` messages, but not our saved state, is attached
+    (logged: its session was loaded before the hook was there to keep its state)."""
+    logger.warning(
+        "copaw-context: %s already holds %d messages; if they come from a session saved "
+        "with the hook attached, attach the hook before loading the session: AgentScope "
+        "dropped the hook's saved state (archive session id, calibration, messages "
+        "waiting for the archive)",
+        agent_name,
+        held,
+    )
+
+
 class Attached(Generic[H]):
     """What ``hook.attach(agent)`` returns: the attaching is already done when it returns;
     awaiting this (``await hook.attach(agent)``, as before) finishes any asynchronous rest
@@ -94,6 +134,29 @@ class Attached(Generic[H]):
 
     def __repr__(self) -> str:
         return f"Attached({self.hook!r})"
+
+
+class HookSurface(Protocol):
+    """The members of an :class:`EngineHook` an adapter's wiring calls (the modules that put
+    the hook into the host, typed against this so that they import no hook)."""
+
+    @property
+    def engine(self) -> ContextEngine: ...
+
+    @property
+    def is_light(self) -> bool: ...
+
+    def scratch(self, agent: Any) -> dict[str, Any]: ...
+
+    async def session(self, agent: Any) -> HostSession: ...
+
+    async def command_reply(self, agent: Any, command: ChatCommand) -> str: ...
+
+    async def memory_prompt(self, prompt: str, window: int, *, once: bool = False) -> str: ...
+
+    def repaired(
+        self, agent: Any, messages: T, repair: Callable[[T, MutableSet[str]], T | None]
+    ) -> T: ...
 
 
 class EngineHook(ABC):

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from copaw_context.core.host.protocol import ArchiveRecord, CompactorModel, Window
 
-__all__ = ["SessionBase", "SessionSetup", "read_paths"]
+__all__ = ["SessionBase", "SessionSetup", "read_paths", "state_under"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,3 +136,14 @@ def read_paths(calls: Iterable[tuple[str, str]], tool: str = "Read") -> set[str]
         if isinstance(path, str):
             paths.add(path)
     return paths
+
+
+def state_under(store: dict[str, Any], key: str, legacy: str) -> dict[str, Any]:
+    """The engine's state in a host's per-agent ``store``, under ``key`` (created when
+    missing; moved from ``legacy``, where earlier versions kept it, on first use)."""
+    data = store.get(key)
+    if not isinstance(data, dict):
+        old = store.pop(legacy, None) if key != legacy else None
+        data = old if isinstance(old, dict) else {}
+        store[key] = data
+    return data
