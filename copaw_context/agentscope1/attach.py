@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.hook_protocol import As1Hook
-from copaw_context.agentscope1.model import REASONING_CALL, call_model
+from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
@@ -68,12 +68,11 @@ def _check_agent(agent: Any, hook: As1Hook) -> None:
             f"context is edited in place; {type(agent.memory).__name__} keeps it elsewhere"
         )
     compression = getattr(agent, "compression_config", None)
-    if hook.is_light and compression is not None and getattr(compression, "enable", False):
-        raise ValueError(
-            "attach(): the agent's own compression (ReActAgent compression_config.enable) is "
-            "on; copaw-context replaces it. Build the agent without compression_config, or "
-            'set running.context_manager_backend to "native" to keep AgentScope\'s'
-        )
+    hook.refuse_host_compression(
+        compression is not None and bool(getattr(compression, "enable", False)),
+        "ReActAgent compression_config.enable",
+        "Build the agent without compression_config",
+    )
     refuse_another_hook([attached_to(agent)], hook)
 
 
@@ -113,7 +112,7 @@ def _wrap_summarizing(agent: Any, hook: As1Hook) -> None:
         await hook.pre_reasoning(agent, {})
         # Not a reasoning call: this prompt ends with AgentScope's own hint, which a
         # recovery could not rebuild, so this call goes to the model as it is.
-        hook.scratch(agent).pop(REASONING_CALL, None)
+        hook.takes_call(agent)
         return await original(*args, **kwargs)
 
     agent._summarizing = summarizing

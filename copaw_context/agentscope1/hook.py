@@ -19,7 +19,6 @@ from typing import Any
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.attach import attach, attached_to
-from copaw_context.agentscope1.model import REASONING_CALL
 from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.state import agent_state
 from copaw_context.agentscope1.summariser import AgentScope1Summariser
@@ -147,7 +146,7 @@ class MemoryCompactionHook(EngineHook):
         reasoning call (the model proxy measures it). Returns None: 1.x passes copies; the
         memory is edited."""
         if await self.before_step(agent):
-            self.scratch(agent)[REASONING_CALL] = True
+            self.mark_reasoning(agent)
         return None
 
     async def post_acting(self, agent: Any, kwargs: dict[str, Any], output: Any) -> None:

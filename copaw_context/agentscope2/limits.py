@@ -13,6 +13,7 @@ from typing import Any
 
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.report import Limits
+from copaw_context.core.host.hook_base import fail_open
 from copaw_context.core.host.ratios import own_ratios, ratio_limits, result_ceiling
 
 __all__ = ["HostLimits"]
@@ -56,12 +57,10 @@ class HostLimits:
     @staticmethod
     async def limit_images(agent: Any, context_config: Any) -> None:
         """AgentScope's own ``max_image_num`` rule (oldest images out first)."""
-        try:
+        with fail_open("could not apply AgentScope's image limit"):
             # Private, but it is AgentScope's own rule, applied as the built-in does. Pinned
             # by tests/agentscope2/test_agentscope_pins.py.
             await agent._limit_context_images(context_config)
-        except Exception:
-            logger.exception("copaw-context: could not apply AgentScope's image limit")
 
     @staticmethod
     def from_context_config(cfg: Any, agent: Any) -> Limits | None:

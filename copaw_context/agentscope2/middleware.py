@@ -12,12 +12,10 @@ Every method only translates between AgentScope and the engine.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
-import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from agentscope.message import TextBlock
@@ -51,8 +49,6 @@ LEGACY_STATE_KEY = "copaw_context"
 
 logger = logging.getLogger("copaw_context")
 
-_CALL_MODEL = "call_model"  # scratch: the model an input is being rebuilt for
-
 
 class MemoryCompactionHook(EngineHook, MiddlewareBase):
     """Light context management for an AgentScope 2.x ``Agent``.
@@ -76,7 +72,6 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         self.start_engine(config, workspace_dir, on_event, compactor_model)
         self.limits = HostLimits(self.config)
         self._tools: list[ToolBase] | None = None
-        self._pending_tools: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
         """Attach to an ``Agent`` that is already built, called plainly or awaited (see
@@ -89,15 +84,10 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
 
         return Attached(self, finish)
 
-    def tools_pending(self, agent: Any) -> None:
-        """Add the tools to ``agent``'s toolkit on the hook's next call (see :meth:`attach`)."""
-        self._pending_tools.add(agent)
-
     async def add_tools(self, agent: Any) -> None:
         """Add :meth:`list_tools` to ``agent``'s toolkit if they are pending (idempotent)."""
-        if agent not in self._pending_tools:
+        if not self.take_pending_tools(agent):
             return
-        self._pending_tools.discard(agent)
         for tool in await self.list_tools():
             if await agent.toolkit.get_tool(tool.name) is None:
                 await agent.toolkit.add_tool(tool)
@@ -200,7 +190,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
 
     async def on_system_prompt(self, agent: Any, current_prompt: str) -> str:
         """MEMORY.md (bounded) after the agent's own system prompt."""
-        model = self.scratch(agent).get(_CALL_MODEL) or agent.model
+        model = self.called_model(agent, agent.model)
         window = self.config.window_for(model.context_size)[0]
         return await self.memory_prompt(current_prompt, window)
 
@@ -246,7 +236,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             return {**input_kwargs, **await self._model_input(agent, session)}
 
         if session.is_fallback:
-            calling = self._calling(agent, session)
+            calling = self.calling(agent, session.model)
             input_kwargs = await self.refit(session, input_kwargs, rebuild, calling)
 
         def usage(response: Any) -> ReportedUsage | None:
@@ -261,21 +251,10 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
     async def _model_input(self, agent: Any, session: AgentScope2Session) -> dict[str, Any]:
         """The model input for the agent's context now (its system prompt sized for the
         window of the model called)."""
-        with self._calling(agent, session):
+        with self.calling(agent, session.model):
             # Private but unavoidable: the model input for the new context. Pinned by
             # tests/agentscope2/test_agentscope_pins.py.
             return dict(await agent._prepare_model_input())
-
-    @contextlib.contextmanager
-    def _calling(self, agent: Any, session: AgentScope2Session) -> Iterator[None]:
-        """The system prompt built meanwhile is for ``session``'s model (MEMORY.md bounded
-        by its window)."""
-        scratch = self.scratch(agent)
-        scratch[_CALL_MODEL] = session.model
-        try:
-            yield
-        finally:
-            scratch.pop(_CALL_MODEL, None)
 
     def _repaired(self, agent: Any, model_input: dict[str, Any]) -> dict[str, Any]:
         """``model_input`` with its tool pairing repaired (the context is not changed)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 from uuid import uuid4
@@ -27,6 +26,7 @@ from copaw_context.agentscope2.messages import (
     with_blocks,
 )
 from copaw_context.agentscope2.runtime_hint import runtime_hint_allowance
+from copaw_context.core.host.hook_base import fail_open
 from copaw_context.core.host.protocol import ArchiveRecord, FixedParts, MessageView
 from copaw_context.core.host.session_base import SessionBase, SessionSetup, read_paths
 
@@ -34,8 +34,6 @@ __all__ = ["STATUS_KEY", "AgentScope2Session", "model_key"]
 
 STATUS_KEY = "status_lines"
 """Scratch key of the status lines waiting to be yielded into the reply stream."""
-
-logger = logging.getLogger("copaw_context")
 
 
 def model_key(model: Any) -> str:
@@ -209,7 +207,5 @@ class AgentScope2Session(SessionBase):
         built-in compression does)."""
         calls = [(b.name, b.input) for m in kept for b in m.content if isinstance(b, ToolCallBlock)]
         reserved = read_paths(calls)
-        try:
+        with fail_open("could not clean the Read cache"):
             await self.agent.state.tool_context.clean_file_cache(reserved_file_paths=reserved)
-        except Exception:
-            logger.exception("copaw-context: could not clean the Read cache")

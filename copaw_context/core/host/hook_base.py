@@ -34,10 +34,12 @@ from copaw_context.core.workspace.location import agent_json_workspace
 
 __all__ = [
     "ANOTHER_HOOK",
+    "CALL_MODEL",
     "Attached",
     "EngineHook",
     "FreshResult",
     "HookSurface",
+    "REASONING_CALL",
     "fail_open",
     "refuse_another_hook",
     "warn_replacing_tool",
@@ -48,6 +50,13 @@ logger = logging.getLogger("copaw_context")
 
 H = TypeVar("H")
 T = TypeVar("T")
+
+CALL_MODEL = "call_model"
+"""Scratch key of :meth:`EngineHook.calling`: the model a call is being prepared for."""
+
+REASONING_CALL = "reasoning_call"
+"""Scratch key of :meth:`EngineHook.mark_reasoning`: the next model call is the reasoning call
+(for a host with no hook around its model call, whose model is wrapped instead)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +167,10 @@ class HookSurface(Protocol):
         self, agent: Any, messages: T, repair: Callable[[T, MutableSet[str]], T | None]
     ) -> T: ...
 
+    def refuse_host_compression(self, enabled: bool, setting: str, remedy: str) -> None: ...
+
+    def takes_call(self, agent: Any) -> bool: ...
+
 
 class EngineHook(ABC):
     """The host-neutral half of a ``MemoryCompactionHook`` (a mixin over the engine)."""
@@ -180,6 +193,7 @@ class EngineHook(ABC):
         self._closed = False
         self._thinking: dict[int, Any] = {}
         self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+        self._pending_tools: weakref.WeakSet[Any] = weakref.WeakSet()
 
     @classmethod
     def from_agent_json(
@@ -229,7 +243,55 @@ class EngineHook(ABC):
             compactor = summariser(own_model, window.tokens)
         return SessionSetup(self.scratch(agent), thinking, window, compactor, separate)
 
+    def tools_pending(self, agent: Any) -> None:
+        """Add the tools to ``agent``'s toolkit on the hook's next call (see ``attach``)."""
+        self._pending_tools.add(agent)
+
+    def take_pending_tools(self, agent: Any) -> bool:
+        """Whether ``agent``'s tools are still to be added (they are not any more: once)."""
+        if agent not in self._pending_tools:
+            return False
+        self._pending_tools.discard(agent)
+        return True
+
+    @contextlib.contextmanager
+    def calling(self, agent: Any, model: Any) -> Iterator[None]:
+        """Meanwhile ``agent``'s call goes to ``model`` (a fallback, say): what the host builds
+        for it meanwhile, such as the system prompt with MEMORY.md bounded by the window, is
+        for that model (:meth:`called_model`)."""
+        scratch = self.scratch(agent)
+        scratch[CALL_MODEL] = model
+        try:
+            yield
+        finally:
+            scratch.pop(CALL_MODEL, None)
+
+    def called_model(self, agent: Any, default: Any) -> Any:
+        """The model of :meth:`calling`, else ``default`` (the agent's own)."""
+        return self.scratch(agent).get(CALL_MODEL) or default
+
     # ------------------------------------------------------------ host events
+    def refuse_host_compression(self, enabled: bool, setting: str, remedy: str) -> None:
+        """The host's own compression (``setting``, on when ``enabled``) and ours cannot both
+        manage one context: refused (ValueError) while this hook manages it; ``remedy``
+        says how to build the agent without it."""
+        if self.is_light and enabled:
+            raise ValueError(
+                f"attach(): the agent's own compression ({setting}) is on; copaw-context "
+                f"replaces it. {remedy}, or set running.context_manager_backend to "
+                '"native" to keep AgentScope\'s'
+            )
+
+    def mark_reasoning(self, agent: Any) -> None:
+        """The next model call of ``agent`` is its reasoning call (the pipeline just ran)."""
+        self.scratch(agent)[REASONING_CALL] = True
+
+    def takes_call(self, agent: Any) -> bool:
+        """Whether this model call of ``agent`` goes through the engine: only the reasoning
+        call marked by :meth:`mark_reasoning` (the mark is taken), while the context is
+        managed; other calls (query rewriting, a summary after the step limit) go as they are."""
+        return bool(self.scratch(agent).pop(REASONING_CALL, False)) and self.is_light
+
     async def bound_result(
         self,
         agent: Any,
