@@ -29,12 +29,8 @@ from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFor
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
-from copaw_context.core.host.hook_base import (
-    Attached,
-    refuse_another_hook,
-    warn_replacing_tool,
-    warn_state_dropped,
-)
+from copaw_context.core.host.hook_base import Attached, refuse_another_hook
+from copaw_context.core.host.hook_events import warn_replacing_tool, warn_state_dropped
 
 __all__ = ["HOOK_NAME", "attach", "attached_to"]
 

@@ -27,7 +27,8 @@ from copaw_context.agentscope1.tools import as_tool_function, make_read_file
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host.dict_blocks import find_result, result_meta, result_parts, set_result
-from copaw_context.core.host.hook_base import Attached, EngineHook, FreshResult
+from copaw_context.core.host.hook_base import Attached, EngineHook
+from copaw_context.core.host.hook_events import FreshResult
 from copaw_context.core.host.protocol import Window
 from copaw_context.core.host.views import METADATA_KEY
 from copaw_context.core.tools.read_entries import ReadEntries

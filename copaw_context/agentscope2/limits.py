@@ -13,7 +13,7 @@ from typing import Any
 
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.report import Limits
-from copaw_context.core.host.hook_base import fail_open
+from copaw_context.core.host.hook_events import fail_open
 from copaw_context.core.host.ratios import own_ratios, ratio_limits, result_ceiling
 
 __all__ = ["HostLimits"]

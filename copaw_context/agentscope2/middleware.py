@@ -37,7 +37,8 @@ from copaw_context.core.commands import parse_command
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.report import Limits
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host.hook_base import Attached, EngineHook, FreshResult, fail_open
+from copaw_context.core.host.hook_base import Attached, EngineHook
+from copaw_context.core.host.hook_events import FreshResult, fail_open
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.host.session_base import state_under
 from copaw_context.core.tokens.usage import ReportedUsage

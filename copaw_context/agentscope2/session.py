@@ -26,7 +26,7 @@ from copaw_context.agentscope2.messages import (
     with_blocks,
 )
 from copaw_context.agentscope2.runtime_hint import runtime_hint_allowance
-from copaw_context.core.host.hook_base import fail_open
+from copaw_context.core.host.hook_events import fail_open
 from copaw_context.core.host.protocol import ArchiveRecord, FixedParts, MessageView
 from copaw_context.core.host.session_base import SessionBase, SessionSetup, read_paths
 

@@ -15,7 +15,8 @@ import pytest
 
 from copaw_context.core.config.running import DEFAULT_WINDOW_TOKENS, parse_running_config
 from copaw_context.core.host.agent_entry import fresh_entry, loaded_entry
-from copaw_context.core.host.hook_base import EngineHook, FreshResult, refuse_another_hook
+from copaw_context.core.host.hook_base import EngineHook, refuse_another_hook
+from copaw_context.core.host.hook_events import FreshResult
 from copaw_context.core.host.loaded import (
     as1_sign,
     as2_sign,
