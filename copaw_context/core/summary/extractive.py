@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from copaw_context.core.markdown_blocks import fence_closer
 from copaw_context.core.summary.carry import carry_facts, flatten_carried
 from copaw_context.core.summary.facts import (
     MAX_REQUEST_CHARS,
@@ -18,7 +19,7 @@ from copaw_context.core.summary.facts import (
 )
 from copaw_context.core.summary.fit import trim
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
-from copaw_context.core.summary.markdown import FENCE_RE, item_key
+from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import merge, union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import Summary
@@ -33,8 +34,9 @@ MIN_SUMMARY_CHARS = 1000
 def _labelled(label: str, timestamp: str, text: str, language: Language) -> str:
     when = f" ({timestamp})" if timestamp else ""
     lines = text.split("\n")
-    if sum(1 for line in lines if FENCE_RE.match(line)) % 2:
-        lines.append("```")  # a cut inside a code block must not swallow later headings
+    closer = fence_closer(text)
+    if closer:
+        lines.append(closer)  # a cut inside a code block must not swallow later headings
     body = "\n".join([lines[0], *(f"  {line}" if line else "" for line in lines[1:])])
     return f"- {label}{when}{WORDS[language]['colon']}{body}"
 

@@ -7,10 +7,11 @@ import re
 from collections import deque
 from collections.abc import Callable
 
+from copaw_context.core.markdown_blocks import fence_closer
 from copaw_context.core.summary.carry import flatten_carried
 from copaw_context.core.summary.facts import cut
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
-from copaw_context.core.summary.markdown import FENCE_RE, item_key
+from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import ITEM_KEYS, Summary
@@ -166,8 +167,9 @@ def _cut_item(item: str, limit: int) -> str:
     if len(item) <= limit:
         return item
     text = cut(item, limit)
-    if sum(1 for line in text.split("\n") if FENCE_RE.match(line)) % 2:
-        text += "\n  ```"  # a cut inside a code block must not swallow later headings
+    closer = fence_closer(text)
+    if closer:
+        text += "\n  " + closer  # a cut inside a code block must not swallow later headings
     return text
 
 

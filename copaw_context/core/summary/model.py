@@ -14,6 +14,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from copaw_context.core.markdown_blocks import parse_blocks, section_bounds
 from copaw_context.core.summary.language import (
     NONE_MARK,
     PROGRESS_KEYS,
@@ -26,12 +27,12 @@ from copaw_context.core.summary.language import (
     check_language,
 )
 from copaw_context.core.summary.markdown import (
-    STARTS_ITEM_RE,
     find_headings,
     section_index,
     section_level,
     split_items,
     split_title,
+    starts_item,
     subsection_index,
     unwrap_code_fence,
 )
@@ -172,31 +173,41 @@ class _Parsed:
         target += items
 
 
-def _bounds(rows: Sequence[int], end: int) -> Iterator[tuple[int, int]]:
-    """(heading row, end of its body) for each of the sorted ``rows``."""
-    for n, row in enumerate(rows):
-        yield row, rows[n + 1] if n + 1 < len(rows) else end
+class _Lines:
+    """The lines of a summary being read, with its code rows (parsed once)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.blocks = parse_blocks(lines)
+
+    def items(self, start: int, end: int, tail: str = "") -> list[str]:
+        """The items of rows ``start:end``, after the text of a heading's ``tail``."""
+        body = self.lines[start:end]
+        code = {row - start for row in self.blocks.code_rows if start <= row < end}
+        if tail:
+            body, code = [tail, *body], {row + 1 for row in code}
+        return split_items(body, code)
 
 
 def _parse(markdown: str, language: Language) -> Summary:
-    lines = unwrap_code_fence(markdown).split("\n")
-    level: Literal[1, 2] = 1 if section_level(lines) == 1 else 2
-    titles = find_headings(lines, level=level)
+    doc = _Lines(unwrap_code_fence(markdown).split("\n"))
+    lines = doc.lines
+    level: Literal[1, 2] = 1 if section_level(lines, doc.blocks) == 1 else 2
+    titles = find_headings(lines, level=level, blocks=doc.blocks)
     rows = sorted(titles)
     parsed = _Parsed()
-    parsed.items["preamble"] = split_items(lines[: rows[0] if rows else len(lines)])
-    for row, end in _bounds(rows, len(lines)):
+    parsed.items["preamble"] = doc.items(0, rows[0] if rows else len(lines))
+    for row, end in section_bounds(rows, len(lines)):
         title, tail = split_title(titles[row])
-        body = [tail, *lines[row + 1 : end]] if tail else lines[row + 1 : end]
         index = section_index(title)
         if index is None:
             parsed.other.append(
-                Block(title=title.strip(), items=split_items(body), heading=lines[row])
+                Block(title=title.strip(), items=doc.items(row + 1, end, tail), heading=lines[row])
             )
         elif index == 2:
-            _parse_progress(parsed, lines[row], tail, body, level)
+            _parse_progress(parsed, doc, row, end, tail, level)
         else:
-            parsed.add(SECTION_KEYS[index], lines[row], tail, split_items(body))
+            parsed.add(SECTION_KEYS[index], lines[row], tail, doc.items(row + 1, end, tail))
     return Summary(
         language=language,
         **parsed.items,
@@ -206,18 +217,26 @@ def _parse(markdown: str, language: Language) -> Summary:
     )
 
 
-def _parse_progress(parsed: _Parsed, line: str, tail: str, body: list[str], level: int) -> None:
-    titles = find_headings(body, level=level + 1)
+def _parse_progress(
+    parsed: _Parsed, doc: _Lines, row: int, end: int, tail: str, level: int
+) -> None:
+    titles = {
+        at: title
+        for at, title in find_headings(doc.lines, level=level + 1, blocks=doc.blocks).items()
+        if row < at < end
+    }
     rows = sorted(titles)
-    parsed.add("progress", line, tail, split_items(body[: rows[0] if rows else len(body)]))
-    for row, end in _bounds(rows, len(body)):
-        title, sub_tail = split_title(titles[row])
-        chunk = split_items([sub_tail, *body[row + 1 : end]] if sub_tail else body[row + 1 : end])
+    parsed.add("progress", doc.lines[row], tail, doc.items(row + 1, rows[0] if rows else end, tail))
+    for sub, sub_end in section_bounds(rows, end):
+        title, sub_tail = split_title(titles[sub])
+        chunk = doc.items(sub + 1, sub_end, sub_tail)
         index = subsection_index(title)
         if index is None:
-            parsed.progress_other.append(Block(title=title.strip(), items=chunk, heading=body[row]))
+            parsed.progress_other.append(
+                Block(title=title.strip(), items=chunk, heading=doc.lines[sub])
+            )
         else:
-            parsed.add(PROGRESS_KEYS[index], body[row], sub_tail, chunk)
+            parsed.add(PROGRESS_KEYS[index], doc.lines[sub], sub_tail, chunk)
 
 
 # --------------------------------------------------------------------------- render
@@ -232,11 +251,11 @@ def _block(
     lines: list[str] = []
     number = 0
     for item in items:
-        paragraph = not STARTS_ITEM_RE.match(item)
+        paragraph = not starts_item(item)
         if numbered and _NUMBERED_RE.match(item):
             number += 1
             item = _NUMBERED_RE.sub(f"{number}. ", item, count=1)
-        if lines and (paragraph or not STARTS_ITEM_RE.match(lines[-1].split("\n")[0])):
+        if lines and (paragraph or not starts_item(lines[-1].split("\n")[0])):
             lines.append("")
         lines.append(item)
     return lines
