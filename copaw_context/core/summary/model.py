@@ -4,6 +4,12 @@ A summary parsed from text keeps how its headings were written (:class:`Layout`)
 that only adds items (the verbatim carry-over, restoring previous items) renders every line
 of the original again. A summary built here (merged, trimmed, extractive) has no layout and
 renders canonically: ``## `` sections in order, "(none)" in the empty ones.
+
+The :class:`Summary` is what crosses boundaries inside the package: text is parsed once where
+it comes in (a model's reply, the host's summary) and turned into text once where it goes out
+(:meth:`Summary.text`: to the host, the archive, an event). Both are remembered: a summary
+that did not change since it was parsed is its text as written, and one rendered again
+unchanged is not rendered twice (a size check, then the host, then the event).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from copaw_context.core.markdown_blocks import parse_blocks, section_bounds
 from copaw_context.core.summary.language import (
@@ -117,16 +123,59 @@ class Summary(BaseModel):
     critical: list[str] = Field(default_factory=list)
     other: list[Block] = Field(default_factory=list)
     layout: Layout | None = None  # None: render canonically
+    # (content, text) of the text it was parsed from; (content, language, text) of a render
+    _source: tuple[tuple[object, ...], str] | None = PrivateAttr(default=None)
+    _rendered: tuple[tuple[object, ...], Language, str] | None = PrivateAttr(default=None)
 
     @classmethod
     def parse(cls, markdown: str, language: Language = "en") -> Summary:
         """Read a summary leniently: headings in either language and common variants, one
         wrapping code fence, headings inside code fences ignored, ``#`` or ``##`` sections."""
-        return _parse(markdown, check_language(language))
+        summary = _parse(markdown, check_language(language))
+        summary._source = (summary._content(), markdown)
+        return summary
 
     def render(self, language: Language | None = None) -> str:
-        """The Markdown of the summary; ``language`` (default: its own) names new headings."""
-        return _render(self, check_language(language or self.language))
+        """The Markdown of the summary; ``language`` (default: its own) names new headings.
+
+        Rendered once per content: asked again unchanged, it returns the same text."""
+        language = check_language(language or self.language)
+        content = self._content()
+        memo = self._rendered
+        if memo is not None and memo[1] == language and memo[0] == content:
+            return memo[2]
+        text = _render(self, language)
+        self._rendered = (content, language, text)
+        return text
+
+    def text(self) -> str:
+        """The summary as text for the world outside: the text it was parsed from while
+        nothing changed since (a model's reply stays as written), else :meth:`render`."""
+        source = self._source
+        if source is not None and source[0] == self._content():
+            return source[1]
+        return self.render()
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (how it was last written out does not count)."""
+        if not isinstance(other, Summary):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def _content(self) -> tuple[object, ...]:
+        """Everything rendering reads, as plain tuples: cheap to build, to compare, to copy."""
+        layout = None
+        if self.layout is not None:
+            heads = self.layout.headings.items()
+            rows = tuple((k, tuple((h.line, h.start, h.tail) for h in v)) for k, v in heads)
+            layout = (self.layout.level, rows)
+        return (
+            self.language,
+            tuple(tuple(self.items(key)) for key in ITEM_KEYS),
+            tuple((b.title, tuple(b.items), b.heading) for b in self.progress_other),
+            tuple((b.title, tuple(b.items), b.heading) for b in self.other),
+            layout,
+        )
 
     def items(self, key: ItemsKey) -> list[str]:
         """The item list named ``key``."""
