@@ -28,17 +28,7 @@ from copaw_context.core.steps.compact_events import (
     warn_fixed_parts,
 )
 from copaw_context.core.steps.compactor_input import compacted_transcript
-from copaw_context.core.steps.cut import (
-    NOTICE_BYTES,
-    cut_latest_request,
-    cut_pinned_texts,
-    fit_fresh_results,
-    fit_fresh_to_window,
-    request_cap_bytes,
-    truncate_instead,
-)
-from copaw_context.core.steps.data_fit import drop_data_to_fit
-from copaw_context.core.steps.summary_room import shrink_summary_to_window
+from copaw_context.core.steps.cut import NOTICE_BYTES, Cutter, request_cap_bytes
 from copaw_context.core.summary import (
     CompactorResult,
     Summary,
@@ -96,7 +86,7 @@ async def compact(
         fitted = await ctx.report(host, limits)  # fresh results may have been cut to fit
         if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
             return await fitted_event(ctx, host, report, fitted, base, started)
-        return await truncate_instead(ctx, host, report, base, trigger, started, limits)
+        return await Cutter(ctx).instead(host, report, base, trigger, started, limits)
     ledger = ctx.ledger(host)
     to_compact = _whole(_groups(refs, plan.compact), ledger)
     to_keep = _whole(_groups(refs, plan.keep), ledger)
@@ -120,6 +110,7 @@ class _Run:
         self.ctx, self.host, self.report = ctx, host, report
         self.trigger, self.started, self.base = trigger, started, base
         self.state = ctx.state(host)
+        self.cutter = Cutter(ctx)
         settings = ctx.settings
         self.margin = int(settings.recompact_growth_ratio * report.window)
         guard = self.state.guard_total
@@ -156,8 +147,8 @@ class _Run:
             # prompt): keep the messages and cut instead, within the window. The context
             # stays crowded: the storm guard holds the compactor back until it grows.
             self.state.guard_total = self.report.total
-            run = (ctx, host, self.report, self.base, self.trigger, self.started, limits)
-            cut = await truncate_instead(*run, last_resort=False)
+            run = (host, self.report, self.base, self.trigger, self.started, limits)
+            cut = await self.cutter.instead(*run, last_resort=False)
             if (await ctx.report(host, limits)).total > self.report.window:
                 added = 0  # still over: compact after all, the summary cut to what fits
             elif cut is not None:
@@ -175,16 +166,10 @@ class _Run:
         records = archive_records(host, to_compact)
         guide = await archive_and_apply(ctx, host, records, to_keep, summary)
         if plan.request_over_reserve:
-            await cut_latest_request(ctx, host, self.report.reserve, self.report.window)
+            await self.cutter.latest_request(host, self.report.reserve, self.report.window)
         self.state.add_stats(compactions=1)
-        after = await ctx.report(host, limits)
-        if after.total > after.window:  # the summary took more than its room
-            after = await fit_fresh_to_window(ctx, host, after, limits)
-        if after.total > after.window and await cut_pinned_texts(ctx, host, after.window):
-            after = await ctx.report(host, limits)
-        if after.total > after.window and await shrink_summary_to_window(ctx, host, after):
-            after = await ctx.report(host, limits)
-        after = await drop_data_to_fit(ctx, host, after, limits)
+        # the summary may take more than its room: cut what is left to cut, to the window
+        after = await self.cutter.to_window(host, await ctx.report(host, limits), limits)
         crowded = after.total > self.report.threshold - self.margin
         self.state.guard_total = after.total if crowded else None
         event = ContextEvent(
@@ -286,7 +271,8 @@ async def _plan(
     room_raw, reserve_raw = int(room / factor), int(reserve / factor)
     # Fresh results may take the room but half the reserve, which recent history keeps.
     forced = _forced_tokens(ledger, request_cap_bytes(report.reserve, report.window))
-    await fit_fresh_results(ctx, host, room_raw - forced - reserve_raw // 2, report.window)
+    budget = room_raw - forced - reserve_raw // 2
+    await Cutter(ctx).fresh_to_budget(host, budget, report.window)
     fresh = sum(p.tokens for m in ledger.messages for p in m.parts if p.unseen)
     reserve_raw = min(reserve_raw, max(0, room_raw - forced - fresh))
     items, refs = ledger.split_items()
