@@ -4,12 +4,12 @@ Importing this package registers :class:`CopawContextManager` in QwenPaw's
 ``context_registry`` under ``"light"`` (QwenPaw's default ``context_manager_backend``), so an
 unchanged agent.json selects it. The shipped plugin (``plugin/``, installed with
 ``copaw-context qwenpaw install``) imports it when QwenPaw starts and adds the ``/compact``
-control command. See the README, "Coming from QwenPaw".
+and ``/context`` control commands. See the README, "Coming from QwenPaw".
 """
 
 from __future__ import annotations
 
-from copaw_context.qwenpaw.commands import CompactCommand
+from copaw_context.qwenpaw.commands import CONTROL_COMMANDS, ChatCommandHandler
 from copaw_context.qwenpaw.context import STATE_KEY, CopawAgentContext
 from copaw_context.qwenpaw.hook import CommandAgent, QwenPawHook
 from copaw_context.qwenpaw.manager import BACKEND_NAME, CopawContextManager, register
@@ -18,10 +18,11 @@ from copaw_context.qwenpaw.window import QWENPAW_DEFAULT_MAX_INPUT_LENGTH, qwenp
 
 __all__ = [
     "BACKEND_NAME",
+    "CONTROL_COMMANDS",
     "QWENPAW_DEFAULT_MAX_INPUT_LENGTH",
     "STATE_KEY",
+    "ChatCommandHandler",
     "CommandAgent",
-    "CompactCommand",
     "CopawAgentContext",
     "CopawContextManager",
     "QwenPawHook",

@@ -1,12 +1,15 @@
-"""``/compact [note]`` in QwenPaw's chat, answered by copaw-context (a plugin control command).
+"""``/compact [note]`` and ``/context`` in QwenPaw's chat, answered by copaw-context (plugin
+control commands).
 
 QwenPaw runs its own ``/compact`` (and ``/new``, ``/clear``, ``/history``, ...) without an
 agent, and writes its own reply around what the context manager's ``compact_context``
-returns. A plugin's control commands are dispatched before those, with the text after the
-command in ``args["_raw_args"]``; :class:`CompactCommand` takes ``/compact`` there, loads the
-session's memory, runs our ``/compact`` with the note, saves the memory and replies with our
-reply and summary. When the workspace's context manager is not ours (another backend in
-agent.json), it runs QwenPaw's own ``/compact`` instead, as if the plugin were not there.
+returns; ``/context`` is no QwenPaw command (it would go to the model). A plugin's control
+commands are dispatched before QwenPaw's conversation commands, with the text after the
+command in ``args["_raw_args"]``. :class:`ChatCommandHandler` takes a command there, loads
+the session's memory, runs our command, saves the memory and replies with our text (for
+``/compact``: our reply and our summary). When the workspace's context manager is not ours
+(another backend in agent.json), ``/compact`` is QwenPaw's own, as if the plugin were not
+there, and ``/context`` says that copaw-context is not in charge.
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ from qwenpaw.app.runner.control_commands import BaseControlCommandHandler, Contr
 from copaw_context.core.commands import ChatCommand
 from copaw_context.qwenpaw.manager import CopawContextManager
 
-__all__ = ["CompactCommand", "qwenpaw_conversation_command"]
+__all__ = ["CONTROL_COMMANDS", "ChatCommandHandler", "qwenpaw_conversation_command"]
+
+CONTROL_COMMANDS = {
+    "compact": "Compact the conversation context (copaw-context); optional note",
+    "context": "Show the tokens the model receives now, by part (copaw-context)",
+}
+"""The chat commands the plugin answers, with the description QwenPaw advertises."""
 
 
 def _request_channel(context: ControlContext) -> str:
@@ -57,22 +66,29 @@ async def qwenpaw_conversation_command(runner: Any, context: ControlContext, que
     return reply.get_text_content() or ""
 
 
-class CompactCommand(BaseControlCommandHandler):
-    """``/compact [note]``: copaw-context's compaction, reply and summary."""
+class ChatCommandHandler(BaseControlCommandHandler):
+    """``/<name> [argument]`` answered by copaw-context."""
 
-    command_name = "/compact"
-    description = "Compact the conversation context (copaw-context); optional note"
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.command_name = f"/{name}"
+        self.description = CONTROL_COMMANDS[name]
 
     async def handle(self, context: ControlContext) -> str:
-        note = str(context.args.get("_raw_args", "") or "").strip()
+        argument = str(context.args.get("_raw_args", "") or "").strip()
         runner = context.workspace.runner
         manager = context.workspace.context_manager
         if not isinstance(manager, CopawContextManager):
-            query = f"/compact {note}".strip()
-            return await qwenpaw_conversation_command(runner, context, query)
+            if self.name in CommandHandler.SYSTEM_COMMANDS:
+                query = f"{self.command_name} {argument}".strip()
+                return await qwenpaw_conversation_command(runner, context, query)
+            return (
+                f"**/{self.name} is copaw-context's**, and this agent's context manager is "
+                f"{type(manager).__name__} (running.context_manager_backend in agent.json)."
+            )
         return await manager.run_session_command(
             runner,
-            ChatCommand("compact", note),
+            ChatCommand(self.name, argument),
             session_id=context.session_id,
             user_id=context.user_id,
             channel=_request_channel(context),

@@ -44,6 +44,7 @@ __all__ = [
     "agent_calls",
     "archive_lines",
     "call_tokens",
+    "tool_results",
     "install_plugin",
     "load_plugins",
     "scripted_agent",
@@ -55,8 +56,9 @@ FACTORY_USERS = (model_factory, react_agent, light_context_manager, reme_light_m
 
 def scripted_agent(command: str = "seq 1 20000") -> Callable[[ModelCall], list[Any]]:
     """The agent's model: each request runs ``command`` with QwenPaw's own
-    ``execute_shell_command``, then answers; the compactor (a call without tools) gets a
-    valid summary; another tool-using caller (ReMe's summariser) gets a line of text."""
+    ``execute_shell_command`` (a request ``CALL <tool> <json arguments>`` calls that tool
+    instead), then answers; the compactor (a call without tools) gets a valid summary;
+    another tool-using caller (ReMe's summariser) gets a line of text."""
 
     def step(call: ModelCall) -> list[Any]:
         if not call.tools:
@@ -66,6 +68,12 @@ def scripted_agent(command: str = "seq 1 20000") -> Callable[[ModelCall], list[A
         last = call.formatted[-1]
         if last.get("role") == "tool":
             return text_step(f"done after {len(call.formatted)} messages")
+        request = str(last.get("content") or "")
+        if isinstance(last.get("content"), list):
+            request = " ".join(str(b.get("text", "")) for b in last["content"])
+        if request.startswith("CALL "):
+            _, name, arguments = request.split(" ", 2)
+            return tool_calls_step((name, json.loads(arguments)))
         return tool_calls_step(("execute_shell_command", {"command": command}))
 
     return step
@@ -79,6 +87,11 @@ def agent_calls(model: ScriptedChatModel) -> list[ModelCall]:
 def call_tokens(call: ModelCall) -> int:
     """o200k tokens of one model input, counted from scratch (texts, calls, schemas)."""
     return input_tokens(list(call.formatted), json.dumps(call.tools or []), o200k())
+
+
+def tool_results(call: ModelCall) -> list[str]:
+    """The tool answers in one model input, in order."""
+    return [str(m.get("content")) for m in call.formatted if m.get("role") == "tool"]
 
 
 def archive_lines(workspace: Path) -> list[dict[str, Any]]:
