@@ -1,11 +1,11 @@
 """Shared test fixtures; which tests run depends on the installed AgentScope major.
 
-``scripts/test.sh`` runs pytest twice: in ``.venv`` (AgentScope 2.x) every test but
+``scripts/test.sh`` runs pytest three times: in ``.venv`` (AgentScope 2.x) every test but
 ``agentscope1/``; in ``.venv-as1`` (AgentScope 1.x) ``invariants/`` (the end-to-end
 invariants, against whichever host is installed), ``core/`` (host-neutral),
 ``agentscope1/`` and the real-agent tests of ``reliability/`` and ``ported/`` (the peers'
-suites; those taking the ``driver`` fixture, see ``reliability/conftest.py``). ``qwenpaw/``
-drives real QwenPaw 1.1: only ``.venv-qwenpaw1`` has it, and runs only that folder.
+suites; those taking the ``driver`` fixture, see ``reliability/conftest.py``). The third
+run, in ``.venv-qwenpaw1``, is ``qwenpaw/``: real QwenPaw 1.1, which only that venv has.
 """
 
 from __future__ import annotations
