@@ -26,17 +26,11 @@ from copaw_context.agentscope1 import STATE_ATTRIBUTE, MemoryCompactionHook
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host.protocol import Window
+from copaw_context.qwenpaw.config import without_own_memory
 from copaw_context.qwenpaw.context import CopawAgentContext
 from copaw_context.qwenpaw.window import qwenpaw_window
 
-__all__ = ["CommandAgent", "QwenPawHook", "share_memory_state", "without_own_memory"]
-
-
-def without_own_memory(config: RunningConfig) -> RunningConfig:
-    """``config`` with copaw-context's long-term memory off (QwenPaw's memory manager keeps
-    MEMORY.md, the daily logs and ``memory_search``; two writers would summarise twice)."""
-    memory = config.memory.model_copy(update={"enabled": False})
-    return config.model_copy(update={"memory": memory})
+__all__ = ["CommandAgent", "QwenPawHook", "share_memory_state"]
 
 
 def share_memory_state(agent: Any) -> None:

@@ -33,10 +33,10 @@ from qwenpaw.config.config import load_agent_config
 
 from copaw_context.agentscope1 import attached_hook
 from copaw_context.core.commands import ChatCommand
-from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.host.hook_base import fail_open
 from copaw_context.core.steps.archive import archive_records, shielded, write_records
 from copaw_context.qwenpaw.attach import attach_to_agent
+from copaw_context.qwenpaw.config import load_qwenpaw_config
 from copaw_context.qwenpaw.context import CopawAgentContext
 from copaw_context.qwenpaw.hook import CommandAgent, QwenPawHook
 from copaw_context.qwenpaw.memory_manager import (
@@ -48,6 +48,8 @@ from copaw_context.qwenpaw.memory_manager import (
 __all__ = ["BACKEND_NAME", "CopawContextManager", "register"]
 
 logger = logging.getLogger("copaw_context")
+qwenpaw_log = logging.getLogger("qwenpaw.copaw_context")
+"""For the line QwenPaw's own log should show (QwenPaw logs its ``qwenpaw`` loggers)."""
 
 BACKEND_NAME = "light"
 """The ``context_manager_backend`` we answer to: QwenPaw's default, so an unchanged
@@ -70,8 +72,7 @@ class CopawContextManager(BaseContextManager):
     def hook(self) -> QwenPawHook:
         """The hook (and engine) of this workspace, built from its agent.json."""
         if self._hook is None:
-            path = Path(self.working_dir) / "agent.json"
-            config = load_running_config(path) if path.exists() else RunningConfig()
+            config = load_qwenpaw_config(Path(self.working_dir) / "agent.json")
             self._hook = QwenPawHook(config, self.working_dir, self.agent_id)
             self._hook.engine.add_compaction_listener(self.memory)
         return self._hook
@@ -79,11 +80,19 @@ class CopawContextManager(BaseContextManager):
     async def start(self) -> None:
         """Read agent.json (an invalid one fails here, naming the key)."""
         hook = self.hook
-        logger.info(
-            "copaw-context manages the context of QwenPaw agent %s (workspace %s)",
+        qwenpaw_log.info(
+            "copaw-context manages the context of agent %s (workspace %s, window %s)",
             self.agent_id,
             hook.workspace,
+            self._window_text(),
         )
+
+    def _window_text(self) -> str:
+        try:
+            window = self.hook.window(None)
+        except Exception as exc:  # QwenPaw's config may not be readable yet
+            return f"not known yet: {exc}"
+        return f"{window.tokens} tokens from {window.source}"
 
     async def close(self) -> bool:
         """Stop the engine's background work (the memory schedule, early saves)."""
@@ -114,7 +123,10 @@ class CopawContextManager(BaseContextManager):
     ) -> CommandAgent:
         model = formatter = None
         if with_model:
-            model, formatter = model_factory.create_model_and_formatter(self.agent_id)
+            try:
+                model, formatter = model_factory.create_model_and_formatter(self.agent_id)
+            except Exception as exc:  # e.g. no active model: the summary is extractive
+                logger.warning("copaw-context: no model for the compactor (%s)", exc)
         return CommandAgent(
             self._agent_name(),
             memory,
@@ -236,7 +248,9 @@ class CopawContextManager(BaseContextManager):
         memory.load_state_dict(saved.get("memory", {}), strict=False)
         prompt = saved.get("_sys_prompt")
         agent = self._command_agent(
-            memory, with_model=True, sys_prompt=prompt if isinstance(prompt, str) else None
+            memory,
+            with_model=command.name == "compact",
+            sys_prompt=prompt if isinstance(prompt, str) else None,
         )
         reply = await self.hook.command_reply(agent, command)
         if session_id and user_id:
