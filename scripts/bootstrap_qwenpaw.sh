@@ -14,6 +14,9 @@ cd "$(dirname "$0")/.."
 QWENPAW1_PINS="qwenpaw==1.1.12.post3 mcp<2 fastmcp<4"
 venv="${1:-.venv-qwenpaw1}"
 pins="${2:-$QWENPAW1_PINS}"
+if [ ! -f "$venv/.copaw-context-installed" ]; then
+  echo "bootstrap: $venv gets QwenPaw ($pins): about 5 minutes and 1.3 GB the first time"
+fi
 bash scripts/bootstrap.sh "$venv" "$pins"
 smoke='import agentscope, qwenpaw.app.workspace.workspace, copaw_context.qwenpaw'
 if ! "$venv/bin/python" -c "$smoke" >"$venv/smoke.log" 2>&1; then

@@ -22,7 +22,7 @@ from typing import Any
 from agentscope.message import Msg
 from agentscope.tool import Toolkit
 
-from copaw_context.agentscope1 import STATE_ATTRIBUTE, MemoryCompactionHook
+from copaw_context.agentscope1 import STATE_ATTRIBUTE, AgentScope1Session, MemoryCompactionHook
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host.protocol import Window
@@ -31,6 +31,8 @@ from copaw_context.qwenpaw.context import CopawAgentContext
 from copaw_context.qwenpaw.window import qwenpaw_window
 
 __all__ = ["CommandAgent", "QwenPawHook", "share_memory_state"]
+
+_THINKING_CACHE = 64  # formatters whose thinking policy is remembered
 
 
 def share_memory_state(agent: Any) -> None:
@@ -84,6 +86,13 @@ class QwenPawHook(MemoryCompactionHook):
     def window(self, agent: Any) -> Window:
         """QwenPaw's window for this workspace's agent (see ``window.py``)."""
         return qwenpaw_window(self.config, self.agent_id)
+
+    async def session(self, agent: Any) -> AgentScope1Session:
+        """The engine's view of ``agent``; the formatter probe cache is kept small (QwenPaw
+        builds a formatter for every request: the cache is keyed by the formatter)."""
+        if len(self._thinking) > _THINKING_CACHE:
+            self._thinking.clear()
+        return await super().session(agent)
 
     def tool_functions(self) -> list[Any]:
         """None at attach time: the manager registers ``read_file`` over each agent's own."""

@@ -213,7 +213,8 @@ class CopawContextManager(BaseContextManager):
         before = await engine.report(await self.hook.session(agent))
         summary_before = memory.get_compressed_summary()
         count_before = len(memory.content)
-        reply = await self.hook.command_reply(agent, ChatCommand("compact", extra_instruction))
+        with self.memory.queued_by_qwenpaw():
+            reply = await self.hook.command_reply(agent, ChatCommand("compact", extra_instruction))
         summary = memory.get_compressed_summary()
         after = await engine.report(await self.hook.session(agent))
         changed = summary != summary_before or len(memory.content) < count_before

@@ -16,8 +16,10 @@ Requests from cron jobs and the heartbeat are left out of the memory, as QwenPaw
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from agentscope.message import Msg
@@ -41,6 +43,9 @@ AUTOMATION_SOURCES = frozenset({"cron", "heartbeat"})
 
 _AUTOMATION: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "copaw_context_qwenpaw_automation", default=False
+)
+_QUEUED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "copaw_context_qwenpaw_queued", default=False
 )
 
 
@@ -116,9 +121,20 @@ class MemoryForwarder:
         if manager is not None:
             self.manager = manager
 
+    @staticmethod
+    @contextlib.contextmanager
+    def queued_by_qwenpaw() -> Iterator[None]:
+        """Inside: QwenPaw has queued the messages itself (its own ``/compact`` calls
+        ``add_summarize_task`` before ``compact_context``), nothing is forwarded."""
+        token = _QUEUED.set(True)
+        try:
+            yield
+        finally:
+            _QUEUED.reset(token)
+
     async def __call__(self, record: CompactionRecord) -> None:
         manager = self.manager
-        if manager is None or not record.messages or _AUTOMATION.get():
+        if manager is None or not record.messages or _AUTOMATION.get() or _QUEUED.get():
             return
         messages = [as_msg(m) for m in record.messages]
         if record.trigger == "command":

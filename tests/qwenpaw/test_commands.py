@@ -36,8 +36,17 @@ async def test_context_is_ours_and_qwenpaws_compact_and_clear_archive_in_our_for
     assert context.startswith("**Context usage**"), context
     assert f"- Window: {WINDOW} tokens (from {MODEL_SOURCE})" in context
 
+    queued: list[int] = []  # QwenPaw's memory manager: what /compact hands it to summarise
+    memory_manager = workspace.memory_manager
+    queue = memory_manager.add_summarize_task
+    monkeypatch.setattr(
+        memory_manager,
+        "add_summarize_task",
+        lambda messages, **kw: (queued.append(len(messages)), queue(messages=messages, **kw)),
+    )
     before = site.saved_memory()
     compact = await site.ask(workspace, "/compact keep only the requirements")
+    assert queued == [len(before["content"])]  # QwenPaw's own, once (we add none)
     assert compact.startswith("✅ **Compact Complete!**"), compact  # QwenPaw's reply ...
     assert "PARSE-17" in compact  # ... around our summary
     after = site.saved_memory()

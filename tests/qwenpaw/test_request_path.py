@@ -42,12 +42,25 @@ async def test_turns_restart_and_compact_keep_everything(
     replies = [await site.ask(workspace, f"turn {i}: count to 20000") for i in range(3)]
     first = site.saved_memory()["copaw_context"]
     first_id = first["session_id"]
+    # What our automatic compactions removed went to QwenPaw's memory manager (ReMe), as
+    # QwenPaw's own manager hands it (summarize_when_compact).
+    assert first["engine"]["stats"]["compactions"] >= 1
+    assert workspace.memory_manager.list_summarize_status()
     await workspace.stop()
 
     workspace = await site.start()  # a restart: a new manager, the session from disk
     replies.append(await site.ask(workspace, "turn 3: count to 20000"))
     assert site.saved_memory()["copaw_context"]["session_id"] == first_id
+    queued: list[int] = []  # QwenPaw's memory manager gets what /compact removed, once
+    memory_manager = workspace.memory_manager
+    queue = memory_manager.add_summarize_task
+    monkeypatch.setattr(
+        memory_manager,
+        "add_summarize_task",
+        lambda messages, **kw: (queued.append(len(messages)), queue(messages=messages, **kw)),
+    )
     compact = await site.ask(workspace, "/compact keep only the requirements")
+    assert len(queued) == 1 and queued[0] > 0
     replies.append(await site.ask(workspace, "turn 4: count to 20000"))
     await workspace.stop()
 
