@@ -14,16 +14,24 @@ source scripts/_progress.sh
 # agentscope 1.0.21 declares no upper bounds; these are the releases it was made with (mcp 2
 # and SQLAlchemy 2.1 break its import, and it imports tqdm without declaring it).
 AS1_PINS="agentscope==1.0.21 mcp<2 sqlalchemy<2.1 tqdm"
+# The oldest supported releases of each major (QwenPaw 2.2.2 pins 2.0.10, QwenPaw 1.1.12
+# runs 1.0.20): the adapter tests, the invariants and the private-API pins run on them too.
+OLDEST_AS2="agentscope==2.0.10"
+OLDEST_AS1="agentscope==1.0.20 mcp<2 sqlalchemy<2.1 tqdm"
 
 step() { echo "== $* ($(date +%H:%M:%S)) =="; }
 
-step "environments: .venv (AgentScope 2.x), .venv-as1 (AgentScope 1.0.21), .venv-qwenpaw1 (QwenPaw 1.1.12)"
+step "environments: .venv (AgentScope 2.x), .venv-as1 (1.0.21), .venv-as2.0.10, .venv-as1.0.20, .venv-qwenpaw1 (QwenPaw 1.1.12)"
 bash scripts/bootstrap.sh & as2_env=$!
 bash scripts/bootstrap.sh .venv-as1 "$AS1_PINS" & as1_env=$!
 bash scripts/bootstrap_qwenpaw.sh & qwenpaw_env=$!
 wait "$as2_env"
 wait "$as1_env"
 wait "$qwenpaw_env"
+bash scripts/bootstrap.sh .venv-as2.0.10 "$OLDEST_AS2" & oldest2_env=$!
+bash scripts/bootstrap.sh .venv-as1.0.20 "$OLDEST_AS1" & oldest1_env=$!
+wait "$oldest2_env"
+wait "$oldest1_env"
 
 step "lint: ruff check, ruff format --check"
 .venv/bin/ruff check copaw_context tests scripts benchmarks
@@ -62,9 +70,16 @@ as1_status=0
 wait "$as1_tests" || as1_status=$?
 qwenpaw_status=0
 wait "$qwenpaw_tests" || qwenpaw_status=$?
+oldest_status=0
+step "pytest: the oldest supported releases: AgentScope 2.0.10 (tests/agentscope2), 1.0.20 (tests/agentscope1, invariants, ported); about 2 minutes"
+.venv-as2.0.10/bin/python -m pytest -q -p no:cacheprovider --basetemp=.venv-as2.0.10/pytest-tmp \
+  tests/agentscope2 || oldest_status=$?
+AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true .venv-as1.0.20/bin/python -m pytest -q -p no:cacheprovider \
+  --basetemp=.venv-as1.0.20/pytest-tmp tests/agentscope1 tests/invariants tests/ported \
+  || oldest_status=$?
 verdict() { [ "$1" -eq 0 ] && echo passed || echo FAILED; }
-echo "== done in $SECONDS s: AgentScope 2.x $(verdict "$status"), AgentScope 1.x $(verdict "$as1_status"), QwenPaw 1.1 $(verdict "$qwenpaw_status") =="
-for result in "$status" "$as1_status" "$qwenpaw_status"; do
+echo "== done in $SECONDS s: AgentScope 2.x $(verdict "$status"), AgentScope 1.x $(verdict "$as1_status"), QwenPaw 1.1 $(verdict "$qwenpaw_status"), oldest releases (2.0.10, 1.0.20) $(verdict "$oldest_status") =="
+for result in "$status" "$as1_status" "$qwenpaw_status" "$oldest_status"; do
   if [ "$result" -ne 0 ]; then
     exit "$result"
   fi

@@ -19,24 +19,22 @@ What changes on the agent instance (its class and other agents are untouched):
 from __future__ import annotations
 
 import functools
-import logging
 from typing import Any, TypeVar
 
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.hook_protocol import As1Hook
-from copaw_context.agentscope1.model import REASONING_CALL, call_model
+from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.commands import parse_command
-from copaw_context.core.host.hook_base import ANOTHER_HOOK, Attached, fail_open
+from copaw_context.core.host.hook_base import Attached, refuse_another_hook
+from copaw_context.core.host.hook_events import warn_replacing_tool, warn_state_dropped
 
 __all__ = ["HOOK_NAME", "attach", "attached_to"]
 
 H = TypeVar("H", bound=As1Hook)
-
-logger = logging.getLogger("copaw_context")
 
 HOOK_NAME = "copaw_context"
 """Name of our instance hooks (``pre_reasoning``, ``post_acting``)."""
@@ -66,15 +64,12 @@ def _check_agent(agent: Any, hook: As1Hook) -> None:
             f"context is edited in place; {type(agent.memory).__name__} keeps it elsewhere"
         )
     compression = getattr(agent, "compression_config", None)
-    if hook.is_light and compression is not None and getattr(compression, "enable", False):
-        raise ValueError(
-            "attach(): the agent's own compression (ReActAgent compression_config.enable) is "
-            "on; copaw-context replaces it. Build the agent without compression_config, or "
-            'set running.context_manager_backend to "native" to keep AgentScope\'s'
-        )
-    other = attached_to(agent)
-    if other is not None and other is not hook:
-        raise ValueError(ANOTHER_HOOK)
+    hook.refuse_host_compression(
+        compression is not None and bool(getattr(compression, "enable", False)),
+        "ReActAgent compression_config.enable",
+        "Build the agent without compression_config",
+    )
+    refuse_another_hook([attached_to(agent)], hook)
 
 
 def _command_text(msg: object) -> str | None:
@@ -113,7 +108,7 @@ def _wrap_summarizing(agent: Any, hook: As1Hook) -> None:
         await hook.pre_reasoning(agent, {})
         # Not a reasoning call: this prompt ends with AgentScope's own hint, which a
         # recovery could not rebuild, so this call goes to the model as it is.
-        hook.scratch(agent).pop(REASONING_CALL, None)
+        hook.takes_call(agent)
         return await original(*args, **kwargs)
 
     agent._summarizing = summarizing
@@ -123,13 +118,8 @@ def _register_tools(agent: Any, hook: As1Hook) -> None:
     toolkit = agent.toolkit
     for function in hook.tool_functions():
         name = function.__name__
-        existing = toolkit.tools.get(name)
-        if existing is not None:
-            logger.warning(
-                "copaw-context: replacing the toolkit's %s with copaw-context's (it follows "
-                "the truncation notices exactly)",
-                name,
-            )
+        if toolkit.tools.get(name) is not None:
+            warn_replacing_tool(name)
         toolkit.register_tool_function(
             function,
             namesake_strategy="override",
@@ -145,33 +135,20 @@ def attach(agent: Any, hook: H) -> Attached[H]:
     if attached_to(agent) is hook:
         return Attached(hook)
     if agent.memory.content and not hasattr(agent, STATE_ATTRIBUTE):
-        logger.warning(
-            "copaw-context: %s already holds %d messages; if they come from a session saved "
-            "with the hook attached, attach the hook before loading the session: AgentScope "
-            "dropped the hook's saved state (archive session id, calibration, messages "
-            "waiting for the archive)",
-            agent.name,
-            len(agent.memory.content),
-        )
+        warn_state_dropped(agent.name, len(agent.memory.content))
     register_agent_state(agent)
     agent.register_instance_hook("pre_reasoning", HOOK_NAME, hook.pre_reasoning)
     agent.register_instance_hook("post_acting", HOOK_NAME, hook.post_acting)
     _wrap_reply(agent, hook)
     _wrap_summarizing(agent, hook)
 
-    async def memory_block() -> str:
-        return await hook.engine.memory.prompt_block(hook.window(agent).tokens)
+    async def memory_prompt(prompt: str) -> str:
+        return await hook.memory_prompt(prompt, hook.window(agent).tokens, once=True)
 
     def repair(msgs: list[Msg]) -> list[Msg]:
-        if not hook.is_light:
-            return msgs
-        repaired = msgs
-        with fail_open("could not check the tool pairing of the input"):
-            seen = hook.scratch(agent).setdefault("pair_repairs", set())
-            repaired = repaired_msgs(msgs, seen) or msgs
-        return repaired
+        return hook.repaired(agent, msgs, repaired_msgs)
 
-    agent.formatter = MemoryPromptFormatter(agent.formatter, memory_block, repair)
+    agent.formatter = MemoryPromptFormatter(agent.formatter, memory_prompt, repair)
 
     async def handle(inner: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return await call_model(hook, agent, inner, args, kwargs)

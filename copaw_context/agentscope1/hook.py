@@ -14,31 +14,24 @@ from __future__ import annotations
 import json
 import logging
 import os
-import weakref
 from typing import Any
 
 from agentscope.message import Msg
 
 from copaw_context.agentscope1.attach import attach, attached_to
-from copaw_context.agentscope1.messages import (
-    METADATA_KEY,
-    blocks_of,
-    result_meta,
-    result_parts,
-    set_result,
-)
-from copaw_context.agentscope1.model import REASONING_CALL
-from copaw_context.agentscope1.proxies import with_memory
 from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.state import agent_state
 from copaw_context.agentscope1.summariser import AgentScope1Summariser
 from copaw_context.agentscope1.thinking import thinking_policy
-from copaw_context.agentscope1.tools import ReadEntries, as_tool_function, make_read_file
-from copaw_context.core.config.running import RunningConfig, load_running_config
+from copaw_context.agentscope1.tools import as_tool_function, make_read_file
+from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host.hook_base import Attached, EngineHook, fail_open
+from copaw_context.core.host.dict_blocks import find_result, result_meta, result_parts, set_result
+from copaw_context.core.host.hook_base import Attached, EngineHook
+from copaw_context.core.host.hook_events import FreshResult
 from copaw_context.core.host.protocol import Window
-from copaw_context.core.workspace.location import agent_json_workspace
+from copaw_context.core.host.views import METADATA_KEY
+from copaw_context.core.tools.read_entries import ReadEntries
 
 __all__ = ["MemoryCompactionHook", "attached_hook", "inner_model"]
 
@@ -91,32 +84,9 @@ class MemoryCompactionHook(EngineHook):
                 f"MemoryCompactionHook: compactor_formatter must be an AgentScope 1.x formatter "
                 f"(with format()); got {type(compactor_formatter).__name__}"
             )
-        self.start_engine(config, workspace_dir, on_event)
-        self.compactor_model = compactor_model
+        self.start_engine(config, workspace_dir, on_event, compactor_model)
         self.compactor_formatter = compactor_formatter
         self.read_entries = ReadEntries()
-        self._thinking: dict[int, bool] = {}
-        self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
-
-    @classmethod
-    def from_agent_json(
-        cls,
-        path: str | os.PathLike[str],
-        workspace_dir: str | os.PathLike[str] | None = None,
-        compactor_model: Any | None = None,
-        *,
-        compactor_formatter: Any | None = None,
-        on_event: EventCallback | None = None,
-    ) -> MemoryCompactionHook:
-        """Build the hook from an agent.json (``running`` or ``agents.running``); the
-        workspace is the folder that holds it unless ``workspace_dir`` is given."""
-        return cls(
-            load_running_config(path),
-            agent_json_workspace(path, workspace_dir),
-            compactor_model,
-            compactor_formatter=compactor_formatter,
-            on_event=on_event,
-        )
 
     def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
         """Attach to a 1.x ``ReActAgent``, called plainly or awaited (see
@@ -129,10 +99,6 @@ class MemoryCompactionHook(EngineHook):
         read_file = make_read_file(self.read_file_tool())
         return [read_file, *(as_tool_function(f) for f in self.engine.memory.tool_functions())]
 
-    def scratch(self, agent: Any) -> dict[str, Any]:
-        """The engine's cache for ``agent`` (not saved)."""
-        return self._scratch.setdefault(agent, {})
-
     # ------------------------------------------------------------------- session
     def window(self, agent: Any) -> Window:
         return Window(*self.config.window_for(getattr(inner_model(agent), "context_size", None)))
@@ -140,18 +106,19 @@ class MemoryCompactionHook(EngineHook):
     async def session(self, agent: Any) -> AgentScope1Session:
         """The engine's view of ``agent`` (its state is the agent's ``copaw_context``)."""
         formatter = _inner_formatter(agent)
-        thinking = self._thinking.get(id(formatter))
-        if thinking is None:
-            thinking = self._thinking[id(formatter)] = await thinking_policy(formatter)
-        window = self.window(agent)
-        if self.compactor_model is not None:
+        setup = await self.setup(
+            agent,
+            formatter=formatter,
+            probe=lambda: thinking_policy(formatter),
+            context_size=getattr(inner_model(agent), "context_size", None),
+            own_model=inner_model(agent),
             # Without its own formatter the compactor uses the agent's (same provider,
             # another model is the common case).
-            compactor = AgentScope1Summariser(
-                self.compactor_model, self.compactor_formatter or formatter
-            )
-        else:
-            compactor = AgentScope1Summariser(inner_model(agent), formatter, window=window.tokens)
+            summariser=lambda model, window: AgentScope1Summariser(
+                model, self.compactor_formatter or formatter, window=window
+            ),
+        )
+        window = setup.window
         with_summary = await agent.memory.get_memory(prepend_summary=True)
         without = await agent.memory.get_memory(prepend_summary=False)
         summary = ""
@@ -159,8 +126,7 @@ class MemoryCompactionHook(EngineHook):
             summary = with_summary[0].get_text_content() or ""
 
         async def system_prompt() -> str:
-            block = await self.engine.memory.prompt_block(window.tokens)
-            return with_memory(str(agent.sys_prompt), block)
+            return await self.memory_prompt(str(agent.sys_prompt), window.tokens, once=True)
 
         async def status(line: str) -> None:
             entry: dict[str, Any] = {METADATA_KEY: {"status": True}}  # a status, not a reply
@@ -168,12 +134,8 @@ class MemoryCompactionHook(EngineHook):
 
         return AgentScope1Session(
             agent,
+            setup,
             data=agent_state(agent),
-            scratch=self.scratch(agent),
-            thinking=thinking,
-            window=window,
-            compactor=compactor,
-            separate_compactor=self.compactor_model is not None,
             system_prompt=system_prompt,
             summary=summary,
             status=status,
@@ -184,45 +146,35 @@ class MemoryCompactionHook(EngineHook):
         """The engine's pipeline on ``agent.memory``; the next model call is marked as the
         reasoning call (the model proxy measures it). Returns None: 1.x passes copies; the
         memory is edited."""
-        if not self.is_light:
-            return None
-        with fail_open("context management failed this step; context kept"):
-            await self.engine.before_reasoning(await self.session(agent))
-            self.scratch(agent)[REASONING_CALL] = True
+        if await self.before_step(agent):
+            self.mark_reasoning(agent)
         return None
 
     async def post_acting(self, agent: Any, kwargs: dict[str, Any], output: Any) -> None:
         """Stage 1: bound the tool result ``_acting`` just added to the memory."""
-        if not (self.is_light and self.engine.context.pruning.enabled):
-            return None
         tool_call = kwargs.get("tool_call")
-        call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
-        if not isinstance(tool_call, dict) or not isinstance(call_id, str):
-            return None
-        with fail_open("stage-1 truncation failed; result kept as is"):
-            found = _stored_result(agent, call_id)
+
+        def fresh() -> FreshResult | None:
+            call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
+            if not isinstance(tool_call, dict) or not isinstance(call_id, str):
+                return None
+            # The newest stored result of the call (1.x's _acting just added it).
+            found = find_result((m for m, _marks in reversed(agent.memory.content)), call_id)
             if found is None:
                 return None
             msg, part, block = found
-            session = await self.session(agent)
             meta = {**result_meta(msg, call_id), **self.read_entries.pop(call_id)}
             raw = tool_call.get("raw_input") or json.dumps(tool_call.get("input") or {})
-            parts, meta = await self.engine.on_tool_result(
-                session, str(tool_call.get("name")), str(raw), result_parts(block), meta
+            return FreshResult(
+                str(tool_call.get("name")),
+                str(raw),
+                result_parts(block),
+                meta,
+                lambda parts, meta: set_result(msg, part, parts, meta),
             )
-            set_result(msg, part, parts, meta)
-        return None
 
-
-def _stored_result(agent: Any, call_id: object) -> tuple[Msg, int, dict[str, Any]] | None:
-    """The newest stored tool result of ``call_id`` (message, block index, block)."""
-    if not isinstance(call_id, str):
+        await self.bound_result(agent, fresh, pruning_only=True)
         return None
-    for msg, _marks in reversed(agent.memory.content):
-        for index, block in enumerate(blocks_of(msg)):
-            if block.get("type") == "tool_result" and block.get("id") == call_id:
-                return msg, index, block
-    return None
 
 
 def attached_hook(agent: Any) -> MemoryCompactionHook | None:

@@ -1,31 +1,23 @@
-"""What the 1.x wiring (``attach.py``, ``model.py``) needs of the hook, so it imports no hook."""
+"""What the 1.x wiring (``attach.py``, ``model.py``) needs of the hook, so it imports no hook:
+``core.host.hook_base.HookSurface`` and the 1.x hook's own members."""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
 from copaw_context.agentscope1.session import AgentScope1Session
-from copaw_context.agentscope1.tools import ReadEntries
-from copaw_context.core.commands import ChatCommand
-from copaw_context.core.engine import ContextEngine
+from copaw_context.core.host.hook_base import HookSurface
 from copaw_context.core.host.protocol import Window
+from copaw_context.core.tools.read_entries import ReadEntries
 
 __all__ = ["As1Hook"]
 
 
-class As1Hook(Protocol):
+class As1Hook(HookSurface, Protocol):
     """The members of ``MemoryCompactionHook`` (1.x) that its wiring calls."""
 
     @property
-    def engine(self) -> ContextEngine: ...
-
-    @property
-    def is_light(self) -> bool: ...
-
-    @property
     def read_entries(self) -> ReadEntries: ...
-
-    def scratch(self, agent: Any) -> dict[str, Any]: ...
 
     def window(self, agent: Any) -> Window: ...
 
@@ -36,5 +28,3 @@ class As1Hook(Protocol):
     async def pre_reasoning(self, agent: Any, kwargs: dict[str, Any]) -> None: ...
 
     async def post_acting(self, agent: Any, kwargs: dict[str, Any], output: Any) -> None: ...
-
-    async def command_reply(self, agent: Any, command: ChatCommand) -> str: ...

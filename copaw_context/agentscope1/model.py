@@ -2,11 +2,11 @@
 
 1.x has no hook around the model call, so the agent's model is wrapped
 (:class:`~copaw_context.agentscope1.proxies.ContextModelProxy`) and every call comes here.
-Only the reasoning call is ours: ``pre_reasoning`` leaves its measure in the agent's scratch
-and the next call takes it; other calls (query rewriting, the summary after ``max_iters``)
-pass through untouched. When the provider says the input is too long, the context is
-compacted harder and the prompt is formatted again from the memory, as ``_reasoning`` does,
-then the call is retried once.
+Only the reasoning call is ours: ``pre_reasoning`` marks it in the agent's scratch
+(``EngineHook.mark_reasoning``) and the next call takes it (``takes_call``); other calls
+(query rewriting, the summary after ``max_iters``) pass through untouched. When the provider
+says the input is too long, the context is compacted harder and the prompt is formatted
+again from the memory, as ``_reasoning`` does, then the call is retried once.
 """
 
 from __future__ import annotations
@@ -16,15 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from agentscope.message import Msg
 
+from copaw_context.core.host.models import cache_apart
 from copaw_context.core.tokens.usage import ReportedUsage
 
 if TYPE_CHECKING:
     from copaw_context.agentscope1.hook_protocol import As1Hook
 
-__all__ = ["REASONING_CALL", "call_model", "reported_input_tokens", "reported_usage"]
-
-REASONING_CALL = "reasoning_call"
-"""Scratch key ``pre_reasoning`` sets: the next model call is the reasoning call."""
+__all__ = ["call_model", "reported_input_tokens", "reported_usage"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -45,7 +43,7 @@ def reported_usage(usage: Any, model: Any) -> ReportedUsage | None:
         input_tokens=value if isinstance(value, int) else None,
         cache_read_tokens=None,
         cache_write_tokens=None,
-        cache_apart=any(c.__name__.startswith("Anthropic") for c in type(model).__mro__),
+        cache_apart=cache_apart(model),
     )
 
 
@@ -54,7 +52,7 @@ async def call_model(
 ) -> Any:
     """Call ``inner`` for ``agent``; the reasoning call (marked by the hook's
     ``pre_reasoning``) goes through the engine: measured, recovered once, observed."""
-    if not hook.scratch(agent).pop(REASONING_CALL, False) or not hook.is_light:
+    if not hook.takes_call(agent):
         return await inner(*args, **kwargs)
     session = await hook.session(agent)
 

@@ -6,8 +6,9 @@ calls through, ``agent.formatter`` and ``agent.model``, are therefore wrapped on
 instance, delegating everything else to the original:
 
 - :class:`MemoryPromptFormatter` adds MEMORY.md after the system prompt of every request it
-  formats (nothing saved with the agent changes, so a restored agent never gets it twice)
-  and repairs the tool pairing of what it formats (see ``repair.py``);
+  formats (nothing saved with the agent changes, so a restored agent never gets it twice;
+  ``EngineHook.memory_prompt``) and repairs the tool pairing of what it formats (see
+  ``repair.py``);
 - :class:`ContextModelProxy` hands each call to the hook, which measures the input, feeds the
   reported usage back and recovers once from a provider's "input too long" error.
 """
@@ -21,34 +22,25 @@ from agentscope.formatter import FormatterBase
 from agentscope.message import Msg
 from agentscope.model import ChatModelBase
 
-__all__ = ["ContextModelProxy", "MemoryPromptFormatter", "with_memory"]
+__all__ = ["ContextModelProxy", "MemoryPromptFormatter"]
 
 ModelCallHandler = Callable[[Any, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
 
-def with_memory(system_prompt: str, block: str) -> str:
-    """``system_prompt`` followed by the MEMORY.md block, unless it already holds MEMORY.md
-    (an agent whose prompt is built from the workspace files, as QwenPaw's is)."""
-    body = block.partition("\n\n")[2].strip()
-    if not block or (body and body[:2000] in system_prompt):
-        return system_prompt
-    return f"{system_prompt}\n\n{block}" if system_prompt else block
-
-
 class MemoryPromptFormatter(FormatterBase):
-    """The agent's formatter, with MEMORY.md added to the system message it formats and
-    ``repair`` applied to the messages (the memory is not changed)."""
+    """The agent's formatter, with ``memory_prompt`` (MEMORY.md added) applied to the system
+    message it formats and ``repair`` to the messages (the memory is not changed)."""
 
     _OWN = frozenset({"inner", "_memory_block", "_repair"})
 
     def __init__(
         self,
         inner: Any,
-        memory_block: Callable[[], Awaitable[str]],
+        memory_prompt: Callable[[str], Awaitable[str]],
         repair: Callable[[list[Msg]], list[Msg]] | None = None,
     ) -> None:
         self.inner = inner
-        self._memory_block = memory_block
+        self._memory_prompt = memory_prompt
         self._repair = repair
 
     def __getattr__(self, name: str) -> Any:
@@ -71,7 +63,7 @@ class MemoryPromptFormatter(FormatterBase):
             first = msgs[0]
             if first.role == "system":
                 text = first.get_text_content() or ""
-                prompt = with_memory(text, await self._memory_block())
+                prompt = await self._memory_prompt(text)
                 if prompt != text:
                     msgs = [Msg(first.name, prompt, "system"), *msgs[1:]]
             if self._repair is not None:

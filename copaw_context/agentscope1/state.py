@@ -2,8 +2,8 @@
 
 A 1.x agent saves ``state_dict()`` (e.g. through ``JSONSession``) and restores it with
 ``load_state_dict``; an attribute registered with ``register_state`` travels with it. Ours,
-``agent.copaw_context``, holds the archive session id and the engine's state (calibration,
-statistics, the bare summary, messages waiting for an unwritable archive).
+``agent.copaw_context``, holds the archive session id and the engine's state
+(``core.host.agent_entry``).
 
 A state saved before the hook was attached has no such key, and 1.x's strict loading would
 raise ``KeyError`` for it; the agent's ``load_state_dict`` is wrapped (on the instance) so
@@ -13,8 +13,9 @@ such a state loads with a fresh entry instead: switching from QwenPaw keeps the 
 from __future__ import annotations
 
 import copy
-import uuid
 from typing import Any
+
+from copaw_context.core.host.agent_entry import fresh_entry, loaded_entry
 
 __all__ = ["STATE_ATTRIBUTE", "agent_state", "register_agent_state"]
 
@@ -22,33 +23,19 @@ STATE_ATTRIBUTE = "copaw_context"
 """Name of the agent attribute (and ``state_dict()`` key) holding our state."""
 
 
-def _fresh() -> dict[str, Any]:
-    return {"session_id": uuid.uuid4().hex, "engine": {}}
-
-
-def _loaded(value: Any) -> dict[str, Any]:
-    """A saved entry, or a fresh one when the saved value is not ours."""
-    if not isinstance(value, dict):
-        return _fresh()
-    data = copy.deepcopy(value)
-    if not isinstance(data.get("session_id"), str) or not data["session_id"]:
-        data["session_id"] = uuid.uuid4().hex
-    if not isinstance(data.get("engine"), dict):
-        data["engine"] = {}
-    return data
-
-
 def register_agent_state(agent: Any) -> None:
     """Give ``agent`` our state attribute, saved and loaded with its ``state_dict``."""
-    setattr(agent, STATE_ATTRIBUTE, _loaded(getattr(agent, STATE_ATTRIBUTE, None)))
-    agent.register_state(STATE_ATTRIBUTE, custom_to_json=copy.deepcopy, custom_from_json=_loaded)
+    setattr(agent, STATE_ATTRIBUTE, loaded_entry(getattr(agent, STATE_ATTRIBUTE, None)))
+    agent.register_state(
+        STATE_ATTRIBUTE, custom_to_json=copy.deepcopy, custom_from_json=loaded_entry
+    )
     load = agent.load_state_dict
     if getattr(load, "_copaw_context_tolerant", False):
         return
 
     def load_state_dict(state_dict: dict[str, Any], strict: bool = True) -> None:
         if isinstance(state_dict, dict) and STATE_ATTRIBUTE not in state_dict:
-            state_dict = {**state_dict, STATE_ATTRIBUTE: _fresh()}  # saved before attaching
+            state_dict = {**state_dict, STATE_ATTRIBUTE: fresh_entry()}  # saved before attaching
         load(state_dict, strict)
 
     load_state_dict._copaw_context_tolerant = True  # type: ignore[attr-defined]
@@ -59,6 +46,6 @@ def agent_state(agent: Any) -> dict[str, Any]:
     """The agent's entry (repaired in place when a load left something else there)."""
     data = getattr(agent, STATE_ATTRIBUTE, None)
     if not isinstance(data, dict) or not isinstance(data.get("engine"), dict):
-        data = _loaded(data)
+        data = loaded_entry(data)
         setattr(agent, STATE_ATTRIBUTE, data)
     return data

@@ -7,11 +7,9 @@ from typing import Any
 
 from agentscope.message import Msg
 
-from copaw_context.core.config.running import DEFAULT_WINDOW_TOKENS
+from copaw_context.core.host.models import compactor_context_size
 
 __all__ = ["AgentScope1Summariser", "response_text"]
-
-"""QwenPaw's ``max_input_length`` default, for a model that does not state its window."""
 
 
 def response_text(response: Any) -> str:
@@ -35,11 +33,7 @@ class AgentScope1Summariser:
     def context_size(self) -> int:
         """The model's ``context_size`` if it states one, capped by the agent's window when it
         is the agent's own model; else that window (or QwenPaw's 131072)."""
-        size = getattr(self.model, "context_size", None)
-        stated = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else None
-        if stated is None:
-            return self.window or DEFAULT_WINDOW_TOKENS
-        return stated if self.window is None else min(stated, self.window)
+        return compactor_context_size(getattr(self.model, "context_size", None), self.window)
 
     async def complete(self, system_prompt: str, request: str) -> str:
         """The reply text to ``request`` under ``system_prompt`` (no tools)."""

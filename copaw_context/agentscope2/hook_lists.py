@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from copaw_context.core.host.hook_base import ANOTHER_HOOK, EngineHook
+from copaw_context.core.host.hook_base import refuse_another_hook as refuse_another
 
 __all__ = ["HOOK_LISTS", "join_hook_lists", "refuse_another_hook"]
 
@@ -29,14 +29,9 @@ class ListedHook(Protocol):
 
 
 def refuse_another_hook(agent: Any, hook: object) -> None:
-    """One copaw-context hook per agent, as on 1.x (ValueError): a second one would run a
-    second pipeline over the same context and put a second MEMORY.md into the prompt."""
+    """One copaw-context hook per agent, as on 1.x (ValueError; ``core.host.hook_base``)."""
     chains = [getattr(agent, attribute, None) for attribute in HOOK_LISTS.values()]
-    for chain in chains:
-        if isinstance(chain, list) and any(
-            isinstance(other, EngineHook) and other is not hook for other in chain
-        ):
-            raise ValueError(ANOTHER_HOOK)
+    refuse_another([h for chain in chains if isinstance(chain, list) for h in chain], hook)
 
 
 def join_hook_lists(agent: Any, hook: ListedHook) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.report import Limits
+from copaw_context.core.host.hook_events import fail_open
+from copaw_context.core.host.ratios import own_ratios, ratio_limits, result_ceiling
 
 __all__ = ["HostLimits"]
 
@@ -25,16 +27,10 @@ class HostLimits:
     def __init__(self, config: RunningConfig) -> None:
         self.config = config
 
-    def window(self, agent: Any) -> int:
-        return self.config.window_for(agent.model.context_size)[0]
-
     def align_builtin_hint(self, agent: Any) -> None:
         """Make AgentScope's hint and its compression tool use our threshold and reserve."""
         try:
-            size = int(agent.model.context_size)
-            window = self.window(agent)
-            trigger = self.config.compact_threshold_tokens(window) / size
-            reserve = self.config.reserve_tokens(window) / size
+            trigger, reserve = own_ratios(self.config, int(agent.model.context_size))
             cfg = agent.context_config
             if 0 < trigger <= 0.9 and cfg.trigger_ratio != trigger:
                 if cfg.context_buffer_ratio >= trigger:
@@ -46,17 +42,12 @@ class HostLimits:
             logger.debug("copaw-context: could not align AgentScope's context hint")
 
     def relax_builtin_truncation(self, agent: Any) -> None:
-        """Keep AgentScope's own tool-result cut (counted in tokens) off our bounded text.
-
-        Our stage 1 already bounds every text result to at most the largest byte limit; a
-        token never takes less than one byte, so a limit of that many tokens never fires.
-        """
-        pruning = self.config.light_context_config.tool_result_pruning_config
-        if not pruning.enabled:
-            return  # nothing of ours bounds the results: leave AgentScope's own cut in place
-        ceiling = max(
-            pruning.pruning_recent_msg_max_bytes, pruning.effective_exempt_recent_max_bytes
-        )
+        """Keep AgentScope's own tool-result cut (counted in tokens) off our bounded text
+        (``core.host.ratios.result_ceiling``; left in place when nothing of ours bounds
+        the results)."""
+        ceiling = result_ceiling(self.config)
+        if ceiling is None:
+            return
         try:
             if agent.context_config.tool_result_limit < ceiling:
                 agent.context_config.tool_result_limit = ceiling
@@ -66,12 +57,10 @@ class HostLimits:
     @staticmethod
     async def limit_images(agent: Any, context_config: Any) -> None:
         """AgentScope's own ``max_image_num`` rule (oldest images out first)."""
-        try:
+        with fail_open("could not apply AgentScope's image limit"):
             # Private, but it is AgentScope's own rule, applied as the built-in does. Pinned
             # by tests/agentscope2/test_agentscope_pins.py.
             await agent._limit_context_images(context_config)
-        except Exception:
-            logger.exception("copaw-context: could not apply AgentScope's image limit")
 
     @staticmethod
     def from_context_config(cfg: Any, agent: Any) -> Limits | None:
@@ -80,9 +69,7 @@ class HostLimits:
             return None
         try:
             size = int(agent.model.context_size)
-            threshold = max(1, int(float(cfg.trigger_ratio) * size))
-            reserve = max(0, min(int(float(cfg.reserve_ratio) * size), threshold - 1))
+            return ratio_limits(float(cfg.trigger_ratio), float(cfg.reserve_ratio), size)
         except (AttributeError, TypeError, ValueError):
             logger.warning("copaw-context: unusable context_config %r; using our own limits", cfg)
             return None
-        return Limits(threshold, reserve)

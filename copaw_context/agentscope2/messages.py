@@ -9,7 +9,6 @@ appending to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentscope.message import (
@@ -25,13 +24,20 @@ from agentscope.message import (
     URLSource,
 )
 
-from copaw_context.core.context.ledger import TokenMeter
-from copaw_context.core.host.protocol import MessageView, PartView, Role
+from copaw_context.core.host.protocol import MessageView, PartView
 from copaw_context.core.host.protocol import archive_id as core_archive_id
-from copaw_context.core.planning.context_check import plan_context
-from copaw_context.core.planning.split import SplitPlan
+from copaw_context.core.host.views import (
+    METADATA_KEY,
+    data_view,
+    pin_in,
+    pinned_in,
+    role_of,
+    thinking_sent,
+    tool_call_view,
+    tool_result_view,
+)
+from copaw_context.core.planning.context_check import ContextCheck, MessageSplitter
 from copaw_context.core.summary.data_label import data_label
-from copaw_context.core.tokens import TokenCounter
 
 __all__ = [
     "ARCHIVE_FORM",
@@ -49,9 +55,6 @@ __all__ = [
     "with_blocks",
 ]
 
-METADATA_KEY = "copaw_context"
-"""Key of this package's entry in ``Msg.metadata`` and ``ToolResultBlock.metadata``."""
-
 ARCHIVE_FORM = "agentscope2.Msg"
 """How an archived message is serialised: ``Msg.model_dump(mode="json")``."""
 
@@ -61,16 +64,13 @@ ThinkingPolicy = bool | Callable[[ThinkingBlock], bool]
 
 def pin_message(msg: Msg) -> Msg:
     """Mark ``msg`` so that compaction never removes it (returns the same message)."""
-    entry = dict(msg.metadata.get(METADATA_KEY) or {})
-    entry["pinned"] = True
-    msg.metadata[METADATA_KEY] = entry
+    pin_in(msg.metadata)
     return msg
 
 
 def is_pinned(msg: Msg) -> bool:
     """Whether ``msg`` was pinned with :func:`pin_message`."""
-    entry = msg.metadata.get(METADATA_KEY)
-    return isinstance(entry, dict) and entry.get("pinned") is True
+    return pinned_in(msg.metadata)
 
 
 def tool_result_texts(block: ToolResultBlock) -> list[str]:
@@ -94,8 +94,7 @@ def part_view(block: Any, thinking: ThinkingPolicy) -> PartView:
     if isinstance(block, TextBlock):
         return PartView("text", block.text)
     if isinstance(block, ThinkingBlock):
-        sent = thinking if isinstance(thinking, bool) else bool(thinking(block))
-        return PartView("thinking", block.thinking, sent=sent)
+        return PartView("thinking", block.thinking, sent=thinking_sent(thinking, block))
     if isinstance(block, HintBlock):
         data = (
             0
@@ -104,13 +103,7 @@ def part_view(block: Any, thinking: ThinkingPolicy) -> PartView:
         )
         return PartView("hint", hint_text(block), data_blocks=data)
     if isinstance(block, ToolCallBlock):
-        return PartView(
-            "tool_call",
-            f"{block.name} {block.input}",
-            call_id=block.id,
-            tool_name=block.name,
-            tool_input=block.input,
-        )
+        return tool_call_view(block.name, block.input, block.id)
     if isinstance(block, ToolResultBlock):
         return _result_view(block)
     if isinstance(block, DataBlock):
@@ -121,7 +114,7 @@ def part_view(block: Any, thinking: ThinkingPolicy) -> PartView:
             media_type=source.media_type,
             name=block.name,
         )
-        return PartView("data", label, sent=False, data_blocks=1)
+        return data_view(label)
     return PartView("other")
 
 
@@ -130,27 +123,21 @@ def _result_view(block: ToolResultBlock) -> PartView:
         output: tuple[Any, ...] = (block.output,)
     else:
         output = tuple(b.text if isinstance(b, TextBlock) else b for b in block.output)
-    texts = [p for p in output if isinstance(p, str)]
-    entry = block.metadata.get(METADATA_KEY)
-    return PartView(
-        "tool_result",
-        block.name + " " + "\n".join(texts),
-        data_blocks=len(output) - len(texts),
-        call_id=block.id,
-        tool_name=block.name,
+    return tool_result_view(
+        block.name,
+        output,
+        block.id,
+        block.metadata.get(METADATA_KEY),
         unfinished=block.state == ToolResultState.RUNNING,
         is_error=block.state in (ToolResultState.ERROR, ToolResultState.DENIED),
-        output=output,
-        meta=dict(entry) if isinstance(entry, dict) else {},
     )
 
 
 def message_view(msg: Msg, thinking: ThinkingPolicy, first_part: int = 0) -> MessageView:
     """``msg`` as the engine sees it, from its part ``first_part`` on."""
-    role: Role = msg.role if msg.role in ("user", "assistant", "system") else "assistant"
     return MessageView(
         msg_id=msg.id,
-        role=role,
+        role=role_of(msg.role),
         name=msg.name,
         timestamp=msg.created_at,
         parts=[part_view(b, thinking) for b in msg.content[first_part:]],
@@ -180,68 +167,18 @@ def archive_id(msg: Msg) -> str:
     return core_archive_id(msg.id, [f"{b.type}:{b.id}" for b in msg.content])
 
 
-class MsgList:
-    """The session surface the ledger needs, over a plain list of messages."""
-
-    def __init__(self, messages: Sequence[Msg], thinking: ThinkingPolicy = True) -> None:
-        self.messages = messages
-        self.thinking = thinking
-
-    def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
-        return [(m.id, len(m.content)) for m in self.messages[start:]]
-
-    def context_key(self) -> None:
-        return None  # a list handed over once: nothing to reuse
-
-    def view(self, index: int, first_part: int = 0) -> MessageView:
-        return message_view(self.messages[index], self.thinking, first_part)
-
-
-@dataclass(frozen=True)
-class ContextCheck:
-    """What :meth:`AsMsgHandler.context_check` decided."""
-
-    plan: SplitPlan
-    to_compact: list[Msg]
-    to_keep: list[Msg]
-
-
-class AsMsgHandler:
+class AsMsgHandler(MessageSplitter[Msg]):
     """Plans a pair-safe split of an AgentScope 2.x context (the design card's name).
 
-    The hook does the same through the engine; this is the standalone form.
+    The hook does the same through the engine; this is the standalone form
+    (``context_check`` is ``core.planning.context_check.MessageSplitter``'s).
     """
 
-    def __init__(self, counter: TokenCounter, *, count_thinking: ThinkingPolicy = True) -> None:
-        self.meter = TokenMeter(counter)
-        self.count_thinking = count_thinking
+    def fingerprint(self, msg: Msg) -> tuple[str, int]:
+        return msg.id, len(msg.content)
 
-    def context_check(
-        self,
-        context: Sequence[Msg],
-        *,
-        threshold_tokens: int,
-        reserve_tokens: int,
-        fixed_tokens: int = 0,
-        force: bool = False,
-    ) -> ContextCheck:
-        """Decide what to compact and what to keep (see :func:`plan_split` for the rules)."""
-        plan, splits = plan_context(
-            MsgList(context, self.count_thinking),
-            self.meter,
-            threshold_tokens=threshold_tokens,
-            reserve_tokens=reserve_tokens,
-            fixed_tokens=fixed_tokens,
-            force=force,
-        )
-        to_compact: list[Msg] = []
-        to_keep: list[Msg] = []
-        for msg, split in zip(context, splits, strict=True):
-            if split.compact and not split.keep:
-                to_compact.append(msg)
-            elif split.keep and not split.compact:
-                to_keep.append(msg)
-            elif split.compact and split.keep:
-                to_compact.append(with_blocks(msg, split.compact, usage=False))
-                to_keep.append(with_blocks(msg, split.keep, usage=True))
-        return ContextCheck(plan, to_compact, to_keep)
+    def view(self, msg: Msg, first_part: int = 0) -> MessageView:
+        return message_view(msg, self.count_thinking, first_part)
+
+    def with_blocks(self, msg: Msg, blocks: Sequence[int], *, kept: bool) -> Msg:
+        return with_blocks(msg, blocks, usage=kept)

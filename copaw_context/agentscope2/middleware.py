@@ -12,11 +12,10 @@ Every method only translates between AgentScope and the engine.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import logging
 import os
-import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from agentscope.message import TextBlock
@@ -35,12 +34,14 @@ from copaw_context.agentscope2.thinking import thinking_policy
 from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
 from copaw_context.agentscope2.usage import reported_usage
 from copaw_context.core.commands import parse_command
-from copaw_context.core.config.running import RunningConfig, load_running_config
+from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.context.report import Limits
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host.hook_base import Attached, EngineHook, fail_open
-from copaw_context.core.host.protocol import Window
+from copaw_context.core.host.hook_base import Attached, EngineHook
+from copaw_context.core.host.hook_events import FreshResult, fail_open
+from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.host.session_base import state_under
 from copaw_context.core.tokens.usage import ReportedUsage
-from copaw_context.core.workspace.location import agent_json_workspace
 
 __all__ = ["LEGACY_STATE_KEY", "MemoryCompactionHook"]
 
@@ -48,8 +49,6 @@ LEGACY_STATE_KEY = "copaw_context"
 """Where versions up to 0.1.0 kept per-agent state; moved to the middleware key on first use."""
 
 logger = logging.getLogger("copaw_context")
-
-_CALL_MODEL = "call_model"  # scratch: the model an input is being rebuilt for
 
 
 class MemoryCompactionHook(EngineHook, MiddlewareBase):
@@ -71,27 +70,9 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         *,
         on_event: EventCallback | None = None,
     ) -> None:
-        self.start_engine(config, workspace_dir, on_event)
-        self.compactor_model = compactor_model
+        self.start_engine(config, workspace_dir, on_event, compactor_model)
         self.limits = HostLimits(self.config)
         self._tools: list[ToolBase] | None = None
-        self._thinking: dict[int, Any] = {}
-        self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
-        self._pending_tools: weakref.WeakSet[Any] = weakref.WeakSet()
-
-    @classmethod
-    def from_agent_json(
-        cls,
-        path: str | os.PathLike[str],
-        workspace_dir: str | os.PathLike[str] | None = None,
-        compactor_model: ChatModelBase | None = None,
-        *,
-        on_event: EventCallback | None = None,
-    ) -> MemoryCompactionHook:
-        """Build the hook from an agent.json (``running`` or ``agents.running``); the
-        workspace is the folder that holds it unless ``workspace_dir`` is given."""
-        workspace = agent_json_workspace(path, workspace_dir)
-        return cls(load_running_config(path), workspace, compactor_model, on_event=on_event)
 
     def attach(self, agent: Any) -> Attached[MemoryCompactionHook]:
         """Attach to an ``Agent`` that is already built, called plainly or awaited (see
@@ -104,15 +85,10 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
 
         return Attached(self, finish)
 
-    def tools_pending(self, agent: Any) -> None:
-        """Add the tools to ``agent``'s toolkit on the hook's next call (see :meth:`attach`)."""
-        self._pending_tools.add(agent)
-
     async def add_tools(self, agent: Any) -> None:
         """Add :meth:`list_tools` to ``agent``'s toolkit if they are pending (idempotent)."""
-        if agent not in self._pending_tools:
+        if not self.take_pending_tools(agent):
             return
-        self._pending_tools.discard(agent)
         for tool in await self.list_tools():
             if await agent.toolkit.get_tool(tool.name) is None:
                 await agent.toolkit.add_tool(tool)
@@ -133,32 +109,16 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         tokenizer and overflow figures)."""
         model = agent.model if model is None else model
         key = await self.get_middleware_key()
-        context: dict[str, Any] = agent.state.middle_context
-        data = context.get(key)
-        if not isinstance(data, dict):
-            legacy = context.pop(LEGACY_STATE_KEY, None) if key != LEGACY_STATE_KEY else None
-            data = legacy if isinstance(legacy, dict) else {}
-            context[key] = data
-        formatter = getattr(model, "formatter", None)
-        thinking = self._thinking.get(id(formatter))
-        if thinking is None:
-            thinking = self._thinking[id(formatter)] = await thinking_policy(model)
-        window = Window(*self.config.window_for(model.context_size))
-        compactor = AgentScopeSummariser(
-            self.compactor_model or model,
-            window=None if self.compactor_model else window.tokens,
-        )
-        scratch = self._scratch.setdefault(agent, {})
-        return AgentScope2Session(
+        data = state_under(agent.state.middle_context, key, LEGACY_STATE_KEY)
+        setup = await self.setup(
             agent,
-            state=data,
-            scratch=scratch,
-            thinking=thinking,
-            window=window,
-            compactor=compactor,
-            separate_compactor=self.compactor_model is not None,
-            model=model,
+            formatter=getattr(model, "formatter", None),
+            probe=lambda: thinking_policy(model),
+            context_size=model.context_size,
+            own_model=model,
+            summariser=lambda compactor, window: AgentScopeSummariser(compactor, window=window),
         )
+        return AgentScope2Session(agent, setup, state=data, model=model)
 
     # ------------------------------------------------------------------- hooks
     async def on_acting(
@@ -170,19 +130,24 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         """Stage 1: bound a fresh tool result before the agent stores it."""
         tool_call = input_kwargs["tool_call"]
         async for item in next_handler(**input_kwargs):
-            if isinstance(item, ToolResponse) and self.is_light:
-                self.limits.relax_builtin_truncation(agent)
-                with fail_open("stage-1 truncation failed; result kept as is"):
-                    parts = [b.text if isinstance(b, TextBlock) else b for b in item.content]
-                    entry = item.metadata.get(METADATA_KEY)
-                    meta = dict(entry) if isinstance(entry, dict) else {}
-                    session = await self.session(agent)
-                    parts, meta = await self.engine.on_tool_result(
-                        session, tool_call.name, tool_call.input, parts, meta
-                    )
-                    item.content = [TextBlock(text=p) if isinstance(p, str) else p for p in parts]
-                    item.metadata[METADATA_KEY] = meta
+            if isinstance(item, ToolResponse):
+                await self.bound_result(
+                    agent, functools.partial(self._fresh, agent, tool_call, item)
+                )
             yield item
+
+    def _fresh(self, agent: Any, tool_call: Any, item: ToolResponse) -> FreshResult:
+        """The tool response ``item`` as a fresh result (AgentScope's own cut kept off it)."""
+        self.limits.relax_builtin_truncation(agent)
+        parts = [b.text if isinstance(b, TextBlock) else b for b in item.content]
+        entry = item.metadata.get(METADATA_KEY)
+
+        def write(parts: list[Any], meta: dict[str, Any]) -> None:
+            item.content = [TextBlock(text=p) if isinstance(p, str) else p for p in parts]
+            item.metadata[METADATA_KEY] = meta
+
+        meta = dict(entry) if isinstance(entry, dict) else {}
+        return FreshResult(tool_call.name, tool_call.input, parts, meta, write)
 
     async def on_compress_context(
         self,
@@ -196,23 +161,20 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         use, an explicit ``context_config`` (e.g. from its compression tool) for the
         threshold and reserve, and ``instructions`` as a note to the compactor.
         """
-        if not self.is_light:
-            await next_handler(**input_kwargs)
-            return
         explicit = input_kwargs.get("context_config")
-        with fail_open("context management failed this step; context kept"):
+
+        async def prepare(session: HostSession) -> tuple[str, Limits | None]:
             self.limits.align_builtin_hint(agent)
-            session = await self.session(agent)
-            ledger, _ = await self.engine.context.sync(session)
             cfg = explicit or agent.context_config
-            if ledger.data > getattr(cfg, "max_image_num", 0):  # else nothing to limit
-                await self.limits.limit_images(agent, cfg)
-                ledger.reset()  # old messages may have changed in place
-            await self.engine.before_reasoning(
-                session,
-                note=hint_text(input_kwargs.get("instructions")),
-                limits=self.limits.from_context_config(explicit, agent),
+            limit = self.limits.limit_images
+            await self.limit_data(
+                session, getattr(cfg, "max_image_num", 0), lambda: limit(agent, cfg)
             )
+            note = hint_text(input_kwargs.get("instructions"))
+            return note, self.limits.from_context_config(explicit, agent)
+
+        if await self.before_step(agent, prepare) is None:  # not managed: AgentScope's own
+            await next_handler(**input_kwargs)
 
     async def on_reasoning(
         self,
@@ -222,17 +184,16 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
     ) -> AsyncGenerator[Any, None]:
         """Status lines of the compaction that just ran (``show_status``) as ``CustomEvent``
         s named ``copaw_context_status``, before the model's own events."""
-        for event in status_events(self._scratch.setdefault(agent, {})):
+        for event in status_events(self.scratch(agent)):
             yield event
         async for item in next_handler(**input_kwargs):
             yield item
 
     async def on_system_prompt(self, agent: Any, current_prompt: str) -> str:
         """MEMORY.md (bounded) after the agent's own system prompt."""
-        model = self._scratch.setdefault(agent, {}).get(_CALL_MODEL) or agent.model
+        model = self.called_model(agent, agent.model)
         window = self.config.window_for(model.context_size)[0]
-        block = await self.engine.memory.prompt_block(window)
-        return f"{current_prompt}\n\n{block}" if block else current_prompt
+        return await self.memory_prompt(current_prompt, window)
 
     async def on_reply(
         self,
@@ -268,14 +229,16 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         model's window first, and what its errors teach stays with it."""
         model = input_kwargs.get("current_model")
         session = await self.session(agent, model)
-        if session.is_fallback:
-            input_kwargs = await self._fit_fallback(agent, session, input_kwargs)
 
         async def send(kwargs: dict[str, Any]) -> Any:
             return await next_handler(**self._repaired(agent, kwargs))
 
         async def rebuild() -> dict[str, Any]:
             return {**input_kwargs, **await self._model_input(agent, session)}
+
+        if session.is_fallback:
+            calling = self.calling(agent, session.model)
+            input_kwargs = await self.refit(session, input_kwargs, rebuild, calling)
 
         def usage(response: Any) -> ReportedUsage | None:
             if not isinstance(response, ChatResponse) or response.usage is None:
@@ -289,46 +252,13 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
     async def _model_input(self, agent: Any, session: AgentScope2Session) -> dict[str, Any]:
         """The model input for the agent's context now (its system prompt sized for the
         window of the model called)."""
-        with self._calling(agent, session):
+        with self.calling(agent, session.model):
             # Private but unavoidable: the model input for the new context. Pinned by
             # tests/agentscope2/test_agentscope_pins.py.
             return dict(await agent._prepare_model_input())
 
-    @contextlib.contextmanager
-    def _calling(self, agent: Any, session: AgentScope2Session) -> Iterator[None]:
-        """The system prompt built meanwhile is for ``session``'s model (MEMORY.md bounded
-        by its window)."""
-        scratch = self._scratch.setdefault(agent, {})
-        scratch[_CALL_MODEL] = session.model
-        try:
-            yield
-        finally:
-            scratch.pop(_CALL_MODEL, None)
-
-    async def _fit_fallback(
-        self, agent: Any, session: AgentScope2Session, input_kwargs: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Compact for the fallback model's window (the step before fitted the context to
-        the agent's own model) and rebuild the input when that changed it, or when the
-        system prompt carries MEMORY.md (bounded by the window)."""
-        if not self.is_light:
-            return input_kwargs
-        fitted = input_kwargs
-        with fail_open("could not fit the input to the fallback model"):
-            with self._calling(agent, session):
-                event = await self.engine.before_reasoning(session)
-            if event is not None or self.engine.memory.enabled:
-                fitted = {**input_kwargs, **await self._model_input(agent, session)}
-        return fitted
-
     def _repaired(self, agent: Any, model_input: dict[str, Any]) -> dict[str, Any]:
         """``model_input`` with its tool pairing repaired (the context is not changed)."""
-        if not self.is_light:
-            return model_input
-        repaired = model_input
-        with fail_open("could not check the tool pairing of the input"):
-            seen = self._scratch.setdefault(agent, {}).setdefault("pair_repairs", set())
-            messages = repaired_messages(model_input.get("messages") or [], seen)
-            if messages is not None:
-                repaired = {**model_input, "messages": messages}
-        return repaired
+        messages = model_input.get("messages") or []
+        repaired = self.repaired(agent, messages, repaired_messages)
+        return model_input if repaired is messages else {**model_input, "messages": repaired}

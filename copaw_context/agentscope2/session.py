@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 from uuid import uuid4
@@ -22,28 +20,20 @@ from copaw_context.agentscope2.loaded import validated_messages
 from copaw_context.agentscope2.messages import (
     ARCHIVE_FORM,
     METADATA_KEY,
-    ThinkingPolicy,
     archive_id,
     message_view,
     set_result_output,
     with_blocks,
 )
 from copaw_context.agentscope2.runtime_hint import runtime_hint_allowance
-from copaw_context.core.host.protocol import (
-    ArchiveRecord,
-    CompactorModel,
-    FixedParts,
-    MessageView,
-    Window,
-)
-from copaw_context.core.host.session_base import SessionBase
+from copaw_context.core.host.hook_events import fail_open
+from copaw_context.core.host.protocol import ArchiveRecord, FixedParts, MessageView
+from copaw_context.core.host.session_base import SessionBase, SessionSetup, read_paths
 
 __all__ = ["STATUS_KEY", "AgentScope2Session", "model_key"]
 
 STATUS_KEY = "status_lines"
 """Scratch key of the status lines waiting to be yielded into the reply stream."""
-
-logger = logging.getLogger("copaw_context")
 
 
 def model_key(model: Any) -> str:
@@ -57,27 +47,17 @@ def model_key(model: Any) -> str:
 class AgentScope2Session(SessionBase):
     """Translates between one agent's ``AgentState`` and the engine."""
 
+    FORM = ARCHIVE_FORM
+
     def __init__(
         self,
         agent: Any,
+        setup: SessionSetup,
         *,
         state: MutableMapping[str, Any],
-        scratch: dict[str, Any],
-        thinking: ThinkingPolicy,
-        window: Window,
-        compactor: CompactorModel | None,
-        separate_compactor: bool = False,
         model: Any = None,
     ) -> None:
-        super().__init__(
-            agent,
-            scratch=scratch,
-            thinking=thinking,
-            window=window,
-            compactor=compactor,
-            separate_compactor=separate_compactor,
-        )
-        self._state = state
+        super().__init__(agent, setup, state)
         self.model = agent.model if model is None else model
         """The model the calls of this session go to: the agent's, or its fallback model."""
         self.model_input: dict[str, Any] | None = None
@@ -106,14 +86,6 @@ class AgentScope2Session(SessionBase):
         """Whether the call goes to a model other than the agent's own (its fallback)."""
         return self.model is not self.agent.model
 
-    @property
-    def state(self) -> MutableMapping[str, Any]:
-        return self._state
-
-    @property
-    def message_form(self) -> str:
-        return ARCHIVE_FORM
-
     # ------------------------------------------------------------ reading
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
         context = self.agent.state.context
@@ -139,23 +111,11 @@ class AgentScope2Session(SessionBase):
             hint = runtime_hint_allowance(self.agent)  # appended after our step
         messages: Sequence[Msg] = model_input.get("messages") or []
         system = ((messages[0].get_text_content() or "") if messages else "") + hint
-        tools = list(model_input.get("tools") or [])
         return FixedParts(
             system_prompt=system,
             summary_message=self.summary_text(),
-            tool_schemas=self._schemas_json(tools),
+            tool_schemas=self.schemas_json(model_input.get("tools") or []),
         )
-
-    def _schemas_json(self, tools: list[Any]) -> str:
-        """The tool schemas as JSON (the last one reused while the schemas are equal)."""
-        if not tools:
-            return ""
-        cached = self._scratch.get("tool_schemas")
-        if cached is not None and cached[0] == tools:
-            return str(cached[1])
-        text = json.dumps(tools, ensure_ascii=False, sort_keys=True)
-        self._scratch["tool_schemas"] = (tools, text)
-        return text
 
     def summary_text(self) -> str:
         summary = self.agent.state.summary
@@ -212,12 +172,11 @@ class AgentScope2Session(SessionBase):
         msg = self.agent.state.context[index]
         if parts is not None:
             msg = with_blocks(msg, parts, usage=False)
-        return ArchiveRecord(
-            message=msg.model_dump(mode="json"),
-            timestamp=msg.created_at,
-            archive_id=archive_id(msg),
-            form=ARCHIVE_FORM,
-            part_keys=tuple(f"{msg.id}/{b.type}:{b.id}" for b in msg.content),
+        return self.record(
+            msg.model_dump(mode="json"),
+            msg.created_at,
+            archive_id(msg),
+            [f"{msg.id}/{b.type}:{b.id}" for b in msg.content],
         )
 
     async def commit(self, keep: Sequence[tuple[int, Sequence[int] | None]]) -> None:
@@ -246,17 +205,7 @@ class AgentScope2Session(SessionBase):
     async def _clean_read_cache(self, kept: Sequence[Msg]) -> None:
         """Forget AgentScope ``Read`` caches whose Read result left the context (as the
         built-in compression does)."""
-        reserved: set[str] = set()
-        for msg in kept:
-            for block in msg.content:
-                if isinstance(block, ToolCallBlock) and block.name == "Read":
-                    try:
-                        path = json.loads(block.input).get("file_path")
-                    except (ValueError, AttributeError):
-                        continue
-                    if isinstance(path, str):
-                        reserved.add(path)
-        try:
+        calls = [(b.name, b.input) for m in kept for b in m.content if isinstance(b, ToolCallBlock)]
+        reserved = read_paths(calls)
+        with fail_open("could not clean the Read cache"):
             await self.agent.state.tool_context.clean_file_cache(reserved_file_paths=reserved)
-        except Exception:
-            logger.exception("copaw-context: could not clean the Read cache")

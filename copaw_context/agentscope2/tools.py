@@ -10,7 +10,8 @@ from agentscope.message import TextBlock, ToolResultState
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolChunk
 
-from copaw_context.agentscope2.messages import METADATA_KEY
+from copaw_context.core.host.views import METADATA_KEY
+from copaw_context.core.tools.file_reader import ReadResult
 from copaw_context.core.tools.read_tool import ReadFileTool
 
 __all__ = ["allowed_tool", "make_read_file_tool"]
@@ -31,18 +32,8 @@ def make_read_file_tool(workspace: Path | ReadFileTool, **options: Any) -> Funct
     """The ``read_file`` tool (permission ALLOW): a :class:`ReadFileTool`, or one built from
     ``workspace`` and its options (``extra_roots``, ``max_bytes``, ``exempt_extensions``,
     ``exempt_max_bytes``, ``tool_results_dir``, ``dialog_dir``)."""
-    reader = (
-        workspace if isinstance(workspace, ReadFileTool) else ReadFileTool(workspace, **options)
-    )
 
-    async def read_file(
-        file_path: str,
-        start_line: int | None = None,
-        end_line: int | None = None,
-        line_offset: int | None = None,
-    ) -> ToolChunk:
-        # The docstring (the schema the model reads) is set below.
-        result, entry = await reader.read(file_path, start_line, end_line, line_offset)
+    def respond(result: ReadResult, entry: dict[str, Any] | None) -> ToolChunk:
         return ToolChunk(
             content=[TextBlock(text=result.text)],
             state=ToolResultState.SUCCESS if result.ok else ToolResultState.ERROR,
@@ -50,9 +41,8 @@ def make_read_file_tool(workspace: Path | ReadFileTool, **options: Any) -> Funct
             metadata={METADATA_KEY: entry} if entry else {},
         )
 
-    read_file.__doc__ = reader.doc
     return FunctionTool(
-        read_file,
+        ReadFileTool.of(workspace, **options).function(respond),
         name="read_file",
         is_read_only=True,
         permission=PermissionDecision(

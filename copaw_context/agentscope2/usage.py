@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from copaw_context.core.host.models import cache_apart
 from copaw_context.core.tokens.usage import ReportedUsage
 
 __all__ = ["reported_usage"]
-
-
-def _is_anthropic(model: Any) -> bool:
-    return any(cls.__name__.startswith("Anthropic") for cls in type(model).__mro__)
 
 
 def reported_usage(usage: Any, model: Any) -> ReportedUsage:
@@ -19,5 +16,5 @@ def reported_usage(usage: Any, model: Any) -> ReportedUsage:
         input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
         cache_read_tokens=int(getattr(usage, "cache_input_tokens", 0) or 0),
         cache_write_tokens=int(getattr(usage, "cache_creation_input_tokens", 0) or 0),
-        cache_apart=_is_anthropic(model),
+        cache_apart=cache_apart(model),
     )

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from copaw_context.cli._all_settings import json_text, setting_rows
+from copaw_context.core.config.files import OVERLAY_NAME, leaf_paths, overlay_beside, read_overlay
 from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.memory.search import MAX_OUTPUT_BYTES
@@ -26,7 +27,8 @@ def add_check_config(subcommands: _Subcommands) -> None:
         help="validate an agent.json and show the effective context settings",
         description="Validate an agent.json (QwenPaw's per-agent file with a top-level "
         '"running", or {"agents": {"running": ...}}) and print the settings copaw-context '
-        "will use. Exits 2 when the file is invalid.",
+        "will use, with the copaw-context.json beside it (settings QwenPaw does not rewrite) "
+        "merged over it. Exits 2 when a file is invalid.",
     )
     parser.add_argument("path", metavar="PATH", help="the agent.json file to check")
     parser.set_defaults(handler=_run_check_config)
@@ -68,17 +70,28 @@ def _run_check_config(args: argparse.Namespace) -> int:
     for warning in limit_warnings(config):
         print(f"copaw-context: WARNING: {args.path}: {warning}", file=sys.stderr)
     light = config.context_manager_backend == "light"
+    overlay_path = overlay_beside(args.path)
+    overlay = set(leaf_paths(read_overlay(overlay_path) or {}))
     print(f"{args.path}: valid")
+    if overlay:
+        print(f"  merged with {overlay_path} (its values win)")
     for label, text in _summary(config):
         if light or label not in _LIGHT_ONLY_ROWS:
             print(f"  {label:<15} {text}")
-    print("  every setting (* = set in the file, else the default):")
+    if overlay:
+        print(
+            f"  every setting (* = set in agent.json, + = set in {OVERLAY_NAME}, else the default):"
+        )
+    else:
+        print("  every setting (* = set in the file, else the default):")
     skipped = 0
     for path, value, is_set in setting_rows(config):
         if not light and path.startswith(_LIGHT_ONLY):
             skipped += 1
             continue
-        print(f"    {'*' if is_set else ' '} running.{path} = {value}")
+        from_overlay = any(path == key or path.startswith(f"{key}.") for key in overlay)
+        mark = "+" if from_overlay else "*" if is_set else " "
+        print(f"    {mark} running.{path} = {value}")
     if skipped:
         print(
             f"  not shown: {skipped} settings of compaction, truncation and token counting, "

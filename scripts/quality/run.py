@@ -55,9 +55,9 @@ async def evaluate(
         max_summary_chars=cap,
     )
     started = time.monotonic()
-    result = await compactor.summarise(session.messages, previous_summary="", model=model)
+    result = await compactor.summarise(session.messages, previous=None, model=model)
     seconds = time.monotonic() - started
-    score = score_summary(result.summary, session.planted, session.language)
+    score = score_summary(result.text, session.planted, session.language)
     return Row(session.name, result, seconds, score)
 
 
@@ -122,7 +122,7 @@ async def _run(args: argparse.Namespace) -> list[Row]:
             )
             rows.append(row)
             if args.show:
-                print(f"## {session.name}\n{row.result.summary}\n", file=sys.stderr)
+                print(f"## {session.name}\n{row.result.text}\n", file=sys.stderr)
             if row.result.fallback_reason:
                 print(f"{session.name}: {row.result.fallback_reason}", file=sys.stderr)
     return rows

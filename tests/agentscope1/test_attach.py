@@ -189,3 +189,13 @@ async def test_a_plain_attach_without_await_keeps_the_input_in_the_window(
     assert sent <= window, f"{sent} tokens sent into a {window}-token window"
     assert "read_file" in model.calls[0].tool_names
     assert (await hook.agent_stats(agent))["compactions"] == 1
+
+
+async def test_from_agent_json_merges_the_settings_file_beside(tmp_path: Path) -> None:
+    (tmp_path / "agent.json").write_text('{"running": {"max_input_length": 9000}}', "utf-8")
+    (tmp_path / "copaw-context.json").write_text(
+        '{"running": {"light_context_config": {"compactor": "extractive"}}}', "utf-8"
+    )
+    hook = MemoryCompactionHook.from_agent_json(tmp_path / "agent.json")
+    assert hook.config.light_context_config.compactor == "extractive"
+    assert hook.config.max_input_length == 9000

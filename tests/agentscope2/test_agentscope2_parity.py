@@ -165,3 +165,13 @@ async def test_the_cli_chat_closes_the_hook_at_exit(
         == 0
     )
     assert closed == [0] and "assistant> hello" in stdout.getvalue()
+
+
+async def test_from_agent_json_merges_the_settings_file_beside(tmp_path: Path) -> None:
+    (tmp_path / "agent.json").write_text('{"running": {"max_input_length": 9000}}', "utf-8")
+    (tmp_path / "copaw-context.json").write_text(
+        '{"running": {"light_context_config": {"compactor": "extractive"}}}', "utf-8"
+    )
+    hook = MemoryCompactionHook.from_agent_json(tmp_path / "agent.json")
+    assert hook.config.light_context_config.compactor == "extractive"
+    assert hook.config.max_input_length == 9000

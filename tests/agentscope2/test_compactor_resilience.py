@@ -17,6 +17,7 @@ from agentscope.types import ReplyFinishedReason
 from copaw_context import ContextEvent, MemoryCompactionHook
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.core.summary import (
+    Summary,
     SummaryCompactor,
     render_summary_message,
     split_summary_message,
@@ -236,9 +237,11 @@ async def test_the_merged_llm_summary_respects_the_budget() -> None:
         mode="llm", counter=make_token_counter("estimate"), max_summary_chars=BUDGET
     )
     result = await compactor.summarise(
-        messages, previous_summary=PREVIOUS_SUMMARY, model=AgentScopeSummariser(compactor_model)
+        messages,
+        previous=Summary.parse(PREVIOUS_SUMMARY),
+        model=AgentScopeSummariser(compactor_model),
     )
     assert result.method == "llm"
-    assert len(result.summary) <= BUDGET
-    assert validate_summary(result.summary) is None
-    assert "Ship the parser fix for ticket PARSE-17" in result.summary
+    assert len(result.text) <= BUDGET
+    assert validate_summary(result.text) is None
+    assert "Ship the parser fix for ticket PARSE-17" in result.text

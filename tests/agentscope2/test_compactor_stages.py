@@ -77,7 +77,7 @@ async def test_a_small_compactor_gets_full_stages_and_keeps_early_facts() -> Non
     model = ScriptedTextModel(context_size=COMPACTOR_WINDOW, default=_faithful)
     cap = summary_budget_chars(AGENT_WINDOW)
     compactor = SummaryCompactor(mode="llm", counter=counter, max_summary_chars=cap)
-    result = await compactor.summarise(messages, previous_summary="", model=model)
+    result = await compactor.summarise(messages, previous=None, model=model)
 
     assert result.method == "llm", result.fallback_reason
     assert not any(call.rejected for call in model.calls)
@@ -100,7 +100,7 @@ async def test_a_small_compactor_gets_full_stages_and_keeps_early_facts() -> Non
     seen = " ".join(_transcript_of(call.request) for call in model.calls)
     expected = {i for m in messages for i in _IDS.findall(m.text())}
     assert set(_IDS.findall(seen)) == expected
-    assert expected <= set(_IDS.findall(result.summary))
+    assert expected <= set(_IDS.findall(result.text))
 
 
 def test_a_message_split_across_stages_keeps_every_word() -> None:

@@ -114,7 +114,7 @@ async def test_a_slow_model_that_keeps_streaming_is_never_cut_off() -> None:
     clock = ManualClock()
     model = streaming([slow(clock, step=90.0)])  # 20 chunks, 90 s apart: 1800 s in all
     result = await _compactor(timeout_seconds=100, clock=clock).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert (result.method, result.fallback_reason) == ("llm", None)
     assert clock.now == 1800 and len(model.requests) == 1
@@ -123,7 +123,7 @@ async def test_a_slow_model_that_keeps_streaming_is_never_cut_off() -> None:
 async def test_a_model_that_never_starts_is_cut_off_and_retried() -> None:
     model = streaming([hang(), hang()])
     result = await _compactor(timeout_seconds=0.01, retries=1).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.method == "extractive" and len(model.requests) == 2
     assert result.fallback_reason == "compactor timed out after 0.01 s without any progress"
@@ -133,13 +133,13 @@ async def test_a_model_that_stops_streaming_is_cut_off() -> None:
     gone: list[bool] = []
     model = streaming([hang(after_chars=120, gone=gone), slow(ManualClock(), 0.0, 2)])
     result = await _compactor(timeout_seconds=0.01, retries=1).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.method == "llm" and len(model.requests) == 2
     assert gone == [True]  # the hung call was cancelled, not left running
     model = streaming([hang(after_chars=120)])
     result = await _compactor(timeout_seconds=0.01, retries=0).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.fallback_reason == "compactor made no progress for 0.01 s (120 characters in)"
 
@@ -147,12 +147,12 @@ async def test_a_model_that_stops_streaming_is_cut_off() -> None:
 async def test_a_model_without_progress_reports_gets_the_whole_call_deadline() -> None:
     model = streaming([hang(after_chars=50)], streams=False)  # on_progress is not passed
     result = await _compactor(timeout_seconds=0.01, retries=0, reference_tokens=10**9).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.fallback_reason == "compactor timed out after 0.01 s"
     model = streaming([hang()], streams=False)
     result = await _compactor(timeout_seconds=0.001, retries=0).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     waited = float((result.fallback_reason or "").split(" after ")[1].split(" s")[0])
     assert waited > 0.001  # the request and the reply it asks for make the deadline longer
@@ -161,7 +161,7 @@ async def test_a_model_without_progress_reports_gets_the_whole_call_deadline() -
 async def test_a_runaway_stream_is_stopped_and_asked_again_with_the_size() -> None:
     model = streaming([hang(after_chars=10**6), slow(ManualClock(), 0.0, 2)])
     result = await _compactor(retries=1, max_summary_chars=2000).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.method == "llm" and len(model.requests) == 2
     assert "Your previous answer was 1000000 characters" in model.requests[1]

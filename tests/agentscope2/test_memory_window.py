@@ -161,7 +161,7 @@ async def test_every_compactor_request_fits_the_models_window_staged() -> None:
         mode="llm", counter=TiktokenCounter("o200k_base"), max_summary_chars=2000
     )
     messages = compaction(6).messages
-    result = await compactor.summarise(messages, previous_summary="", model=model)
+    result = await compactor.summarise(messages, previous=None, model=model)
     sizes = [call.tokens for call in model.calls]
     assert sizes and not any(call.rejected for call in model.calls), sizes
     assert max(sizes) <= WINDOW and result.stages > 1, (sizes, result)

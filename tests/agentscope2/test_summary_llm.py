@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.summary import CompactorModel, SummaryCompactor, llm
+from copaw_context.core.summary import CompactorModel, Summary, SummaryCompactor, llm
 from copaw_context.core.summary.prompts import CONVERSATION_OPEN
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
@@ -44,11 +44,11 @@ async def test_a_valid_reply_is_used_with_the_previous_items_and_the_facts() -> 
         [PREVIOUS_SUMMARY.replace("- Never modify vendor/ files", "- (none)")]
     )
     result = await _compactor().summarise(
-        _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
+        _messages(), previous=Summary.parse(PREVIOUS_SUMMARY), model=model
     )
     assert (result.method, result.fallback_reason, result.stages) == ("llm", None, 1)
-    assert "- Never modify vendor/ files" in result.summary  # kept from the previous summary
-    assert "Request 0: never touch prod.yaml." in result.summary  # carried verbatim
+    assert "- Never modify vendor/ files" in result.text  # kept from the previous summary
+    assert "Request 0: never touch prod.yaml." in result.text  # carried verbatim
     (call,) = model.calls
     assert "checkpoint summaries" in call.system_prompt and CONVERSATION_OPEN in call.request
 
@@ -56,8 +56,8 @@ async def test_a_valid_reply_is_used_with_the_previous_items_and_the_facts() -> 
 async def test_an_unchanged_reply_is_returned_as_written() -> None:
     model = ScriptedTextModel([f"  {PREVIOUS_SUMMARY}\n"])
     messages = [TranscriptMessage("user", "user", (TranscriptPart("text", "go on"),))]
-    result = await _compactor().summarise(messages, previous_summary="", model=model)
-    assert result.summary == PREVIOUS_SUMMARY
+    result = await _compactor().summarise(messages, previous=None, model=model)
+    assert result.text == PREVIOUS_SUMMARY
 
 
 async def test_errors_are_retried_with_a_doubling_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,7 +71,7 @@ async def test_errors_are_retried_with_a_doubling_backoff(monkeypatch: pytest.Mo
     monkeypatch.setattr(llm.asyncio, "sleep", record)
     model = ScriptedTextModel([RuntimeError("500"), ConnectionError("reset"), PREVIOUS_SUMMARY])
     compactor = _compactor(retries=2, retry_delay=0.25)
-    result = await compactor.summarise(_messages(), previous_summary="", model=model)
+    result = await compactor.summarise(_messages(), previous=None, model=model)
     assert result.method == "llm" and len(model.requests) == 3
     assert pauses == [0.25, 0.5]
 
@@ -79,11 +79,11 @@ async def test_errors_are_retried_with_a_doubling_backoff(monkeypatch: pytest.Mo
 async def test_every_attempt_failing_falls_back_to_the_extractive_summary() -> None:
     model = ScriptedTextModel([RuntimeError(f"500 #{i}") for i in range(3)])
     result = await _compactor(retries=2).summarise(
-        _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
+        _messages(), previous=Summary.parse(PREVIOUS_SUMMARY), model=model
     )
     assert result.method == "extractive" and result.fallback_reason == "RuntimeError: 500 #2"
-    assert "Ship the parser fix for ticket PARSE-17" in result.summary
-    assert "Request 1: never touch prod.yaml." in result.summary
+    assert "Ship the parser fix for ticket PARSE-17" in result.text
+    assert "Request 1: never touch prod.yaml." in result.text
 
 
 async def test_a_timeout_is_a_failed_call() -> None:
@@ -93,22 +93,22 @@ async def test_a_timeout_is_a_failed_call() -> None:
 
     model = ScriptedTextModel([hang, PREVIOUS_SUMMARY])
     result = await _compactor(timeout_seconds=0.01, retries=1).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.method == "llm" and len(model.requests) == 2
     model = ScriptedTextModel([hang])
     result = await _compactor(timeout_seconds=0.01, retries=0).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.fallback_reason == "compactor timed out after 0.01 s"
 
 
 async def test_a_cancelled_error_from_the_model_is_a_failed_call() -> None:
     model = ScriptedTextModel([asyncio.CancelledError(), PREVIOUS_SUMMARY])
-    result = await _compactor(retries=1).summarise(_messages(), previous_summary="", model=model)
+    result = await _compactor(retries=1).summarise(_messages(), previous=None, model=model)
     assert result.method == "llm" and len(model.requests) == 2
     model = ScriptedTextModel([asyncio.CancelledError()])
-    result = await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
+    result = await _compactor(retries=0).summarise(_messages(), previous=None, model=model)
     assert result.method == "extractive" and "cancelled" in (result.fallback_reason or "")
 
 
@@ -122,7 +122,7 @@ async def test_cancelling_the_callers_task_stops_the_compactor() -> None:
 
     model = ScriptedTextModel([hang, PREVIOUS_SUMMARY])
     task = asyncio.create_task(
-        _compactor(retries=1).summarise(_messages(), previous_summary="", model=model)
+        _compactor(retries=1).summarise(_messages(), previous=None, model=model)
     )
     await started.wait()
     task.cancel()
@@ -135,7 +135,7 @@ async def test_an_oversized_reply_is_asked_again_with_the_size_then_replaced() -
     big = six_section_summary(200)
     model = ScriptedTextModel([big, PREVIOUS_SUMMARY])
     result = await _compactor(max_summary_chars=2000, adaptive_budget=False).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
     assert result.method == "llm"
     first, second = model.requests
@@ -143,9 +143,9 @@ async def test_an_oversized_reply_is_asked_again_with_the_size_then_replaced() -
     assert f"Your previous answer was {len(big)} characters" in second
     model = ScriptedTextModel([big, big])
     result = await _compactor(max_summary_chars=2000).summarise(
-        _messages(), previous_summary="", model=model
+        _messages(), previous=None, model=model
     )
-    assert result.method == "extractive" and len(result.summary) <= 2000
+    assert result.method == "extractive" and len(result.text) <= 2000
     assert result.fallback_reason == (f"summary too long: {len(big)} characters, the limit is 2000")
 
 
@@ -160,7 +160,7 @@ async def test_an_oversized_reply_is_asked_again_with_the_size_then_replaced() -
 async def test_an_invalid_reply_falls_back(reply: str, reason: str) -> None:
     model = ScriptedTextModel([reply, reply])
     result = await _compactor().summarise(
-        _messages(), previous_summary=PREVIOUS_SUMMARY, model=model
+        _messages(), previous=Summary.parse(PREVIOUS_SUMMARY), model=model
     )
     assert result.method == "extractive" and reason in (result.fallback_reason or "")
 
@@ -174,7 +174,7 @@ async def test_stages_fit_the_smaller_of_the_model_and_the_given_window(
     compactor = _compactor(counter=counter)
     result = await compactor.summarise(
         _messages(turns=12, size=80),
-        previous_summary=PREVIOUS_SUMMARY,
+        previous=Summary.parse(PREVIOUS_SUMMARY),
         model=model,
         window_tokens=window,
     )
@@ -185,7 +185,7 @@ async def test_stages_fit_the_smaller_of_the_model_and_the_given_window(
 async def test_no_model_or_the_extractive_mode_calls_nothing() -> None:
     model = ScriptedTextModel([])
     for compactor, given in ((_compactor(), None), (_compactor(mode="extractive"), model)):
-        result = await compactor.summarise(_messages(), previous_summary="", model=given)
+        result = await compactor.summarise(_messages(), previous=None, model=given)
         assert result.method == "extractive" and result.fallback_reason is None
     assert model.requests == []
 
@@ -202,15 +202,15 @@ async def test_the_cpu_bound_steps_run_off_the_event_loop(
 
         return wrapper
 
-    for name in ("extract_facts", "extractive_summary", "fit_summary", "render_transcript"):
+    for name in ("extract_facts", "extractive", "fit_to_budget", "render_transcript"):
         monkeypatch.setattr(llm, name, spy(name, getattr(llm, name)))
     model = ScriptedTextModel([RuntimeError("500"), PREVIOUS_SUMMARY])
-    await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
-    await _compactor(retries=0).summarise(_messages(), previous_summary="", model=model)
+    await _compactor(retries=0).summarise(_messages(), previous=None, model=model)
+    await _compactor(retries=0).summarise(_messages(), previous=None, model=model)
     assert set(threads) == {
         "extract_facts",
-        "extractive_summary",
-        "fit_summary",
+        "extractive",
+        "fit_to_budget",
         "render_transcript",
     }
     assert threading.main_thread() not in threads.values()
@@ -238,7 +238,9 @@ async def test_no_compactor_request_exceeds_its_window(counter_name: str, window
     budget = max(2000, min(16000, int(window * 0.08 * 3)))
     model = ScriptedTextModel([six_section_summary(3)] * 20, context_size=window)
     compactor = _compactor(counter=counter, max_summary_chars=budget)
-    result = await compactor.summarise(messages, previous_summary=PREVIOUS_SUMMARY, model=model)
+    result = await compactor.summarise(
+        messages, previous=Summary.parse(PREVIOUS_SUMMARY), model=model
+    )
     assert result.method == "llm"
     for call in model.calls:
         sent = counter.count(call.system_prompt) + counter.count(call.request)

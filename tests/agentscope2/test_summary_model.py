@@ -252,7 +252,7 @@ def test_fit_is_within_the_budget_and_keeps_the_six_sections(
 ) -> None:
     done = [f"- [x] step {i}: " + "x" * size for i, size in enumerate(long_items)]
     summary = summary.model_copy(update={"done": [*summary.done, *done]})
-    text = fit(summary, max_chars)
+    text = fit(summary, max_chars).text()
     assert len(text) <= max_chars
     if len(summary.render()) <= max_chars:
         assert text == summary.render()

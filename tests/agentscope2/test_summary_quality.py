@@ -232,10 +232,10 @@ async def test_a_carried_constraint_replaces_the_models_rewording_and_is_counted
     reply = _summary(constraints="- Never touch prod.yaml")
     model = ScriptedTextModel([reply])
     messages = [_user("Export the report. Please never touch prod.yaml, it is live.")]
-    result = await _compactor().summarise(messages, previous_summary="", model=model)
-    assert result.summary.count("never touch prod.yaml, it is live.") == 1
-    assert "- Never touch prod.yaml\n" not in result.summary
-    assert "Constraints (verbatim)" not in result.summary
+    result = await _compactor().summarise(messages, previous=None, model=model)
+    assert result.text.count("never touch prod.yaml, it is live.") == 1
+    assert "- Never touch prod.yaml\n" not in result.text
+    assert "Constraints (verbatim)" not in result.text
     assert result.dropped_lines == 1
 
 
@@ -249,12 +249,10 @@ async def test_made_up_paths_are_written_as_the_transcript_showed_them() -> None
         ),
     ]
     reply = _summary(critical="- Entry point: /home/user/project/src/app/main.py\n- /etc/hosts")
-    result = await _compactor().summarise(
-        messages, previous_summary="", model=ScriptedTextModel([reply])
-    )
-    assert "/home/user/project" not in result.summary
-    assert "- Entry point: src/app/main.py" in result.summary
-    assert "- /etc/hosts" in result.summary  # not a relative path of the transcript
+    result = await _compactor().summarise(messages, previous=None, model=ScriptedTextModel([reply]))
+    assert "/home/user/project" not in result.text
+    assert "- Entry point: src/app/main.py" in result.text
+    assert "- /etc/hosts" in result.text  # not a relative path of the transcript
     assert result.dropped_lines == 1
 
 
@@ -265,9 +263,9 @@ async def test_none_left_above_the_carried_block_goes() -> None:
         TranscriptMessage("user", "user", (TranscriptPart("tool_result", output, "sh", "c"),)),
     ]
     result = await _compactor().summarise(
-        messages, previous_summary="", model=ScriptedTextModel([_summary()])
+        messages, previous=None, model=ScriptedTextModel([_summary()])
     )
-    critical = section_lines(result.summary, 5)
+    critical = section_lines(result.text, 5)
     assert "- (none)" not in critical and any(output in line for line in critical)
     assert result.dropped_lines == 1
 
@@ -293,19 +291,17 @@ async def test_the_compactor_asks_for_the_budget_and_keeps_the_cap() -> None:
     assert carried_chars(facts) == len("Never touch prod.yaml.") + 6
     model = ScriptedTextModel([_summary()])
     result = await _compactor(max_summary_chars=3000).summarise(
-        messages, previous_summary="", model=model
+        messages, previous=None, model=model
     )
-    assert result.budget_chars == 3000 and len(result.summary) <= 3000
+    assert result.budget_chars == 3000 and len(result.text) <= 3000
     short = ScriptedTextModel([_summary()])
     result = await _compactor(max_summary_chars=16000).summarise(
-        messages[:1], previous_summary="", model=short
+        messages[:1], previous=None, model=short
     )
     assert result.budget_chars == MIN_BUDGET_CHARS
     assert "at most 1000 characters" in short.requests[0]
-    offline = await _compactor(mode="extractive").summarise(
-        messages[:1], previous_summary="", model=None
-    )
-    assert offline.budget_chars == MIN_BUDGET_CHARS and len(offline.summary) <= 1000
+    offline = await _compactor(mode="extractive").summarise(messages[:1], previous=None, model=None)
+    assert offline.budget_chars == MIN_BUDGET_CHARS and len(offline.text) <= 1000
 
 
 def test_near_duplicates_in_other_words_are_settled() -> None:
@@ -363,6 +359,6 @@ async def test_a_path_from_the_previous_summary_is_not_taken_for_an_invention() 
     messages = [_user("Go on."), TranscriptMessage("assistant", "bot", (call,))]
     previous = _summary(critical="- Crash at /repo/src/parser.c:412")
     result = await _compactor().summarise(
-        messages, previous_summary=previous, model=ScriptedTextModel([previous])
+        messages, previous=Summary.parse(previous), model=ScriptedTextModel([previous])
     )
-    assert "- Crash at /repo/src/parser.c:412" in result.summary and result.dropped_lines == 0
+    assert "- Crash at /repo/src/parser.c:412" in result.text and result.dropped_lines == 0

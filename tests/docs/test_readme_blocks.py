@@ -23,6 +23,8 @@ import pytest
 
 from copaw_context import installed_agentscope_major
 from copaw_context.cli import main
+from copaw_context.core.config.files import OVERLAY_NAME
+from copaw_context.core.config.running import load_running_config
 from copaw_context.core.toolresults.notice import TruncationNotice, format_truncation_notice
 from tests.docs.readme_blocks import ROOT, Block, readme_blocks
 
@@ -42,6 +44,7 @@ PYTHON = [b for b in BLOCKS if b.language == "python"]
 RUN_HERE = [b for b in PYTHON if SECTION_MAJOR.get(b.section, MAJOR) == MAJOR]
 SETUP = [b for b in BLOCKS if b.language == "bash" and b.text.startswith("mkdir -p logs")]
 SHELL = [b for b in BLOCKS if b.language == "bash" and b not in SETUP]
+JSON = [b for b in BLOCKS if b.language == "json"]
 
 # What scripts/bootstrap_qwenpaw.sh installs QwenPaw 1.1 with (the README's pip line has it).
 QWENPAW1_PINS = " ".join(
@@ -73,6 +76,7 @@ def test_every_block_is_checked() -> None:
     kinds = {
         "python": PYTHON,
         "bash": SETUP + SHELL,
+        "json": JSON,
         "text": [b for b in BLOCKS if b.text.startswith(("<<<TRUNCATED>>>", "copaw_context/\n"))],
     }
     checked = [b for blocks in kinds.values() for b in blocks]
@@ -81,6 +85,15 @@ def test_every_block_is_checked() -> None:
     assert set(SECTION_MAJOR) <= {b.section for b in PYTHON}
     assert all(b.section in SECTION_PRINTS for b in PYTHON)
     assert {SECTION_MAJOR.get(b.section, 0) for b in PYTHON} == {0, 1, 2}  # both majors run
+
+
+@pytest.mark.parametrize("block", JSON, ids=lambda b: b.name)
+def test_json_example_is_a_settings_file_that_loads(tmp_path: Path, block: Block) -> None:
+    """A JSON block is a ``copaw-context.json`` (the README shows no other JSON file)."""
+    (tmp_path / "agent.json").write_text('{"running": {}}', encoding="utf-8")
+    (tmp_path / OVERLAY_NAME).write_text(block.text, encoding="utf-8")
+    merged = load_running_config(tmp_path / "agent.json")
+    assert merged != load_running_config(tmp_path / "agent.json", beside=False)
 
 
 @pytest.mark.parametrize("block", RUN_HERE, ids=lambda b: b.name)

@@ -65,7 +65,7 @@ async def test_a_scripted_model_is_scored_after_the_carry_over() -> None:
     assert row.score["next_steps"] == (0, 1)  # the model lost it; nothing invents it
     assert row.result.dropped_lines >= 2  # the template slot, the reasonless decision, (none)
     assert "| web-build | llm |" in format_table([row])
-    assert score_summary(row.result.summary, session.planted)["goal"] == (1, 1)
+    assert score_summary(row.result.text, session.planted)["goal"] == (1, 1)
 
 
 class _Handler(BaseHTTPRequestHandler):

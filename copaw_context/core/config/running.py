@@ -9,11 +9,9 @@ JSON path, the value and what is allowed.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Self
 
 from pydantic import Field, ModelWrapValidatorHandler, ValidationError, model_validator
@@ -25,6 +23,13 @@ from copaw_context.core.config._rules import (
     WorkspaceDir,
     describe_error,
     unknown_keys,
+)
+from copaw_context.core.config.files import (
+    leaf_paths,
+    merge_over,
+    overlay_beside,
+    read_json_file,
+    read_overlay,
 )
 from copaw_context.core.config.memory import (
     AutoMemorySearchConfig,
@@ -49,6 +54,7 @@ from copaw_context.core.errors import ConfigError, json_text
 
 __all__ = [
     "DEFAULT_WINDOW_TOKENS",
+    "QWENPAW_2_LIGHT_KEYS",
     "EXEMPT_OLD_DEFAULT_BYTES",
     "EXEMPT_RECENT_DEFAULT_BYTES",
     "AutoMemorySearchConfig",
@@ -73,6 +79,10 @@ DEFAULT_WINDOW_TOKENS = 131072
 """The window assumed when neither agent.json nor the model states one."""
 
 logger = logging.getLogger("copaw_context")
+
+QWENPAW_2_LIGHT_KEYS = frozenset({"strategy", "scroll_config", "visual_compact_config"})
+"""Keys QwenPaw 2.x writes into ``light_context_config`` for its own context managers
+(``strategy``: ``"native"`` or ``"scroll"``); known, so not reported as typos, and ignored."""
 
 
 _SHAPES = (
@@ -198,9 +208,10 @@ def parse_running_config(data: Any, source: str | None = None) -> RunningConfig:
     if not isinstance(running, Mapping):
         allowed = "must be a JSON object holding the settings (an empty {} means all defaults)"
         raise ConfigError(prefix, _brief(running), allowed, source)
-    unknown = unknown_keys(
-        LightContextConfig, running.get("light_context_config"), f"{prefix}.light_context_config"
-    )
+    light = running.get("light_context_config")
+    if isinstance(light, Mapping):
+        light = {k: v for k, v in light.items() if k not in QWENPAW_2_LIGHT_KEYS}
+    unknown = unknown_keys(LightContextConfig, light, f"{prefix}.light_context_config")
     if unknown:
         logger.warning(
             "%s: ignoring keys copaw-context does not know (newer QwenPaw versions add some, "
@@ -229,53 +240,41 @@ def _inherit_agent_language(data: Mapping[str, Any], running: Mapping[str, Any])
     return {**running, "light_context_config": {**(light or {}), "language": language}}
 
 
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKeyError(key)
-        result[key] = value
-    return result
-
-
-def load_running_config(path: str | os.PathLike[str]) -> RunningConfig:
-    """Read and validate a whole agent.json file (either accepted shape)."""
-    source, where = str(path), "agent.json file"
+def load_running_config(path: str | os.PathLike[str], *, beside: bool = True) -> RunningConfig:
+    """Read and validate a whole agent.json file (either accepted shape), with the
+    ``copaw-context.json`` in its folder merged over its ``running`` section (unless
+    ``beside`` is False; see :mod:`copaw_context.core.config.files`). An error in a value
+    that file sets names that file."""
+    source = str(path)
+    data = read_json_file(path)
+    overlay_path = overlay_beside(path)
+    overlay = read_overlay(overlay_path) if beside else None
+    if not overlay or not isinstance(data, Mapping):
+        return parse_running_config(data, source)
+    data, prefix = _merged(data, overlay)
     try:
-        text = Path(path).expanduser().read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(where, source, "no such file; pass the path of an agent.json") from None
-    except IsADirectoryError:
-        raise ConfigError(where, source, "is a directory; pass the agent.json inside it") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(where, source, f"is not UTF-8 text ({error.reason})") from None
-    except OSError as error:
-        raise ConfigError(where, source, f"cannot be read ({error.strerror})") from None
-    if not text.strip():
+        return parse_running_config(data, source)
+    except ConfigError as error:
+        where = error.conflict[0] if error.conflict else error.path
+        from_overlay = {prefix + leaf for leaf in leaf_paths(overlay)}
+        if not any(where == p or where.startswith(f"{p}.") for p in from_overlay):
+            raise
         raise ConfigError(
-            where, source, 'is empty; it must hold a JSON object, e.g. {"running": {}}'
-        )
-    try:
-        data = json.loads(text, object_pairs_hook=_object_without_duplicates)
-    except json.JSONDecodeError as error:
-        lines = text.splitlines()
-        line = lines[error.lineno - 1].strip() if error.lineno <= len(lines) else ""
-        position = f"line {error.lineno} column {error.colno}"
-        allowed = f"is not valid JSON ({error.msg}); fix the syntax there"
-        raise ConfigError(position, _brief(line), allowed, source) from None
-    except _DuplicateKeyError as error:
-        allowed = "appears twice in one JSON object; keep only one"
-        raise ConfigError("JSON key", error.key, allowed, source) from None
-    except RecursionError:
-        allowed = "nests arrays or objects too deeply to be an agent.json; fix the file"
-        raise ConfigError(where, source, allowed) from None
-    return parse_running_config(data, source)
+            error.path, error.value, error.allowed, str(overlay_path), conflict=error.conflict
+        ) from None
+
+
+def _merged(data: Mapping[str, Any], overlay: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """agent.json ``data`` with ``overlay`` merged over its running section, and the JSON
+    path prefix of that section."""
+    agents = data.get("agents")
+    if "running" not in data and isinstance(agents, Mapping) and "running" in agents:
+        running = agents["running"]
+        merged = merge_over(running, overlay) if isinstance(running, Mapping) else running
+        return {**data, "agents": {**agents, "running": merged}}, "agents.running."
+    running = data.get("running", {})
+    merged = merge_over(running, overlay) if isinstance(running, Mapping) else running
+    return {**data, "running": merged}, "running."
 
 
 async def aload_running_config(path: str | os.PathLike[str]) -> RunningConfig:

@@ -1,43 +1,44 @@
 """What every adapter's ``MemoryCompactionHook`` shares, whatever its host: the engine, its
-settings, the chat-command reply and the figures. An adapter supplies :meth:`session`."""
+settings (from an agent.json too), the per-agent scratch, what each session gets
+(:meth:`EngineHook.setup`), the chat-command reply, the figures, one hook per agent, and
+the decisions around each host event (``hook_events.HookEvents``, each fail-open). An
+adapter supplies :meth:`session` and translates its host's events."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import warnings
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Generator, Iterator
+import weakref
+from collections.abc import Awaitable, Callable, Generator, Iterable, MutableSet
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from copaw_context.core.commands import ChatCommand
-from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.context.report import TokenReport
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.host.hook_events import HookEvents, fail_open
+from copaw_context.core.host.protocol import CompactorModel, HostSession, Window
+from copaw_context.core.host.session_base import SessionSetup
 from copaw_context.core.tokens import UsageCalibration
 from copaw_context.core.tools.read_tool import ReadFileTool
+from copaw_context.core.workspace.location import agent_json_workspace
 
-__all__ = ["ANOTHER_HOOK", "Attached", "EngineHook", "fail_open"]
+__all__ = [
+    "ANOTHER_HOOK",
+    "Attached",
+    "EngineHook",
+    "HookSurface",
+    "fail_open",
+    "refuse_another_hook",
+]
 
 logger = logging.getLogger("copaw_context")
 
 H = TypeVar("H")
-
-
-@contextlib.contextmanager
-def fail_open(what: str) -> Iterator[None]:
-    """A failure inside the package never kills the agent's reply: ``what`` failed (and what
-    is kept instead) is logged with the traceback, and the host goes on as if we were not
-    there. Every adapter wraps its calls into the engine in this."""
-    try:
-        yield
-    except Exception:
-        logger.exception("copaw-context: %s", what)
-
+T = TypeVar("T")
 
 ANOTHER_HOOK = (
     "attach(): this agent already has another copaw-context hook; an agent takes one hook "
@@ -45,6 +46,14 @@ ANOTHER_HOOK = (
     "instead"
 )
 """The refusal of a second, different hook on one agent (the same on both majors)."""
+
+
+def refuse_another_hook(hooks: Iterable[object], hook: object) -> None:
+    """One copaw-context hook per agent (ValueError when one of ``hooks``, those already on
+    the agent, is another): a second one would run a second pipeline over the same context
+    and put a second MEMORY.md into the prompt."""
+    if any(isinstance(other, EngineHook) and other is not hook for other in hooks):
+        raise ValueError(ANOTHER_HOOK)
 
 
 class Attached(Generic[H]):
@@ -70,25 +79,95 @@ class Attached(Generic[H]):
         return f"Attached({self.hook!r})"
 
 
-class EngineHook(ABC):
+class HookSurface(Protocol):
+    """The members of an :class:`EngineHook` an adapter's wiring calls (the modules that put
+    the hook into the host, typed against this so that they import no hook)."""
+
+    @property
+    def engine(self) -> ContextEngine: ...
+
+    @property
+    def is_light(self) -> bool: ...
+
+    def scratch(self, agent: Any) -> dict[str, Any]: ...
+
+    async def session(self, agent: Any) -> HostSession: ...
+
+    async def command_reply(self, agent: Any, command: ChatCommand) -> str: ...
+
+    async def memory_prompt(self, prompt: str, window: int, *, once: bool = False) -> str: ...
+
+    def repaired(
+        self, agent: Any, messages: T, repair: Callable[[T, MutableSet[str]], T | None]
+    ) -> T: ...
+
+    def refuse_host_compression(self, enabled: bool, setting: str, remedy: str) -> None: ...
+
+    def takes_call(self, agent: Any) -> bool: ...
+
+
+class EngineHook(HookEvents):
     """The host-neutral half of a ``MemoryCompactionHook`` (a mixin over the engine)."""
 
     engine: ContextEngine
+    compactor_model: Any
+    """The model that writes summaries, when not the agent's own (None)."""
 
     def start_engine(
         self,
         config: RunningConfig | None,
         workspace_dir: str | os.PathLike[str],
         on_event: EventCallback | None,
+        compactor_model: Any = None,
     ) -> None:
         """Build the engine for ``config`` (defaults when None) in ``workspace_dir``."""
         workspace = Path(workspace_dir).expanduser().resolve()
         self.engine = ContextEngine(config or RunningConfig(), workspace, on_event=on_event)
+        self.compactor_model = compactor_model
         self._closed = False
+        self._thinking: dict[int, Any] = {}
+        self._scratch: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+        self._pending_tools: weakref.WeakSet[Any] = weakref.WeakSet()
 
-    @abstractmethod
-    async def session(self, agent: Any) -> HostSession:
-        """The engine's view of ``agent`` (the adapter's own)."""
+    @classmethod
+    def from_agent_json(
+        cls,
+        path: str | os.PathLike[str],
+        workspace_dir: str | os.PathLike[str] | None = None,
+        compactor_model: Any | None = None,
+        **options: Any,
+    ) -> Self:
+        """Build the hook from an agent.json (``running`` or ``agents.running``); the
+        workspace is the folder that holds it unless ``workspace_dir`` is given. ``options``
+        are the hook's other keyword arguments (``on_event``, ...)."""
+        build: Callable[..., Self] = cls
+        workspace = agent_json_workspace(path, workspace_dir)
+        return build(load_running_config(path), workspace, compactor_model, **options)
+
+    async def setup(
+        self,
+        agent: Any,
+        *,
+        formatter: Any,
+        probe: Callable[[], Awaitable[Any]],
+        context_size: Any,
+        own_model: Any,
+        summariser: Callable[[Any, int | None], CompactorModel],
+    ) -> SessionSetup:
+        """What a session of ``agent`` gets: the thinking policy of ``formatter`` (``probe``
+        runs once per formatter), the window for the model's ``context_size``, and the
+        compactor: ``summariser(model, window)`` over :attr:`compactor_model` (no window),
+        else over ``own_model``, the agent's, which serves the agent's window."""
+        thinking = self._thinking.get(id(formatter))
+        if thinking is None:
+            thinking = self._thinking[id(formatter)] = await probe()
+        window = Window(*self.config.window_for(context_size))
+        separate = self.compactor_model is not None
+        if separate:
+            compactor = summariser(self.compactor_model, None)
+        else:
+            compactor = summariser(own_model, window.tokens)
+        return SessionSetup(self.scratch(agent), thinking, window, compactor, separate)
 
     @property
     def config(self) -> RunningConfig:

@@ -1,34 +1,50 @@
-"""What every adapter's ``HostSession`` holds the same way: the agent, the engine's scratch,
-the window, the compactor model and the thinking policy the host's formatter follows."""
+"""What every adapter's ``HostSession`` holds and computes the same way: the agent, what its
+hook hands it (:class:`SessionSetup`: the engine's scratch, the thinking policy the host's
+formatter follows, the window, the compactor model), the saved state, the name of its
+message form, the tool schemas as the JSON a request carries, its archive records, and the
+files whose ``Read`` result a context still holds."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterable, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from copaw_context.core.host.protocol import CompactorModel, Window
+from copaw_context.core.host.protocol import ArchiveRecord, CompactorModel, Window
 
-__all__ = ["SessionBase"]
+__all__ = ["SessionBase", "SessionSetup", "read_paths", "state_under"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSetup:
+    """What a hook decides for each session it builds (``EngineHook.setup``)."""
+
+    scratch: dict[str, Any]
+    """The engine's cache for the agent (not saved)."""
+    thinking: Any
+    """Whether the model's formatter sends thinking blocks back (the host's policy form)."""
+    window: Window
+    compactor: CompactorModel | None
+    separate_compactor: bool = False
+    """Whether ``compactor`` is a model of its own (not the agent's)."""
 
 
 class SessionBase:
     """The host-neutral half of a ``HostSession`` (an adapter adds the translation)."""
 
-    def __init__(
-        self,
-        agent: Any,
-        *,
-        scratch: dict[str, Any],
-        thinking: Any,
-        window: Window,
-        compactor: CompactorModel | None,
-        separate_compactor: bool = False,
-    ) -> None:
+    FORM: ClassVar[str] = ""
+    """The name of the host's serialised message form (``message_form``), e.g.
+    ``"agentscope2.Msg"``."""
+
+    def __init__(self, agent: Any, setup: SessionSetup, state: MutableMapping[str, Any]) -> None:
         self.agent = agent
-        self._scratch = scratch
-        self._thinking = thinking
-        self._window = window
-        self._compactor = compactor
-        self._separate_compactor = separate_compactor
+        self._scratch = setup.scratch
+        self._thinking = setup.thinking
+        self._window = setup.window
+        self._compactor = setup.compactor
+        self._separate_compactor = setup.separate_compactor
+        self._state = state
 
     def context_key(self) -> tuple[int, int] | None:
         """None: every step fingerprints the whole context (a host may do better)."""
@@ -50,6 +66,14 @@ class SessionBase:
         return str(self.agent.name)
 
     @property
+    def message_form(self) -> str:
+        return self.FORM
+
+    @property
+    def state(self) -> MutableMapping[str, Any]:
+        return self._state
+
+    @property
     def scratch(self) -> dict[str, Any]:
         return self._scratch
 
@@ -64,3 +88,62 @@ class SessionBase:
 
     def has_separate_summary_model(self) -> bool:
         return self._separate_compactor
+
+    def awaiting_confirmation(self) -> bool:
+        """False: a host that runs every tool call at once has nothing waiting for the user."""
+        return False
+
+    def schemas_json(self, tools: Sequence[Any]) -> str:
+        """The tool schemas as JSON (the last one reused while the schemas are equal)."""
+        tools = list(tools)
+        if not tools:
+            return ""
+        cached = self._scratch.get("tool_schemas")
+        if cached is not None and cached[0] == tools:
+            return str(cached[1])
+        text = json.dumps(tools, ensure_ascii=False, sort_keys=True)
+        self._scratch["tool_schemas"] = (tools, text)
+        return text
+
+    def record(
+        self,
+        message: dict[str, Any],
+        timestamp: str | None,
+        archive_id: str,
+        part_keys: Sequence[str],
+    ) -> ArchiveRecord:
+        """A serialised message as the archive stores it, in this session's form."""
+        return ArchiveRecord(
+            message=message,
+            timestamp=timestamp,
+            archive_id=archive_id,
+            form=self.FORM,
+            part_keys=tuple(part_keys),
+        )
+
+
+def read_paths(calls: Iterable[tuple[str, str]], tool: str = "Read") -> set[str]:
+    """The ``file_path`` of every call of ``tool`` among ``(name, JSON input)`` calls (a
+    host forgets its read cache of the other files once their result left the context)."""
+    paths: set[str] = set()
+    for name, tool_input in calls:
+        if name != tool:
+            continue
+        try:
+            path = json.loads(tool_input).get("file_path")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(path, str):
+            paths.add(path)
+    return paths
+
+
+def state_under(store: dict[str, Any], key: str, legacy: str) -> dict[str, Any]:
+    """The engine's state in a host's per-agent ``store``, under ``key`` (created when
+    missing; moved from ``legacy``, where earlier versions kept it, on first use)."""
+    data = store.get(key)
+    if not isinstance(data, dict):
+        old = store.pop(legacy, None) if key != legacy else None
+        data = old if isinstance(old, dict) else {}
+        store[key] = data
+    return data

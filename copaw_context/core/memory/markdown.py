@@ -1,6 +1,9 @@
 """Markdown helpers for the memory files: ``## sections``, log entries and bullets.
 
 Pure text functions (no I/O), shared by the file store, the summariser and consolidation.
+Headings, bullets and code are the package's one rule (:mod:`copaw_context.core.markdown_blocks`,
+shared with the summary parser); a log entry starts at a bullet indented at most three spaces
+(a deeper one is part of the entry above it, as CommonMark reads it).
 """
 
 from __future__ import annotations
@@ -10,7 +13,13 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
-from copaw_context.core.markdown_blocks import parse_blocks
+from copaw_context.core.markdown_blocks import (
+    BULLET_RE,
+    bullet_indent,
+    heading_of,
+    parse_blocks,
+    section_bounds,
+)
 from copaw_context.core.toolresults.truncation import scrub_surrogates
 
 __all__ = [
@@ -25,8 +34,7 @@ __all__ = [
     "split_sections",
 ]
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+(.*)$")
+_MAX_ENTRY_INDENT = 3  # a bullet indented more continues the entry above it
 _LOG_PREFIX = re.compile(r"^(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?(?:\[[^\]\n]{1,40}\]\s+)?")
 _SPACES = re.compile(r"\s+")
 _KIND_LABEL = re.compile(r"^(?:preference|lesson|偏好|经验)\s*[:：]\s*")
@@ -49,25 +57,18 @@ def normalise_text(text: str) -> str:
     return scrub_surrogates(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
-def _heading_levels(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(line index, level, title) of every top-level ATX heading outside code blocks."""
-    return [(h.row, h.level, h.title) for h in parse_blocks(lines).headings]
-
-
 def split_sections(text: str) -> tuple[list[str], list[MarkdownSection]]:
     """The lines of ``text`` and its sections split at ``#`` and ``##`` headings.
 
     A ``#`` heading ends the section before it and belongs to no named section.
     """
     lines = text.split("\n")
-    sections: list[MarkdownSection] = []
-    start, title = 0, None
-    for index, level, heading in _heading_levels(lines):
-        if level > 2:
-            continue
-        sections.append(MarkdownSection(title, start, index))
-        start, title = index, heading if level == 2 else None
-    sections.append(MarkdownSection(title, start, len(lines)))
+    headings = parse_blocks(lines).heading_rows(max_level=2)
+    rows = sorted(headings)
+    sections = [MarkdownSection(None, 0, rows[0] if rows else len(lines))]
+    for row, end in section_bounds(rows, len(lines)):
+        heading = headings[row]
+        sections.append(MarkdownSection(heading.title if heading.level == 2 else None, row, end))
     return lines, [s for s in sections if s.title is not None or s.end > s.start]
 
 
@@ -116,9 +117,10 @@ def entry_items(text: str) -> list[list[str]]:
     for line in normalise_text(text).split("\n"):
         if not line.strip():
             continue
-        match = _ITEM.match(line)
-        if match or not items or _HEADING.match(line) or _HEADING.match(items[-1][0]):
-            items.append([(match.group(1) if match else line).strip()])
+        indent = bullet_indent(line)
+        bullet = indent is not None and indent <= _MAX_ENTRY_INDENT
+        if bullet or not items or heading_of(line) or heading_of(items[-1][0]):
+            items.append([(BULLET_RE.sub("", line, count=1) if bullet else line).strip()])
         else:
             items[-1].append(line.rstrip())
     return [item for item in items if item[0]]

@@ -1,15 +1,23 @@
 """A standalone split of any context source: which blocks of which message to compact, and
-which to keep (the design card's ``context_check``; the engine does the same per step)."""
+which to keep (the design card's ``context_check``; the engine does the same per step).
+:class:`MessageSplitter` does it over a host's list of messages (``AsMsgHandler`` on 2.x)."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from copaw_context.core.context.ledger import Ledger, TokenMeter
-from copaw_context.core.host.protocol import ContextSource
+from copaw_context.core.host.protocol import ContextSource, MessageView
+from copaw_context.core.host.views import ThinkingSent
 from copaw_context.core.planning.split import SplitPlan, plan_split
+from copaw_context.core.tokens import TokenCounter
 
-__all__ = ["MessageSplit", "plan_context"]
+__all__ = ["ContextCheck", "MessageSplit", "MessageSplitter", "plan_context"]
+
+M = TypeVar("M")
 
 
 @dataclass(frozen=True)
@@ -49,3 +57,80 @@ def plan_context(
         message, block = refs[index]
         splits[message].keep.append(block)
     return plan, splits
+
+
+@dataclass(frozen=True)
+class ContextCheck(Generic[M]):
+    """What :meth:`MessageSplitter.context_check` decided."""
+
+    plan: SplitPlan
+    to_compact: list[M]
+    to_keep: list[M]
+
+
+class MessageSplitter(ABC, Generic[M]):
+    """Plans a pair-safe split of a host's list of messages (the standalone form of what the
+    engine does each step). An adapter says how its messages read and are cut in two."""
+
+    def __init__(self, counter: TokenCounter, *, count_thinking: ThinkingSent = True) -> None:
+        self.meter = TokenMeter(counter)
+        self.count_thinking = count_thinking
+
+    @abstractmethod
+    def fingerprint(self, msg: M) -> tuple[str, int]:
+        """The message's id and number of parts."""
+
+    @abstractmethod
+    def view(self, msg: M, first_part: int = 0) -> MessageView:
+        """The message as the engine sees it (thinking counted by :attr:`count_thinking`)."""
+
+    @abstractmethod
+    def with_blocks(self, msg: M, blocks: Sequence[int], *, kept: bool) -> M:
+        """A copy of ``msg`` holding only ``blocks`` (same id), on the kept side or not."""
+
+    def context_check(
+        self,
+        context: Sequence[M],
+        *,
+        threshold_tokens: int,
+        reserve_tokens: int,
+        fixed_tokens: int = 0,
+        force: bool = False,
+    ) -> ContextCheck[M]:
+        """Decide what to compact and what to keep (see :func:`plan_split` for the rules)."""
+        plan, splits = plan_context(
+            _Messages(self, context),
+            self.meter,
+            threshold_tokens=threshold_tokens,
+            reserve_tokens=reserve_tokens,
+            fixed_tokens=fixed_tokens,
+            force=force,
+        )
+        to_compact: list[M] = []
+        to_keep: list[M] = []
+        for msg, split in zip(context, splits, strict=True):
+            if split.compact and not split.keep:
+                to_compact.append(msg)
+            elif split.keep and not split.compact:
+                to_keep.append(msg)
+            elif split.compact and split.keep:
+                to_compact.append(self.with_blocks(msg, split.compact, kept=False))
+                to_keep.append(self.with_blocks(msg, split.keep, kept=True))
+        return ContextCheck(plan, to_compact, to_keep)
+
+
+class _Messages(Generic[M]):
+    """The session surface the ledger needs, over a plain list of messages."""
+
+    def __init__(self, splitter: MessageSplitter[M], messages: Sequence[M]) -> None:
+        self.splitter = splitter
+        self.messages = messages
+
+    def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
+        return [self.splitter.fingerprint(m) for m in self.messages[start:]]
+
+    def context_key(self) -> None:
+        return None  # a list handed over once: nothing to reuse
+
+    def view(self, index: int, first_part: int = 0) -> MessageView:
+        return self.splitter.view(self.messages[index], first_part)

@@ -1,10 +1,11 @@
-"""The pipeline's steps, each over the engine's ``StepContext`` (``core/engine/context.py``).
+"""The pipeline's steps, each over the engine's ``StepContext`` (``core/context/step_context.py``).
 
 In the order ``ContextEngine.pipeline`` runs them before a reasoning step: ``memory``
 (:mod:`.memory`), ``flush`` (:mod:`.archive`), ``cleanup`` (:mod:`.offload_cleanup`), ``prune``
 (:mod:`.prune`, also stage 1 on each fresh result), ``compact`` (:mod:`.compact`, with
-:mod:`.cut`, :mod:`.fresh_share`, :mod:`.data_fit`, :mod:`.summary_room`,
-:mod:`.compactor_input` and :mod:`.compact_events`), ``manifest`` (:mod:`.offload_cleanup`).
+its :class:`~.cut.Cutter` (:mod:`.cut`), :mod:`.fresh_share`, :mod:`.data_fit`,
+:mod:`.summary_room`, :mod:`.compactor_input` and :mod:`.compact_events`), ``manifest``
+(:mod:`.offload_cleanup`).
 Around the model call: :mod:`.model_call` (with :mod:`.measure` and :mod:`.recover`).
 """
 

@@ -21,7 +21,7 @@ from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host.protocol import ArchiveRecord, HostSession
-from copaw_context.core.summary import render_summary_message, split_summary_message
+from copaw_context.core.summary import Summary, render_summary_message, split_summary_message
 
 __all__ = [
     "FlushPendingArchive",
@@ -139,10 +139,12 @@ async def archive_and_apply(
     host: HostSession,
     records: list[ArchiveRecord],
     keep: Sequence[tuple[int, Sequence[int] | None]],
-    summary: str,
+    summary: Summary,
 ) -> list[tuple[str, int]]:
-    """Archive (fsynced) first, or keep in the pending buffer; then commit the context."""
+    """Archive (fsynced) first, or keep in the pending buffer; then commit the context with
+    ``summary`` (its text, in the session state and the summary message)."""
     language = ctx.settings.language
+    text = summary.text()
     recall = "memory_search" if ctx.memory.enabled else None
     state = ctx.state(host)
 
@@ -152,16 +154,16 @@ async def archive_and_apply(
         # can archive them again.
         await host.commit(keep)
         ctx.ledger(host).reset()
-        state.summary = summary
+        state.summary = text
         guide = [(ctx.relative(f.path), f.lines) for f in written]
         await host.set_summary(
-            render_summary_message(summary, guide, language=language, recall_tool=recall)
+            render_summary_message(text, guide, language=language, recall_tool=recall)
         )
         listed = await path_guide(ctx, host)
         if listed:
             guide = listed
             await host.set_summary(
-                render_summary_message(summary, guide, language=language, recall_tool=recall)
+                render_summary_message(text, guide, language=language, recall_tool=recall)
             )
         return guide
 

@@ -28,25 +28,16 @@ from copaw_context.core.steps.compact_events import (
     warn_fixed_parts,
 )
 from copaw_context.core.steps.compactor_input import compacted_transcript
-from copaw_context.core.steps.cut import (
-    NOTICE_BYTES,
-    cut_latest_request,
-    cut_pinned_texts,
-    fit_fresh_results,
-    fit_fresh_to_window,
-    request_cap_bytes,
-    truncate_instead,
-)
-from copaw_context.core.steps.data_fit import drop_data_to_fit
-from copaw_context.core.steps.summary_room import shrink_summary_to_window
+from copaw_context.core.steps.cut import NOTICE_BYTES, Cutter, request_cap_bytes
 from copaw_context.core.summary import (
     CompactorResult,
+    Summary,
     SummaryCompactor,
-    fit_summary,
     render_summary_message,
 )
 from copaw_context.core.summary.breaker import CompactorBreaker
 from copaw_context.core.summary.budget import summary_budget_chars
+from copaw_context.core.tokens.meter import BLOCK_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS
 from copaw_context.core.transcript import TranscriptMessage
 
 __all__ = ["Compact", "Trigger", "compact"]
@@ -54,7 +45,6 @@ __all__ = ["Compact", "Trigger", "compact"]
 logger = logging.getLogger("copaw_context")
 
 Trigger = Literal["auto", "command", "overflow"]
-_MIN_SUMMARY_CHARS = 400
 
 
 class Compact:
@@ -90,18 +80,19 @@ async def compact(
     if trigger == "auto" and report.total <= report.threshold:
         return None
     await warn_fixed_parts(ctx, ctx.state(host), report, base)
-    plan, refs = await _plan(ctx, host, report, trigger)
+    cap = summary_budget_chars(report.window, report.factor)  # the budget's cap (characters)
+    plan, refs = await _plan(ctx, host, report, trigger, cap)
     if not plan.compact:
         fitted = await ctx.report(host, limits)  # fresh results may have been cut to fit
         if trigger == "auto" and fitted.total <= fitted.threshold < report.total:
             return await fitted_event(ctx, host, report, fitted, base, started)
-        return await truncate_instead(ctx, host, report, base, trigger, started, limits)
+        return await Cutter(ctx).instead(host, report, base, trigger, started, limits)
     ledger = ctx.ledger(host)
     to_compact = _whole(_groups(refs, plan.compact), ledger)
     to_keep = _whole(_groups(refs, plan.keep), ledger)
     await started_event(ctx, host, report, base, len(to_compact), len(to_keep))
     run = _Run(ctx, host, report, trigger, started, base)
-    return await run.apply(plan, to_compact, to_keep, note=note, limits=limits)
+    return await run.apply(plan, to_compact, to_keep, cap, note=note, limits=limits)
 
 
 class _Run:
@@ -119,6 +110,7 @@ class _Run:
         self.ctx, self.host, self.report = ctx, host, report
         self.trigger, self.started, self.base = trigger, started, base
         self.state = ctx.state(host)
+        self.cutter = Cutter(ctx)
         settings = ctx.settings
         self.margin = int(settings.recompact_growth_ratio * report.window)
         guard = self.state.guard_total
@@ -138,23 +130,25 @@ class _Run:
         plan: SplitPlan,
         to_compact: list[tuple[int, list[int] | None]],
         to_keep: list[tuple[int, list[int] | None]],
+        cap: int,
         *,
         note: str,
         limits: Limits | None,
     ) -> ContextEvent:
         ctx, host = self.ctx, self.host
         transcript = await compacted_transcript(ctx, host, to_compact)
-        result = await self._summarise(transcript, note)
+        room = await _summary_room(ctx, host, self.report, plan, to_keep)
+        result = await self._summarise(transcript, note, cap, room)
         await self._track(result)
-        summary = await _fit_to_room(ctx, host, self.report, plan, result.summary)
+        summary = result.summary  # within its budget: the cap and the room
         replaced, added = await _exchange(ctx, host, self.report, to_compact, summary)
         if added >= replaced and self.trigger != "command":
             # The summary would take more than it replaces (a window crowded by the system
             # prompt): keep the messages and cut instead, within the window. The context
             # stays crowded: the storm guard holds the compactor back until it grows.
             self.state.guard_total = self.report.total
-            run = (ctx, host, self.report, self.base, self.trigger, self.started, limits)
-            cut = await truncate_instead(*run, last_resort=False)
+            run = (host, self.report, self.base, self.trigger, self.started, limits)
+            cut = await self.cutter.instead(*run, last_resort=False)
             if (await ctx.report(host, limits)).total > self.report.window:
                 added = 0  # still over: compact after all, the summary cut to what fits
             elif cut is not None:
@@ -172,16 +166,10 @@ class _Run:
         records = archive_records(host, to_compact)
         guide = await archive_and_apply(ctx, host, records, to_keep, summary)
         if plan.request_over_reserve:
-            await cut_latest_request(ctx, host, self.report.reserve, self.report.window)
+            await self.cutter.latest_request(host, self.report.reserve, self.report.window)
         self.state.add_stats(compactions=1)
-        after = await ctx.report(host, limits)
-        if after.total > after.window:  # the summary took more than its room
-            after = await fit_fresh_to_window(ctx, host, after, limits)
-        if after.total > after.window and await cut_pinned_texts(ctx, host, after.window):
-            after = await ctx.report(host, limits)
-        if after.total > after.window and await shrink_summary_to_window(ctx, host, after):
-            after = await ctx.report(host, limits)
-        after = await drop_data_to_fit(ctx, host, after, limits)
+        # the summary may take more than its room: cut what is left to cut, to the window
+        after = await self.cutter.to_window(host, await ctx.report(host, limits), limits)
         crowded = after.total > self.report.threshold - self.margin
         self.state.guard_total = after.total if crowded else None
         event = ContextEvent(
@@ -205,7 +193,7 @@ class _Run:
                 session_id=host.session_id,
                 agent_name=host.agent_name,
                 messages=tuple(transcript),
-                summary=summary,
+                summary=summary.text(),
                 archive_files=event.archive_files,
             )
         )
@@ -236,8 +224,14 @@ class _Run:
             )
             await self.ctx.emit(event, self.host)
 
-    async def _summarise(self, transcript: list[TranscriptMessage], note: str) -> CompactorResult:
+    async def _summarise(
+        self, transcript: list[TranscriptMessage], note: str, cap: int, room: int
+    ) -> CompactorResult:
+        """The compactor's summary, within a budget of cap ``cap`` (characters) and room
+        ``room`` (tokens of our counter), merged into the previous summary (parsed once)."""
         settings = self.ctx.settings
+        bare = previous_summary(self.state, self.host)
+        previous = await asyncio.to_thread(Summary.parse, bare, settings.language) if bare else None
         compactor = SummaryCompactor(
             mode=settings.compactor if self.use_llm else "extractive",
             counter=(await self.ctx.meter(self.host)).counter,
@@ -246,27 +240,28 @@ class _Run:
             retries=settings.compactor_retries,
             retry_delay=self.ctx.compactor_retry_delay,
             include_thinking=settings.compact_with_thinking_block,
-            max_summary_chars=summary_budget_chars(self.report.window, self.report.factor),
+            max_summary_chars=cap,
         )
         return await compactor.summarise(
             transcript,
-            previous_summary=previous_summary(self.state, self.host),
+            previous=previous,
             model=self.host.compactor_model(),
             extra_instruction=note,
+            room_tokens=room,
         )
 
 
 async def _plan(
-    ctx: StepContext, host: HostSession, report: TokenReport, trigger: Trigger
+    ctx: StepContext, host: HostSession, report: TokenReport, trigger: Trigger, cap: int
 ) -> tuple[SplitPlan, list[tuple[int, int]]]:
     """The split, with a kept tail that leaves room for the fixed parts and a new summary.
 
     A large system prompt or tool list shrinks the kept tail, so that what stays (with the
-    new summary, at most its budget) fits under the threshold instead of compacting again at
+    new summary, at most its ``cap``) fits under the threshold instead of compacting again at
     every step. Results the model has not seen yet are kept (cut to fit that room first).
     """
     factor = report.factor
-    summary_room = summary_budget_chars(report.window, factor) // 2  # ~2 chars a token
+    summary_room = cap // 2  # ~2 chars a token
     others = round((report.fixed - report.summary) * factor)
     room = max(0, report.threshold - others - summary_room)
     reserve = min(report.reserve, room)
@@ -276,7 +271,8 @@ async def _plan(
     room_raw, reserve_raw = int(room / factor), int(reserve / factor)
     # Fresh results may take the room but half the reserve, which recent history keeps.
     forced = _forced_tokens(ledger, request_cap_bytes(report.reserve, report.window))
-    await fit_fresh_results(ctx, host, room_raw - forced - reserve_raw // 2, report.window)
+    budget = room_raw - forced - reserve_raw // 2
+    await Cutter(ctx).fresh_to_budget(host, budget, report.window)
     fresh = sum(p.tokens for m in ledger.messages for p in m.parts if p.unseen)
     reserve_raw = min(reserve_raw, max(0, room_raw - forced - fresh))
     items, refs = ledger.split_items()
@@ -290,30 +286,31 @@ async def _plan(
     return plan, refs
 
 
-async def _fit_to_room(
-    ctx: StepContext, host: HostSession, report: TokenReport, plan: SplitPlan, summary: str
-) -> str:
-    """The summary, shortened until the summary message fits what the kept messages and the
-    fixed parts leave under the threshold (a summary in Chinese takes about a token a
-    character, more than the budget in characters assumes)."""
+async def _summary_room(
+    ctx: StepContext,
+    host: HostSession,
+    report: TokenReport,
+    plan: SplitPlan,
+    to_keep: Sequence[tuple[int, Sequence[int] | None]],
+) -> int:
+    """Tokens (of our counter) the new summary may take: what the kept messages, the fixed
+    parts and the summary message's frame leave under the threshold (the budget's room).
+
+    Counted as the report will count them after the commit: the summary message costs its
+    frame (guide and closing line) and a message's and a block's overhead; a message whose
+    first part is compacted keeps its later parts as a message of its own, a message's
+    overhead more than the plan counted for those parts."""
     settings = ctx.settings
     counter = (await ctx.meter(host)).counter
-    factor = report.factor
-    kept = plan.kept_tokens - report.fixed  # the messages that stay, in our counter's units
+    split = sum(1 for _index, parts in to_keep if parts is not None and 0 not in parts)
+    # the messages that stay, in our counter's units
+    kept = plan.kept_tokens - report.fixed + split * MESSAGE_OVERHEAD_TOKENS
     others = report.fixed - report.summary
     frame = render_summary_message(
         "", [("dialog/2026-12-31.jsonl", 99999)], language=settings.language, recall_tool="x" * 13
     )
-    room = int(report.threshold / factor) - others - kept - counter.count(frame) - 8
-    for _attempt in range(4):
-        tokens = counter.count(summary)
-        if tokens <= room or len(summary) <= _MIN_SUMMARY_CHARS:
-            return summary
-        target = max(_MIN_SUMMARY_CHARS, int(len(summary) * max(room, 1) / tokens * 0.9))
-        summary = await asyncio.to_thread(
-            fit_summary, summary, max_chars=target, language=settings.language
-        )
-    return summary
+    message = counter.count(frame) + MESSAGE_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS
+    return int(report.threshold / report.factor) - others - kept - message
 
 
 async def _exchange(
@@ -321,7 +318,7 @@ async def _exchange(
     host: HostSession,
     report: TokenReport,
     to_compact: Sequence[tuple[int, Sequence[int] | None]],
-    summary: str,
+    summary: Summary,
 ) -> tuple[int, int]:
     """Tokens that compacting would replace (the messages and the old summary message) and
     those it would add (the new summary with its guide), in our counter's units."""
@@ -334,7 +331,7 @@ async def _exchange(
     settings = ctx.settings
     guide = [("dialog/2026-12-31.jsonl", 99999)]
     rendered = render_summary_message(
-        summary, guide, language=settings.language, recall_tool="x" * 13
+        summary.text(), guide, language=settings.language, recall_tool="x" * 13
     )
     return replaced, counter.count(rendered)
 

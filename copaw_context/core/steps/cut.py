@@ -34,6 +34,7 @@ logger = logging.getLogger("copaw_context")
 
 __all__ = [
     "NOTICE_BYTES",
+    "Cutter",
     "cut_latest_request",
     "cut_pinned_texts",
     "fit_fresh_results",
@@ -110,6 +111,61 @@ async def fit_fresh_to_window(
     return after
 
 
+class Cutter:
+    """What compacting cannot free, cut (owned by a compaction run): the results the model
+    has not seen to their room, an oversized latest request, pinned texts, and as the last
+    resort the summary and data blocks. Every full text stays saved."""
+
+    def __init__(self, ctx: StepContext) -> None:
+        self.ctx = ctx
+
+    async def fresh_to_budget(self, host: HostSession, budget: int, window: int) -> None:
+        """:func:`fit_fresh_results`: the unseen results within ``budget`` tokens."""
+        await fit_fresh_results(self.ctx, host, budget, window)
+
+    async def latest_request(self, host: HostSession, reserve: int, window: int) -> None:
+        """:func:`cut_latest_request`."""
+        await cut_latest_request(self.ctx, host, reserve, window)
+
+    async def to_window(
+        self,
+        host: HostSession,
+        after: TokenReport,
+        limits: Limits | None,
+        *,
+        last_resort: bool = True,
+    ) -> TokenReport:
+        """Over the window as things are: cut the unseen results to what the window leaves
+        them, then pinned texts; with ``last_resort``, then shrink the summary and drop data
+        blocks. Returns the count after the cuts."""
+        ctx = self.ctx
+        if after.total > after.window:
+            after = await fit_fresh_to_window(ctx, host, after, limits)
+        if after.total > after.window and await cut_pinned_texts(ctx, host, after.window):
+            after = await ctx.report(host, limits)
+        if after.total > after.window and not last_resort:
+            return after
+        if after.total > after.window and await shrink_summary_to_window(ctx, host, after):
+            after = await ctx.report(host, limits)
+        return await drop_data_to_fit(ctx, host, after, limits)
+
+    async def instead(
+        self,
+        host: HostSession,
+        report: TokenReport,
+        base: dict[str, Any],
+        trigger: str,
+        started: float,
+        limits: Limits | None,
+        *,
+        last_resort: bool = True,
+    ) -> ContextEvent | None:
+        """:func:`truncate_instead` with this cutter."""
+        return await truncate_instead(
+            self.ctx, host, report, base, trigger, started, limits, last_resort=last_resort
+        )
+
+
 async def truncate_instead(
     ctx: StepContext,
     host: HostSession,
@@ -127,17 +183,13 @@ async def truncate_instead(
     if trigger == "command" and report.total <= report.threshold:
         return None
     stats = await prune_all(ctx, host, ctx.settings.pruning_old_msg_max_bytes)
-    await cut_latest_request(ctx, host, report.reserve, report.window)
-    after = await ctx.report(host, limits)
-    if after.total > after.window:
-        after = await fit_fresh_to_window(ctx, host, after, limits)
-    if after.total > after.window and await cut_pinned_texts(ctx, host, report.window):
-        after = await ctx.report(host, limits)
+    cutter = Cutter(ctx)
+    await cutter.latest_request(host, report.reserve, report.window)
+    after = await cutter.to_window(
+        host, await ctx.report(host, limits), limits, last_resort=last_resort
+    )
     if after.total > after.window and not last_resort:
         return None  # the caller compacts after all (the summary and data fit after it)
-    if after.total > after.window and await shrink_summary_to_window(ctx, host, after):
-        after = await ctx.report(host, limits)
-    after = await drop_data_to_fit(ctx, host, after, limits)
     message = f"nothing safe to compact; {stats.truncated} tool result(s) cut"
     if after.total > after.window:
         message += (

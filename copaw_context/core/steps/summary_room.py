@@ -1,11 +1,16 @@
 """The summary message within its room: a loaded one bounded like a compactor's, in characters
 and in tokens of the configured counter (:func:`bound_loaded_summary`), and the last resort when
-nothing else is left to cut (:func:`shrink_summary_to_window`: shorter, a pointer, none)."""
+nothing else is left to cut (:func:`shrink_summary_to_window`: shorter, a pointer, none).
+
+Each reads the bare summary once as a :class:`~copaw_context.core.summary.Summary` and fits it
+once to a :class:`~copaw_context.core.summary.budget.SummaryBudget` whose room is what the
+message around it leaves (:func:`~copaw_context.core.summary.fit.fit_to_budget`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from copaw_context.core.context.report import TokenReport
 from copaw_context.core.context.step_context import StepContext
@@ -13,16 +18,19 @@ from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.archive import path_guide
 from copaw_context.core.steps.prune import prune_all
 from copaw_context.core.summary import (
-    fit_summary,
+    Summary,
     render_pointer_message,
     render_summary_message,
     split_summary_message,
 )
-from copaw_context.core.summary.budget import summary_budget_chars
+from copaw_context.core.summary.budget import plan_budget, summary_budget_chars
+from copaw_context.core.summary.fit import fit_to_budget
 
 __all__ = ["bound_loaded_summary", "loaded_summary_message", "shrink_summary_to_window"]
 
 logger = logging.getLogger("copaw_context")
+
+_MIN_POINTER_CHARS = 80  # less of a summary than this is not worth a pointer message
 
 
 def loaded_summary_message(ctx: StepContext, summary: str, bare: str | None) -> str:
@@ -54,14 +62,12 @@ async def bound_loaded_summary(
         if tokens <= max_tokens:
             return summary, bare, ""
     language = ctx.settings.language
-    limit = budget
-    for _ in range(8):  # dense text (CJK, rare scripts) holds more tokens per character
-        fitted = await asyncio.to_thread(fit_summary, text, max_chars=limit, language=language)
-        message = _render(ctx, fitted, [])
-        tokens = counter.count(message)
-        if tokens <= max_tokens or limit <= 200:
-            break
-        limit = max(200, int(min(limit, len(fitted)) * max_tokens / tokens * 0.9))
+    frame = counter.count(_render(ctx, "", []))
+    bound = plan_budget(budget, adaptive=False, room=max(0, max_tokens - frame))
+    parsed = await asyncio.to_thread(Summary.parse, text, language)
+    fitted = (await asyncio.to_thread(fit_to_budget, parsed, bound, counter.count)).text()
+    message = _render(ctx, fitted, [])
+    tokens = counter.count(message)
     if len(fitted) < len(text):
         note = (
             f"The summary was shortened from {len(text)} to {len(fitted)} characters "
@@ -96,26 +102,43 @@ async def shrink_summary_to_window(
     if not message or report.summary <= 0:
         return False
     bare = state.summary if state.summary is not None else split_summary_message(message)
-    room = report.window - (report.total - report.summary)
     guide = await path_guide(ctx, host)
+    counter = (await ctx.meter(host)).counter
+    language = ctx.settings.language
+    parsed = await asyncio.to_thread(Summary.parse, bare, language) if bare else None
     changed = False
-    target = max(200, int(len(bare) * room / report.summary * 0.8) - 600) if room > 0 else 0
-    if bare and 0 < target < len(bare):
-        language = ctx.settings.language
-        fitted = await asyncio.to_thread(fit_summary, bare, max_chars=target, language=language)
-        if len(fitted) < len(bare):
+    frame = counter.count(_render(ctx, "", guide))
+    room = _room(report, frame)  # the bare summary's tokens, under the full guide
+    if parsed is not None and room > 0:
+        fitted = await _fitted(parsed, len(bare), room, counter.count, floor=200)
+        if len(fitted.text()) < len(bare):
             logger.warning(
                 "copaw-context: the summary was cut from %d to %d characters to fit the window",
                 len(bare),
-                len(fitted),
+                len(fitted.text()),
             )
-            state.summary = bare = fitted
-            await host.set_summary(_render(ctx, fitted, guide))
+            parsed, state.summary = fitted, fitted.text()
+            await host.set_summary(_render(ctx, fitted.text(), guide))
             changed = True
             report = await ctx.report(host)
     if report.total <= report.window:
         return changed
-    return await _pointer_instead(ctx, host, report, bare, guide) or changed
+    return await _pointer_instead(ctx, host, report, parsed, guide) or changed
+
+
+def _room(report: TokenReport, frame: int) -> int:
+    """Tokens of our counter a bare summary may take in the window: what everything but the
+    summary message leaves, less the message's ``frame`` (its text without the summary)."""
+    others = report.total - report.summary * report.factor  # all but the summary message
+    return int((report.window - others) / report.factor) - frame
+
+
+async def _fitted(
+    summary: Summary, chars: int, room: int, count: Callable[[str], int], *, floor: int
+) -> Summary:
+    """``summary`` (``chars`` characters) fitted once to ``room`` tokens."""
+    bound = plan_budget(chars, adaptive=False, room=room, floor=floor)
+    return await asyncio.to_thread(fit_to_budget, summary, bound, count)
 
 
 def _opens_with_user(ctx: StepContext, host: HostSession) -> bool:
@@ -146,7 +169,7 @@ async def _pointer_instead(
     ctx: StepContext,
     host: HostSession,
     report: TokenReport,
-    bare: str,
+    bare: Summary | None,
     guide: list[tuple[str, int]],
 ) -> bool:
     """The full guide leaves no room: a pointer message (with what of the summary fits),
@@ -156,24 +179,16 @@ async def _pointer_instead(
     before = report.total
     counter = (await ctx.meter(host)).counter
     empty = render_pointer_message("", guide, language=language, recall_tool=recall)
-    others = report.total - report.summary * report.factor  # all but the summary message
-    left = report.window - others - report.factor * counter.count(empty)
-    bare_tokens = max(1, counter.count(bare)) * report.factor
+    room = _room(report, counter.count(empty))
     candidates: list[str] = []
-    if bare and left > 0:
-        chars = int(len(bare) * left / bare_tokens * 0.9)
-        for max_chars in (chars, chars // 2):
-            if max_chars >= 80:
-                fitted = (
-                    bare
-                    if max_chars >= len(bare)
-                    else await asyncio.to_thread(
-                        fit_summary, bare, max_chars=max_chars, language=language
-                    )
-                )
-                candidates.append(
-                    render_pointer_message(fitted, guide, language=language, recall_tool=recall)
-                )
+    text = bare.text() if bare is not None else ""
+    if bare is not None and text and room > 0:
+        fitted = await _fitted(bare, len(text), room, counter.count, floor=_MIN_POINTER_CHARS)
+        shown = fitted.text()
+        if len(shown) >= _MIN_POINTER_CHARS:
+            candidates.append(
+                render_pointer_message(shown, guide, language=language, recall_tool=recall)
+            )
     # Without a summary message the input would open with the assistant's turn, which
     # Anthropic rejects: the bare pointer is then the floor, and old results are cut to it.
     opens_with_user = _opens_with_user(ctx, host)

@@ -7,14 +7,20 @@
 - :mod:`.errors`, :mod:`.error_rules`, :mod:`.statements`: error lines by toolchain (guarded
   patterns); constraints, decisions, plans
 - :mod:`.clean`: junk lines of a model's reply out, near-duplicates of carried items settled
-- :mod:`.budget`, :mod:`.deadline`: the summary budget and the compactor call's timeout
-- :mod:`.llm`: the LLM compactor, host-neutral behind :class:`CompactorModel`
+- :mod:`.budget`, :mod:`.deadline`: the one budget of a compaction and the call's timeout
+- :mod:`.llm`, :mod:`.ask`: the LLM compactor, host-neutral behind :class:`CompactorModel`,
+  and its retries
 - :mod:`.message`: the message that puts a summary (and the archive guide) in the context
 """
 
 from __future__ import annotations
 
-from copaw_context.core.summary.budget import carried_chars, summary_budget
+from copaw_context.core.summary.budget import (
+    SummaryBudget,
+    carried_chars,
+    plan_budget,
+    summary_budget,
+)
 from copaw_context.core.summary.carry import (
     carry_facts,
     carry_verbatim,
@@ -24,9 +30,9 @@ from copaw_context.core.summary.carry import (
 from copaw_context.core.summary.clean import clean_summary, settle_carried
 from copaw_context.core.summary.deadline import ProgressCallback, call_timeout
 from copaw_context.core.summary.errors import scan_errors
-from copaw_context.core.summary.extractive import extractive_summary
+from copaw_context.core.summary.extractive import extractive, extractive_summary
 from copaw_context.core.summary.facts import ExtractedFacts, extract_facts
-from copaw_context.core.summary.fit import fit, fit_summary, trim
+from copaw_context.core.summary.fit import fit, fit_summary, fit_to_budget, trim
 from copaw_context.core.summary.language import (
     LANGUAGES,
     PROGRESS_SUBSECTIONS,
@@ -54,7 +60,7 @@ from copaw_context.core.summary.prompts import (
     render_transcript,
     size_retry_note,
 )
-from copaw_context.core.summary.validate import validate_summary
+from copaw_context.core.summary.validate import check_reply, validate_summary
 
 __all__ = [
     "LANGUAGES",
@@ -68,6 +74,7 @@ __all__ = [
     "ProgressCallback",
     "ProgressCompactorModel",
     "Summary",
+    "SummaryBudget",
     "SummaryCompactor",
     "build_compactor_request",
     "call_timeout",
@@ -75,15 +82,19 @@ __all__ = [
     "carry_facts",
     "carry_verbatim",
     "check_language",
+    "check_reply",
     "clean_summary",
     "compactor_system_prompt",
     "extract_facts",
+    "extractive",
     "extractive_summary",
     "fit",
     "fit_summary",
+    "fit_to_budget",
     "is_placeholder",
     "keep_previous",
     "merge",
+    "plan_budget",
     "preserve_previous",
     "render_pointer_message",
     "render_summary_message",

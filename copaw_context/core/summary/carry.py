@@ -86,7 +86,7 @@ def _keep_whole(summary: Summary, facts: ExtractedFacts) -> Summary:
     critical = summary.critical
     verbatim: list[str] = []
     while True:
-        text = summary.render()
+        text = summary.text()
         lines = _line_keys(text)
         broken = [item for item in every if not _present(item, lines, text)]
         if not broken:
@@ -106,7 +106,7 @@ def carry_facts(summary: Summary, facts: ExtractedFacts) -> Summary:
     when nothing is missing. Only adds: :func:`~.clean.settle_carried` then merges a carried
     item with the model's shorter wording of it.
     """
-    text = summary.render()
+    text = summary.text()
     lines = _line_keys(text)
     decisions = [d for d in _reasoned(facts) if not _present(d, lines, text)]
     items = _missing(text, facts, summary.language)
@@ -126,7 +126,7 @@ def carry_verbatim(summary: str, facts: ExtractedFacts, *, language: Language = 
     decided = all(_present(d, lines, summary) for d in _reasoned(facts))
     if decided and not _missing(summary, facts, language):
         return summary
-    return carry_facts(Summary.parse(summary, language), facts).render()
+    return carry_facts(Summary.parse(summary, language), facts).text()
 
 
 def carried_label(item: str) -> int | None:
@@ -204,7 +204,7 @@ def keep_previous(summary: Summary, previous: Summary) -> Summary:
     "(none)" has it replaced); other sections are left alone. ``summary`` itself is
     returned when nothing is missing.
     """
-    text = " ".join(summary.render().split())
+    text = " ".join(summary.text().split())
     update: dict[str, object] = {}
     layout = summary.layout
     for key in _KEPT:
@@ -231,4 +231,4 @@ def preserve_previous(previous: str, new: str, *, language: Language = "en") -> 
     language = check_language(language)
     summary = Summary.parse(new, language)
     kept = keep_previous(summary, Summary.parse(split_summary_message(previous), language))
-    return new if kept is summary else kept.render()
+    return new if kept is summary else kept.text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from copaw_context.core.markdown_blocks import fence_closer
 from copaw_context.core.summary.carry import carry_facts, flatten_carried
 from copaw_context.core.summary.facts import (
     MAX_REQUEST_CHARS,
@@ -18,14 +19,14 @@ from copaw_context.core.summary.facts import (
 )
 from copaw_context.core.summary.fit import trim
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
-from copaw_context.core.summary.markdown import FENCE_RE, item_key
+from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import merge, union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import Summary
 from copaw_context.core.summary.statements import is_acknowledgement
 from copaw_context.core.transcript import TranscriptMessage
 
-__all__ = ["MIN_SUMMARY_CHARS", "extractive_summary"]
+__all__ = ["MIN_SUMMARY_CHARS", "extractive", "extractive_summary"]
 
 MIN_SUMMARY_CHARS = 1000
 
@@ -33,8 +34,9 @@ MIN_SUMMARY_CHARS = 1000
 def _labelled(label: str, timestamp: str, text: str, language: Language) -> str:
     when = f" ({timestamp})" if timestamp else ""
     lines = text.split("\n")
-    if sum(1 for line in lines if FENCE_RE.match(line)) % 2:
-        lines.append("```")  # a cut inside a code block must not swallow later headings
+    closer = fence_closer(text)
+    if closer:
+        lines.append(closer)  # a cut inside a code block must not swallow later headings
     body = "\n".join([lines[0], *(f"  {line}" if line else "" for line in lines[1:])])
     return f"- {label}{when}{WORDS[language]['colon']}{body}"
 
@@ -172,16 +174,15 @@ def _close_requests(
     return previous.model_copy(update=update)
 
 
-def extractive_summary(
+def extractive(
     messages: Sequence[TranscriptMessage],
     *,
-    previous_summary: str = "",
+    previous: Summary | None = None,
     extra_instruction: str = "",
     language: Language = "en",
     max_chars: int = 12000,
-) -> str:
-    """A six-section summary of ``messages`` from their facts, merged into
-    ``previous_summary`` (a summary or a summary message).
+) -> Summary:
+    """A six-section summary of ``messages`` from their facts, merged into ``previous``.
 
     Every user request of ``messages`` is listed verbatim (each cut to 2,000 characters);
     the previous summary's open request items are closed when newer requests arrive. Over
@@ -198,14 +199,36 @@ def extractive_summary(
         raise ValueError(f"max_chars: got {max_chars!r}; use an int >= {MIN_SUMMARY_CHARS}")
     facts = extract_facts(messages)
     user = [(ts, text) for ts, text in user_texts(messages) if not is_acknowledgement(text)]
-    previous = Summary.parse(split_summary_message(previous_summary), language)
-    previous = _close_requests(flatten_carried(previous), messages, bool(user))
+    before = Summary(language=language) if previous is None else previous
+    before = _close_requests(flatten_carried(before), messages, bool(user))
     if facts.plan:  # the last stated plan replaces the one stated before
-        steps = [i for i in previous.next_steps if not _PLANNED_ITEM_RE.match(i)]
-        previous = previous.model_copy(update={"next_steps": steps})
+        steps = [i for i in before.next_steps if not _PLANNED_ITEM_RE.match(i)]
+        before = before.model_copy(update={"next_steps": steps})
     new = _batch(messages, user, facts, extra_instruction, language)
-    merged = carry_facts(merge(previous, new), facts)
+    merged = carry_facts(merge(before, new), facts)
     goal = merged.goal
     protected = {item_key(item) for item in goal[:1]}
     protected.update(item_key(item) for item in (new.goal or goal)[-1:])
-    return trim(merged, protected, max_chars).render()
+    return trim(merged, protected, max_chars)
+
+
+def extractive_summary(
+    messages: Sequence[TranscriptMessage],
+    *,
+    previous_summary: str = "",
+    extra_instruction: str = "",
+    language: Language = "en",
+    max_chars: int = 12000,
+) -> str:
+    """:func:`extractive` for a previous summary's text (a summary or a summary message),
+    as text."""
+    language = check_language(language)
+    previous = Summary.parse(split_summary_message(previous_summary), language)
+    summary = extractive(
+        messages,
+        previous=previous,
+        extra_instruction=extra_instruction,
+        language=language,
+        max_chars=max_chars,
+    )
+    return summary.text()

@@ -1,4 +1,8 @@
-"""Fitting a summary into a character budget: old items out first, then long items cut."""
+"""Fitting a summary into its budget: old items out first, then long items cut.
+
+:func:`fit_to_budget` is the one fit of a compaction: to the budget's cap in characters and
+its room in tokens at once (see :class:`~.budget.SummaryBudget`).
+"""
 
 from __future__ import annotations
 
@@ -7,15 +11,17 @@ import re
 from collections import deque
 from collections.abc import Callable
 
+from copaw_context.core.markdown_blocks import fence_closer
+from copaw_context.core.summary.budget import SummaryBudget
 from copaw_context.core.summary.carry import flatten_carried
 from copaw_context.core.summary.facts import cut
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
-from copaw_context.core.summary.markdown import FENCE_RE, item_key
+from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import ITEM_KEYS, Summary
 
-__all__ = ["fit", "fit_summary", "trim"]
+__all__ = ["fit", "fit_summary", "fit_to_budget", "trim"]
 
 # Constraints may fill at most this share of max_chars before the oldest are left out.
 _CONSTRAINT_SHARE = 3
@@ -166,8 +172,9 @@ def _cut_item(item: str, limit: int) -> str:
     if len(item) <= limit:
         return item
     text = cut(item, limit)
-    if sum(1 for line in text.split("\n") if FENCE_RE.match(line)) % 2:
-        text += "\n  ```"  # a cut inside a code block must not swallow later headings
+    closer = fence_closer(text)
+    if closer:
+        text += "\n  " + closer  # a cut inside a code block must not swallow later headings
     return text
 
 
@@ -182,36 +189,48 @@ def _with_items_cut(summary: Summary, limit: int) -> Summary:
     return summary.model_copy(update=update)
 
 
-def _shrink(summary: Summary, max_chars: int) -> str:
+def _shrink(summary: Summary, max_chars: int) -> Summary:
     doc = flatten_carried(summary.canonical())
     goal = doc.goal
     doc = trim(doc, {item_key(item) for item in goal[:1] + goal[-1:]}, max_chars)
+    if len(doc.render()) <= max_chars:
+        return doc
+    low, high = 0, len(doc.render())  # the longest item length that fits, by bisection
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(_with_items_cut(doc, middle).render()) <= max_chars:
+            low = middle
+        else:
+            high = middle - 1
+    doc = _with_items_cut(doc, max(low, 40))
     text = doc.render()
-    if len(text) > max_chars:  # the longest item length that fits, by bisection
-        low, high = 0, len(text)
-        while low < high:
-            middle = (low + high + 1) // 2
-            if len(_with_items_cut(doc, middle).render()) <= max_chars:
-                low = middle
-            else:
-                high = middle - 1
-        text = _with_items_cut(doc, max(low, 40)).render()
-    if len(text) > max_chars:
-        text = text[: text.rfind("\n", 0, max_chars) + 1 or max_chars]
-    return text
+    if len(text) <= max_chars:
+        return doc
+    # The last resort cuts the text itself at a line end: what is left is read as a summary.
+    return Summary.parse(text[: text.rfind("\n", 0, max_chars) + 1 or max_chars], doc.language)
 
 
-def fit(summary: Summary, max_chars: int) -> str:
-    """The rendered summary within ``max_chars`` characters, whatever it holds.
+def fit(summary: Summary, max_chars: int) -> Summary:
+    """The summary within ``max_chars`` characters of :meth:`~.model.Summary.text`, whatever
+    it holds.
 
-    As it is when it fits. Otherwise, canonical: old items are left out as in
+    ``summary`` itself when it fits. Otherwise, canonical: old items are left out as in
     :func:`trim` (items copied from the messages first; the first and the last Goal items
     are kept), then, if the kept items alone are too long, every item is cut to one common
     length, and as a last resort the text itself is cut at a line end. No step is
     quadratic: a megabyte of short lines is handled in well under a second.
     """
-    text = summary.render()
-    return text if len(text) <= max_chars else _shrink(summary, max_chars)
+    return summary if len(summary.text()) <= max_chars else _shrink(summary, max_chars)
+
+
+def fit_to_budget(summary: Summary, budget: SummaryBudget, count: Callable[[str], int]) -> Summary:
+    """The summary within ``budget`` by one :func:`fit`: its cap in characters and, when it
+    has a room, its room in tokens (``count`` measures the text once; the room becomes
+    characters at the summary's own characters per token, see
+    :meth:`~.budget.SummaryBudget.limit`)."""
+    text = summary.text()
+    tokens = count(text) if budget.room is not None else 0
+    return fit(summary, budget.limit(len(text), tokens))
 
 
 def fit_summary(summary: str, *, max_chars: int, language: Language = "en") -> str:
@@ -219,4 +238,4 @@ def fit_summary(summary: str, *, max_chars: int, language: Language = "en") -> s
     language = check_language(language)
     if len(summary) <= max_chars:
         return summary
-    return _shrink(Summary.parse(split_summary_message(summary), language), max_chars)
+    return _shrink(Summary.parse(split_summary_message(summary), language), max_chars).text()

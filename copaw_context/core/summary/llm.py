@@ -1,17 +1,24 @@
 """The LLM compactor: a separate, tool-less model call per stage, with the fallbacks.
 
 The model's summary is accepted only when it has every required section, is not an echo of
-the prompt and fits ``max_summary_chars``. A failed attempt (exception, timeout, empty,
-missing sections, too long) is retried up to ``retries`` times, after an exception with an
-exponential backoff, after a reply that was too long with the size stated again; then the
-deterministic extractive summary is used instead. The merged result is bounded too. Either
+the prompt and fits the cap (``max_summary_chars``). A failed attempt (exception, timeout,
+empty, missing sections, too long) is retried up to ``retries`` times (:mod:`.ask`), after an
+exception with an exponential backoff, after a reply that was too long with the size stated
+again; then the deterministic extractive summary is used instead. The merged result is
+bounded too. Either
 way the previous summary is merged in, never lost, and the user's constraints, exact error
 lines, file paths and reasoned decisions are carried verbatim; junk lines of the model's
 reply (template slots, stray "(none)", made-up paths, near-duplicates) are dropped and
 counted. The host's model is reached only through :class:`CompactorModel`.
 
-The summary budget follows the input (:func:`~.budget.summary_budget`) within the cap
-``max_summary_chars``; the call timeout follows progress (:mod:`.deadline`).
+Every size figure of a compaction is in its one :class:`~.budget.SummaryBudget`, computed
+once from the cap, what is compacted, the compactor's window and the room the caller gives
+(:func:`~.budget.plan_budget`): the prompt asks for its ``ask``, a reply over its ``cap`` is
+asked again with the size stated, a stream past its ``hard_limit`` is stopped, and the result
+is fitted once to its cap and room (:func:`~.fit.fit_to_budget`). The summary crosses every
+step as a :class:`~.model.Summary`: the previous one comes in parsed, each reply is parsed
+once (by :func:`~.validate.check_reply`), and the result is text only when the caller asks
+(:attr:`CompactorResult.text`). The call timeout follows progress (:mod:`.deadline`).
 """
 
 from __future__ import annotations
@@ -19,34 +26,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 from copaw_context.core.host.protocol import CompactorModel
-from copaw_context.core.summary.budget import carried_chars, summary_budget
-from copaw_context.core.summary.carry import carry_facts, preserve_previous
+from copaw_context.core.summary.ask import ProgressCompactorModel, ReplyAsker, SummaryRejected
+from copaw_context.core.summary.budget import SummaryBudget, carried_chars, plan_budget
+from copaw_context.core.summary.carry import carry_facts, keep_previous
 from copaw_context.core.summary.clean import clean_summary, settle_carried
-from copaw_context.core.summary.deadline import (
-    REFERENCE_TOKENS,
-    ProgressCallback,
-    ReplyRunaway,
-    call_timeout,
-    watch_call,
-)
-from copaw_context.core.summary.extractive import extractive_summary
+from copaw_context.core.summary.deadline import REFERENCE_TOKENS, ProgressCallback
+from copaw_context.core.summary.extractive import MIN_SUMMARY_CHARS, extractive
 from copaw_context.core.summary.facts import ExtractedFacts, extract_facts
-from copaw_context.core.summary.fit import fit_summary
+from copaw_context.core.summary.fit import fit_to_budget
 from copaw_context.core.summary.language import Language
-from copaw_context.core.summary.model import Summary
+from copaw_context.core.summary.model import Layout, Summary
 from copaw_context.core.summary.prompts import (
     build_compactor_request,
     compactor_system_prompt,
     render_transcript,
-    size_retry_note,
 )
-from copaw_context.core.summary.staging import StagePacker, stage_reply_chars, stage_room
-from copaw_context.core.summary.validate import validate_summary
+from copaw_context.core.summary.staging import StagePacker, stage_room
 from copaw_context.core.tokens import TokenCounter
 from copaw_context.core.transcript import TranscriptMessage
 
@@ -60,41 +60,27 @@ __all__ = [
 
 logger = logging.getLogger("copaw_context")
 
-_MAX_RETRY_DELAY = 4.0  # seconds: the backoff doubles from ``retry_delay`` up to this
-
-
-class ProgressCompactorModel(CompactorModel, Protocol):
-    """A compactor model that reports progress while it answers (optional).
-
-    When ``reports_progress`` is true the compactor passes ``on_progress`` and the model
-    calls it from the event loop as the reply arrives (each streamed chunk), with the number
-    of characters received so far. The timeout then measures the wait between two calls
-    (and, before the first, a wait that grows with the request), so a slow model that is
-    making progress is never cut off and a hung one still is.
-    """
-
-    @property
-    def reports_progress(self) -> bool:
-        """Whether ``complete`` will call ``on_progress`` (e.g. only when streaming)."""
-        ...
-
-    async def complete(
-        self, system_prompt: str, request: str, *, on_progress: ProgressCallback | None = None
-    ) -> str:
-        """The model's reply text; calls ``on_progress(chars)`` as it streams."""
-        ...
-
 
 @dataclass(frozen=True)
 class CompactorResult:
     """A merged summary and how it was made."""
 
-    summary: str
+    summary: Summary
     method: str  # "llm" | "extractive"
+    budget: SummaryBudget
     fallback_reason: str | None = None
     stages: int = 1
     dropped_lines: int = 0  # junk lines of the model's reply dropped or fixed
-    budget_chars: int = 0  # the summary budget of this compaction (see summary_budget)
+
+    @property
+    def text(self) -> str:
+        """The summary's text (rendered once, however often it is asked for)."""
+        return self.summary.text()
+
+    @property
+    def budget_chars(self) -> int:
+        """The summary budget of this compaction, in characters (the budget's target)."""
+        return self.budget.target
 
 
 @dataclass(frozen=True)
@@ -102,10 +88,10 @@ class _Job:
     """What one compaction works from, prepared off the event loop."""
 
     messages: tuple[TranscriptMessage, ...]
-    previous: str
+    previous: Summary | None
     facts: ExtractedFacts
     transcript: str
-    budget: int
+    budget: SummaryBudget
 
 
 class SummaryCompactor:
@@ -138,48 +124,62 @@ class SummaryCompactor:
         self.reference_tokens = reference_tokens
         self.clock = clock
 
-    def budget_for(self, facts: ExtractedFacts, transcript: str, previous: str) -> int:
-        """The summary budget of one compaction (see :func:`~.budget.summary_budget`):
-        follows the compacted ``transcript`` and ``previous`` summary, covers what the
-        carry-over needs for ``facts``, never above ``max_summary_chars``."""
-        if not self.adaptive_budget or self.max_summary_chars < 1000:
-            return self.max_summary_chars
-        return summary_budget(
+    def budget_for(
+        self,
+        facts: ExtractedFacts,
+        transcript: str,
+        previous: Summary | None,
+        *,
+        reply_window: int | None = None,
+        room: int | None = None,
+    ) -> SummaryBudget:
+        """The budget of one compaction (see :func:`~.budget.plan_budget`): its target
+        follows the compacted ``transcript`` and ``previous`` summary and covers what the
+        carry-over needs for ``facts``, never above the cap ``max_summary_chars``."""
+        return plan_budget(
             self.max_summary_chars,
             compacted_chars=len(transcript),
-            previous_chars=len(previous),
+            previous_chars=len(previous.text()) if previous is not None else 0,
             carried=carried_chars(facts),
+            adaptive=self.adaptive_budget,
+            reply_window=reply_window,
+            room=room,
         )
 
     async def summarise(
         self,
         messages: Sequence[TranscriptMessage],
         *,
-        previous_summary: str,
+        previous: Summary | None = None,
         model: CompactorModel | None,
         extra_instruction: str = "",
         window_tokens: int | None = None,
+        room_tokens: int | None = None,
     ) -> CompactorResult:
-        """Merge ``messages`` into ``previous_summary``; never raises for model failures.
+        """Merge ``messages`` into ``previous``; never raises for model failures.
 
+        ``room_tokens``: what the summary may take in the context (tokens of ``counter``).
         The CPU-bound steps (fact extraction, merging, the extractive summary, staging) run
         in a worker thread, so a megabyte transcript does not stall the event loop. They get
-        a tuple of frozen messages and strings: nothing the loop can change meanwhile.
+        a tuple of frozen messages and the summary the loop no longer touches.
         """
-        job = await asyncio.to_thread(self._prepare, tuple(messages), previous_summary)
-        if self.mode == "extractive" or model is None:
+        reply_window: int | None = None
+        if self.mode == "llm" and model is not None:
+            reply_window = int(model.context_size)
+            if window_tokens is not None:
+                reply_window = min(reply_window, window_tokens)
+        job = await asyncio.to_thread(
+            self._prepare, tuple(messages), previous, reply_window, room_tokens
+        )
+        if self.mode == "extractive" or model is None or reply_window is None:
             summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
-            return CompactorResult(summary, "extractive", budget_chars=job.budget)
+            return CompactorResult(summary, "extractive", job.budget)
         reason = "no attempt"
         try:
-            summary, stages = await self._llm_in_stages(
-                job, model, extra_instruction, window_tokens
-            )
-            final, dropped = await asyncio.to_thread(self._finish, job, summary)
-            return CompactorResult(
-                final, "llm", stages=stages, dropped_lines=dropped, budget_chars=job.budget
-            )
-        except _SummaryRejected as exc:
+            reply, stages = await self._llm_in_stages(job, model, extra_instruction, reply_window)
+            final, dropped = await asyncio.to_thread(self._finish, job, reply)
+            return CompactorResult(final, "llm", job.budget, stages=stages, dropped_lines=dropped)
+        except SummaryRejected as exc:
             reason = exc.reason
         except Exception as exc:  # any model/provider failure degrades to extractive
             reason = f"{type(exc).__name__}: {exc}"
@@ -187,70 +187,74 @@ class SummaryCompactor:
             "copaw-context: LLM compaction failed (%s); using the extractive summary", reason
         )
         summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
-        return CompactorResult(
-            summary, "extractive", fallback_reason=reason, budget_chars=job.budget
-        )
+        return CompactorResult(summary, "extractive", job.budget, fallback_reason=reason)
 
     # ----------------------------------------------------------------- internals
-    def _prepare(self, messages: tuple[TranscriptMessage, ...], previous: str) -> _Job:
+    def _prepare(
+        self,
+        messages: tuple[TranscriptMessage, ...],
+        previous: Summary | None,
+        reply_window: int | None,
+        room: int | None,
+    ) -> _Job:
         facts = extract_facts(messages)
         transcript = render_transcript(messages, include_thinking=self.include_thinking)
-        budget = self.budget_for(facts, transcript, previous)
+        budget = self.budget_for(facts, transcript, previous, reply_window=reply_window, room=room)
         return _Job(messages, previous, facts, transcript, budget)
 
-    def _extractive(self, job: _Job, extra_instruction: str) -> str:
-        summary = extractive_summary(
+    def _extractive(self, job: _Job, extra_instruction: str) -> Summary:
+        summary = extractive(
             job.messages,
-            previous_summary=job.previous,
+            previous=job.previous,
             extra_instruction=extra_instruction,
             language=self.language,
-            max_chars=max(1000, job.budget),
+            max_chars=max(MIN_SUMMARY_CHARS, job.budget.target),
         )
-        return self._fit(summary)
+        return self._fit(summary, job.budget)
 
-    def _finish(self, job: _Job, summary: str) -> tuple[str, int]:
+    def _finish(self, job: _Job, reply: Summary | None) -> tuple[Summary, int]:
         """The model's summary with the previous items and the verbatim facts, without junk
-        lines, bounded; and the number of lines dropped or fixed."""
+        lines, within its budget; and the number of lines dropped or fixed."""
+        summary = reply if reply is not None else Summary(language=self.language, layout=Layout())
         kept = self._keep_previous(job.previous, summary)
-        parsed = Summary.parse(kept, self.language)
-        shown = f"{job.transcript}\n{job.previous}"  # what the model was shown
-        doc, dropped = clean_summary(parsed, transcript=shown, known_paths=job.facts.file_paths)
+        previous = job.previous.text() if job.previous is not None else ""
+        shown = f"{job.transcript}\n{previous}"  # what the model was shown
+        doc, dropped = clean_summary(kept, transcript=shown, known_paths=job.facts.file_paths)
         carried = carry_facts(doc, job.facts)
         settled, moved = settle_carried(carried, job.facts)
         if not (dropped or moved) and carried is doc:
-            return self._fit(kept), 0
-        return self._fit(settled.render()), dropped + moved
+            return self._fit(kept, job.budget), 0
+        return self._fit(settled, job.budget), dropped + moved
 
-    def _fit(self, summary: str) -> str:
-        """The final summary within ``max_summary_chars``, whichever way it was made."""
-        return fit_summary(summary, max_chars=self.max_summary_chars, language=self.language)
+    def _fit(self, summary: Summary, budget: SummaryBudget) -> Summary:
+        """The final summary within its budget (cap and room), whichever way it was made."""
+        return fit_to_budget(summary, budget, self.counter.count)
 
     async def _llm_in_stages(
         self,
         job: _Job,
         model: CompactorModel,
         extra_instruction: str,
-        window_tokens: int | None,
-    ) -> tuple[str, int]:
-        window = int(model.context_size)
-        if window_tokens is not None:
-            window = min(window, window_tokens)
-        told = stage_reply_chars(job.budget, window)  # the reply reserve fits this window
+        window: int,
+    ) -> tuple[Summary | None, int]:
+        told = job.budget.ask  # the reply reserve fits this window
         fixed = self._request_overhead(extra_instruction, told)
         packer = StagePacker(job.messages, self.counter, include_thinking=self.include_thinking)
         summary, stages = job.previous, 0
         while (
-            transcript := await asyncio.to_thread(self._next, packer, summary, window, fixed, told)
+            transcript := await asyncio.to_thread(
+                self._next, packer, _text(summary), window, fixed, told
+            )
         ) is not None:
             stages += 1
             request = build_compactor_request(
                 transcript,
-                previous_summary=summary,
+                previous_summary=_text(summary),
                 extra_instruction=extra_instruction,
                 language=self.language,
                 max_chars=told,
             )
-            summary = await self._ask(model, request, previous=summary, budget=told)
+            summary = await self._ask(model, request, previous=summary, budget=job.budget)
         return summary, stages
 
     def _request_overhead(self, extra_instruction: str, told: int) -> int:
@@ -280,103 +284,50 @@ class SummaryCompactor:
             else render_transcript(stage, include_thinking=self.include_thinking)
         )
 
-    def _keep_previous(self, previous: str, summary: str) -> str:
+    def _keep_previous(self, previous: Summary | None, summary: Summary) -> Summary:
         """Put back the previous Goal, Constraints and Critical Context a model reply dropped.
 
-        Within the size budget only: past it the model's pruning wins (the raw history is in
-        the dialog archive either way).
+        Within the cap only: past it the model's pruning wins (the raw history is in the
+        dialog archive either way).
         """
-        if not previous:
+        if previous is None:
             return summary
-        merged = preserve_previous(previous, summary, language=self.language)
-        if len(merged) <= self.max_summary_chars or len(merged) <= len(summary):
+        merged = keep_previous(summary, previous)
+        if merged is summary:
+            return summary
+        size = len(merged.text())
+        if size <= self.max_summary_chars or size <= len(summary.text()):
             return merged
         logger.info("copaw-context: summary over budget; keeping the model's own pruning")
         return summary
 
-    def backoff_seconds(self, failures: int) -> float:
-        """The pause after the ``failures``-th failed call (0-based): doubles, capped."""
-        return float(min(_MAX_RETRY_DELAY, self.retry_delay * 2**failures))
-
-    async def _ask(self, model: CompactorModel, request: str, *, previous: str, budget: int) -> str:
-        last_reason = "no attempt"
-        failures = 0  # calls that raised so far
-        pause = 0.0
-        prompt = request
-        limit = self.max_summary_chars
-        for _attempt in range(self.retries + 1):
-            if pause:
-                await asyncio.sleep(pause)
-                pause = 0.0
-            try:
-                text = await self._call(model, prompt, budget)
-            except TimeoutError as exc:
-                last_reason = str(exc) or f"compactor timed out after {self.timeout_seconds:g} s"
-                continue
-            except ReplyRunaway as exc:
-                last_reason = f"summary too long: over {exc.chars} characters while streaming"
-                note = size_retry_note(exc.chars, budget, language=self.language)
-                prompt = f"{request}\n\n{note}"
-                continue
-            except asyncio.CancelledError:
-                if _turn_is_cancelled():
-                    raise  # the user's turn is being cancelled: leave, apply nothing
-                # Raised inside the model call (e.g. by its HTTP client): a failed call.
-                last_reason = "the compactor call was cancelled (not by the user's turn)"
-                logger.info("copaw-context: %s", last_reason)
-                pause = self.backoff_seconds(failures)
-                failures += 1
-                continue
-            except Exception as exc:  # a provider or connection error: retry after a pause
-                last_reason = f"{type(exc).__name__}: {exc}"
-                logger.info("copaw-context: compactor call failed (%s)", last_reason)
-                pause = self.backoff_seconds(failures)
-                failures += 1
-                continue
-            if len(text) > limit:  # checked first: validating a megabyte is wasted work
-                last_reason = f"summary too long: {len(text)} characters, the limit is {limit}"
-                note = size_retry_note(len(text), min(limit, budget), language=self.language)
-                prompt = f"{request}\n\n{note}"
-                continue
-            problem = validate_summary(text, language=self.language, previous_summary=previous)
-            if problem is None:
-                return text
-            last_reason = f"invalid summary: {problem}"
-        raise _SummaryRejected(last_reason)
-
-    async def _call(self, model: CompactorModel, request: str, budget: int) -> str:
-        """One compactor call, bounded by the progress-based timeout (see :mod:`.deadline`)."""
-        system_prompt = compactor_system_prompt(self.language)
-        streams = bool(getattr(model, "reports_progress", False))
-        limits = call_timeout(
-            self.timeout_seconds,
-            self.counter.count(system_prompt) + self.counter.count(request),
-            budget // 2,  # about 2 characters a token, mixed text
+    @property
+    def _asker(self) -> ReplyAsker:
+        return ReplyAsker(
+            counter=self.counter,
+            language=self.language,
+            timeout_seconds=self.timeout_seconds,
+            retries=self.retries,
+            retry_delay=self.retry_delay,
             reference_tokens=self.reference_tokens,
-            max_reply_chars=self.max_summary_chars + self.max_summary_chars // 10 + 200,
+            clock=self.clock,
         )
 
-        def start(on_progress: ProgressCallback | None) -> Awaitable[str]:
-            if on_progress is None:
-                return model.complete(system_prompt, request)
-            complete: Callable[..., Awaitable[str]] = model.complete
-            return complete(system_prompt, request, on_progress=on_progress)
+    def backoff_seconds(self, failures: int) -> float:
+        """The pause after the ``failures``-th failed call (0-based): doubles, capped."""
+        return self._asker.backoff_seconds(failures)
 
-        reply = await watch_call(start, limits, streams=streams, clock=self.clock)
-        return reply.strip()
-
-
-def _turn_is_cancelled() -> bool:
-    """Whether the task running the compaction (the user's turn) is being cancelled.
-
-    A compactor timeout does not count: the call runs as its own task, which is cancelled,
-    and this task gets TimeoutError with no pending cancellation.
-    """
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    async def _ask(
+        self,
+        model: CompactorModel,
+        request: str,
+        *,
+        previous: Summary | None,
+        budget: SummaryBudget,
+    ) -> Summary:
+        """One stage's reply, parsed (see :class:`~.ask.ReplyAsker`)."""
+        return await self._asker.ask(model, request, previous=previous, budget=budget)
 
 
-class _SummaryRejected(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+def _text(summary: Summary | None) -> str:
+    return "" if summary is None else summary.text()

@@ -1,24 +1,29 @@
-"""Reading summary Markdown leniently: headings, code fences, items and placeholders.
+"""Reading summary Markdown leniently: headings, items and placeholders.
 
-Headings are matched in either language and with common variants of the titles (plurals,
-leading emoji or numbers, "&" / "/" / "and", a title followed by ": text", a longer title
-that starts with a known one), so a summary written by any model maps onto the six known
-sections. Sections are ``## `` headings, or ``# `` headings when the known titles are found
-at that level (the Progress subsections are then one level below).
+What is a heading, a bullet and code is the package's one rule
+(:mod:`copaw_context.core.markdown_blocks`, shared with the memory files); this module adds
+what only a summary needs. Headings are matched in either language and with common variants of
+the titles (plurals, leading emoji or numbers, "&" / "/" / "and", a title followed by ": text",
+a longer title that starts with a known one), so a summary written by any model maps onto the
+six known sections. Sections are ``## `` headings, or ``# `` headings when the known titles are
+found at that level (the Progress subsections are then one level below).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from copaw_context.core.markdown_blocks import parse_blocks
+from copaw_context.core.markdown_blocks import (
+    BULLET_RE,
+    MarkdownBlocks,
+    bullet_indent,
+    parse_blocks,
+)
 from copaw_context.core.summary.language import PROGRESS_SUBSECTIONS, SECTION_TITLES
 
 __all__ = [
     "BULLET_PREFIX_RE",
-    "FENCE_RE",
-    "STARTS_ITEM_RE",
     "find_headings",
     "is_placeholder",
     "item_key",
@@ -26,18 +31,12 @@ __all__ = [
     "section_level",
     "split_items",
     "split_title",
+    "starts_item",
     "subsection_index",
     "unwrap_code_fence",
 ]
 
-FENCE_RE = re.compile(r"^\s*```")
-BULLET_PREFIX_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)、])\s+")
-STARTS_ITEM_RE = re.compile(r"^(?:[-*+•]|\d+[.)])\s")
-_HEADING_RES = {
-    1: re.compile(r"^#(?!#)[ \t]+(.*?)[ \t]*#*[ \t]*$"),
-    2: re.compile(r"^##(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$"),
-    3: re.compile(r"^###(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$"),
-}
+BULLET_PREFIX_RE = BULLET_RE  # a bullet or list number at any depth, and its space
 _CONJUNCTION_RE = re.compile(r"[&＆/+、]|and|与|和|及")
 _CJK_RE = re.compile(r"[\u3400-\u9fff]")
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
@@ -135,51 +134,54 @@ def unwrap_code_fence(text: str) -> str:
     return text
 
 
-def find_headings(lines: Sequence[str], *, level: int = 2) -> dict[int, str]:
-    """Row index -> title of each heading of ``level`` (1, 2 or 3) outside code fences."""
-    if level not in _HEADING_RES:
+def starts_item(line: str) -> bool:
+    """Whether ``line`` opens an item of its own: a bullet at the start of the line (an
+    indented one belongs to the item above it)."""
+    return bullet_indent(line) == 0
+
+
+def find_headings(
+    lines: Sequence[str], *, level: int = 2, blocks: MarkdownBlocks | None = None
+) -> dict[int, str]:
+    """Row index -> title of each heading of ``level`` (1, 2 or 3) outside code; ``blocks``
+    is the parse of ``lines`` when the caller has it."""
+    if level not in (1, 2, 3):
         raise ValueError(f"level: got {level!r}; use 1, 2 or 3")
-    pattern = _HEADING_RES[level]
-    found: dict[int, str] = {}
-    code = parse_blocks(lines).code_rows  # the one Markdown parser decides what is code
-    for row, line in enumerate(lines):
-        match = None if row in code else pattern.match(line)
-        if match:
-            found[row] = match.group(1)
-    return found
+    found = blocks if blocks is not None else parse_blocks(lines)
+    return {h.row: h.title for h in found.headings if h.level == level}
 
 
-def section_level(lines: Sequence[str]) -> int:
+def section_level(lines: Sequence[str], blocks: MarkdownBlocks | None = None) -> int:
     """1 when more known section titles are ``# `` headings than ``## `` headings, else 2."""
+    found = blocks if blocks is not None else parse_blocks(lines)
 
     def known(level: int) -> int:
-        titles = find_headings(lines, level=level).values()
+        titles = find_headings(lines, level=level, blocks=found).values()
         return len({section_index(title) for title in titles} - {None})
 
     return 1 if known(1) > known(2) else 2
 
 
-def split_items(lines: Sequence[str]) -> list[str]:
-    """The items of a section body: bullets with their continuation lines, or paragraphs."""
+def split_items(lines: Sequence[str], code_rows: Collection[int] | None = None) -> list[str]:
+    """The items of a section body: bullets with their continuation lines, or paragraphs; a
+    code block stays in the item it follows (``code_rows``: the body's code lines, when the
+    caller parsed them)."""
+    code = parse_blocks(lines).code_rows if code_rows is None else code_rows
     items: list[list[str]] = []
     paragraph = False
     blanks = 0
-    in_fence = False
-    for line in lines:
-        fence = bool(FENCE_RE.match(line))
-        if in_fence or (fence and items and not blanks):
+    for row, line in enumerate(lines):
+        inside = row in code and row - 1 in code
+        if inside or (row in code and items and not blanks):
             items[-1] += [""] * blanks + [line]
         elif not line.strip():
             blanks += 1
             continue
-        elif items and (
-            line[0] in " \t" or (paragraph and not blanks and not STARTS_ITEM_RE.match(line))
-        ):
+        elif items and (line[0] in " \t" or (paragraph and not blanks and not starts_item(line))):
             items[-1] += [""] * blanks + [line]
         else:
             items.append([line])
-            paragraph = not STARTS_ITEM_RE.match(line)
-        in_fence = in_fence != fence
+            paragraph = not starts_item(line)
         blanks = 0
     return ["\n".join(item).rstrip() for item in items]
 

@@ -4,6 +4,12 @@ A summary parsed from text keeps how its headings were written (:class:`Layout`)
 that only adds items (the verbatim carry-over, restoring previous items) renders every line
 of the original again. A summary built here (merged, trimmed, extractive) has no layout and
 renders canonically: ``## `` sections in order, "(none)" in the empty ones.
+
+The :class:`Summary` is what crosses boundaries inside the package: text is parsed once where
+it comes in (a model's reply, the host's summary) and turned into text once where it goes out
+(:meth:`Summary.text`: to the host, the archive, an event). Both are remembered: a summary
+that did not change since it was parsed is its text as written, and one rendered again
+unchanged is not rendered twice (a size check, then the host, then the event).
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from copaw_context.core.markdown_blocks import parse_blocks, section_bounds
 from copaw_context.core.summary.language import (
     NONE_MARK,
     PROGRESS_KEYS,
@@ -26,12 +33,12 @@ from copaw_context.core.summary.language import (
     check_language,
 )
 from copaw_context.core.summary.markdown import (
-    STARTS_ITEM_RE,
     find_headings,
     section_index,
     section_level,
     split_items,
     split_title,
+    starts_item,
     subsection_index,
     unwrap_code_fence,
 )
@@ -116,16 +123,59 @@ class Summary(BaseModel):
     critical: list[str] = Field(default_factory=list)
     other: list[Block] = Field(default_factory=list)
     layout: Layout | None = None  # None: render canonically
+    # (content, text) of the text it was parsed from; (content, language, text) of a render
+    _source: tuple[tuple[object, ...], str] | None = PrivateAttr(default=None)
+    _rendered: tuple[tuple[object, ...], Language, str] | None = PrivateAttr(default=None)
 
     @classmethod
     def parse(cls, markdown: str, language: Language = "en") -> Summary:
         """Read a summary leniently: headings in either language and common variants, one
         wrapping code fence, headings inside code fences ignored, ``#`` or ``##`` sections."""
-        return _parse(markdown, check_language(language))
+        summary = _parse(markdown, check_language(language))
+        summary._source = (summary._content(), markdown)
+        return summary
 
     def render(self, language: Language | None = None) -> str:
-        """The Markdown of the summary; ``language`` (default: its own) names new headings."""
-        return _render(self, check_language(language or self.language))
+        """The Markdown of the summary; ``language`` (default: its own) names new headings.
+
+        Rendered once per content: asked again unchanged, it returns the same text."""
+        language = check_language(language or self.language)
+        content = self._content()
+        memo = self._rendered
+        if memo is not None and memo[1] == language and memo[0] == content:
+            return memo[2]
+        text = _render(self, language)
+        self._rendered = (content, language, text)
+        return text
+
+    def text(self) -> str:
+        """The summary as text for the world outside: the text it was parsed from while
+        nothing changed since (a model's reply stays as written), else :meth:`render`."""
+        source = self._source
+        if source is not None and source[0] == self._content():
+            return source[1]
+        return self.render()
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (how it was last written out does not count)."""
+        if not isinstance(other, Summary):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    def _content(self) -> tuple[object, ...]:
+        """Everything rendering reads, as plain tuples: cheap to build, to compare, to copy."""
+        layout = None
+        if self.layout is not None:
+            heads = self.layout.headings.items()
+            rows = tuple((k, tuple((h.line, h.start, h.tail) for h in v)) for k, v in heads)
+            layout = (self.layout.level, rows)
+        return (
+            self.language,
+            tuple(tuple(self.items(key)) for key in ITEM_KEYS),
+            tuple((b.title, tuple(b.items), b.heading) for b in self.progress_other),
+            tuple((b.title, tuple(b.items), b.heading) for b in self.other),
+            layout,
+        )
 
     def items(self, key: ItemsKey) -> list[str]:
         """The item list named ``key``."""
@@ -172,31 +222,41 @@ class _Parsed:
         target += items
 
 
-def _bounds(rows: Sequence[int], end: int) -> Iterator[tuple[int, int]]:
-    """(heading row, end of its body) for each of the sorted ``rows``."""
-    for n, row in enumerate(rows):
-        yield row, rows[n + 1] if n + 1 < len(rows) else end
+class _Lines:
+    """The lines of a summary being read, with its code rows (parsed once)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.blocks = parse_blocks(lines)
+
+    def items(self, start: int, end: int, tail: str = "") -> list[str]:
+        """The items of rows ``start:end``, after the text of a heading's ``tail``."""
+        body = self.lines[start:end]
+        code = {row - start for row in self.blocks.code_rows if start <= row < end}
+        if tail:
+            body, code = [tail, *body], {row + 1 for row in code}
+        return split_items(body, code)
 
 
 def _parse(markdown: str, language: Language) -> Summary:
-    lines = unwrap_code_fence(markdown).split("\n")
-    level: Literal[1, 2] = 1 if section_level(lines) == 1 else 2
-    titles = find_headings(lines, level=level)
+    doc = _Lines(unwrap_code_fence(markdown).split("\n"))
+    lines = doc.lines
+    level: Literal[1, 2] = 1 if section_level(lines, doc.blocks) == 1 else 2
+    titles = find_headings(lines, level=level, blocks=doc.blocks)
     rows = sorted(titles)
     parsed = _Parsed()
-    parsed.items["preamble"] = split_items(lines[: rows[0] if rows else len(lines)])
-    for row, end in _bounds(rows, len(lines)):
+    parsed.items["preamble"] = doc.items(0, rows[0] if rows else len(lines))
+    for row, end in section_bounds(rows, len(lines)):
         title, tail = split_title(titles[row])
-        body = [tail, *lines[row + 1 : end]] if tail else lines[row + 1 : end]
         index = section_index(title)
         if index is None:
             parsed.other.append(
-                Block(title=title.strip(), items=split_items(body), heading=lines[row])
+                Block(title=title.strip(), items=doc.items(row + 1, end, tail), heading=lines[row])
             )
         elif index == 2:
-            _parse_progress(parsed, lines[row], tail, body, level)
+            _parse_progress(parsed, doc, row, end, tail, level)
         else:
-            parsed.add(SECTION_KEYS[index], lines[row], tail, split_items(body))
+            parsed.add(SECTION_KEYS[index], lines[row], tail, doc.items(row + 1, end, tail))
     return Summary(
         language=language,
         **parsed.items,
@@ -206,18 +266,26 @@ def _parse(markdown: str, language: Language) -> Summary:
     )
 
 
-def _parse_progress(parsed: _Parsed, line: str, tail: str, body: list[str], level: int) -> None:
-    titles = find_headings(body, level=level + 1)
+def _parse_progress(
+    parsed: _Parsed, doc: _Lines, row: int, end: int, tail: str, level: int
+) -> None:
+    titles = {
+        at: title
+        for at, title in find_headings(doc.lines, level=level + 1, blocks=doc.blocks).items()
+        if row < at < end
+    }
     rows = sorted(titles)
-    parsed.add("progress", line, tail, split_items(body[: rows[0] if rows else len(body)]))
-    for row, end in _bounds(rows, len(body)):
-        title, sub_tail = split_title(titles[row])
-        chunk = split_items([sub_tail, *body[row + 1 : end]] if sub_tail else body[row + 1 : end])
+    parsed.add("progress", doc.lines[row], tail, doc.items(row + 1, rows[0] if rows else end, tail))
+    for sub, sub_end in section_bounds(rows, end):
+        title, sub_tail = split_title(titles[sub])
+        chunk = doc.items(sub + 1, sub_end, sub_tail)
         index = subsection_index(title)
         if index is None:
-            parsed.progress_other.append(Block(title=title.strip(), items=chunk, heading=body[row]))
+            parsed.progress_other.append(
+                Block(title=title.strip(), items=chunk, heading=doc.lines[sub])
+            )
         else:
-            parsed.add(PROGRESS_KEYS[index], body[row], sub_tail, chunk)
+            parsed.add(PROGRESS_KEYS[index], doc.lines[sub], sub_tail, chunk)
 
 
 # --------------------------------------------------------------------------- render
@@ -232,11 +300,11 @@ def _block(
     lines: list[str] = []
     number = 0
     for item in items:
-        paragraph = not STARTS_ITEM_RE.match(item)
+        paragraph = not starts_item(item)
         if numbered and _NUMBERED_RE.match(item):
             number += 1
             item = _NUMBERED_RE.sub(f"{number}. ", item, count=1)
-        if lines and (paragraph or not STARTS_ITEM_RE.match(lines[-1].split("\n")[0])):
+        if lines and (paragraph or not starts_item(lines[-1].split("\n")[0])):
             lines.append("")
         lines.append(item)
     return lines

@@ -22,30 +22,21 @@ __all__ = [
     "StagePacker",
     "chunk_messages",
     "shorten_message",
-    "stage_reply_chars",
     "stage_room",
 ]
 
 MIN_STAGE_TOKENS = 256  # a stage never has less room than this, however tight the window
-_REPLY_SHARE = 4  # the reply reserve is at most a quarter of the compactor's window
-_MIN_REPLY_CHARS = 1000  # what the extractive summary needs for its protected items
 _MARGIN_SHARE = 20  # 5% of the window against tokenizer differences, plus a fixed margin
 _MARGIN_TOKENS = 64
 _CONTINUED = "[…]"  # marks both sides of a message split across two stages
 _MIN_SPLIT_SHARE = 8  # a message is split only when at least 1/8 of the room is left
 
 
-def stage_reply_chars(summary_chars: int, window: int) -> int:
-    """The size asked of each stage's reply: the summary budget, within a quarter of the
-    compactor's ``window`` (at about 2 characters a token), never below 1000 characters."""
-    cap = max(_MIN_REPLY_CHARS, (window // _REPLY_SHARE) * 2)
-    return min(summary_chars, cap)
-
-
 def stage_room(window: int, *, fixed_tokens: int, carried_tokens: int, reply_chars: int) -> int:
     """Tokens of transcript one stage may hold: ``window`` minus the request's fixed parts
     (system prompt, instructions), the summary carried in, the reply reserve (``reply_chars``
-    at 2 characters a token) and a safety margin; at least :data:`MIN_STAGE_TOKENS`."""
+    at 2 characters a token: the budget's ``ask``) and a safety margin; at least
+    :data:`MIN_STAGE_TOKENS`."""
     margin = _MARGIN_TOKENS + window // _MARGIN_SHARE
     room = window - fixed_tokens - carried_tokens - reply_chars // 2 - margin
     return max(MIN_STAGE_TOKENS, room)

@@ -21,7 +21,7 @@ from copaw_context.core.summary.prompts import (
     UPDATE_LEAD,
 )
 
-__all__ = ["validate_summary"]
+__all__ = ["check_reply", "validate_summary"]
 
 _ECHO_FINGERPRINTS = tuple(
     line.strip()
@@ -61,36 +61,50 @@ def _echo(reply: str) -> str | None:
     return None
 
 
-def validate_summary(
-    reply: str, *, language: Language = "en", previous_summary: str = ""
-) -> str | None:
-    """Return None if ``reply`` is a usable summary, else the reason it is not.
+def check_reply(
+    reply: str, *, language: Language = "en", previous: Summary | None = None
+) -> tuple[Summary | None, str | None]:
+    """The model's ``reply`` parsed, or why it is not a usable summary: ``(summary, None)``
+    or ``(None, reason)``. The reply is parsed once, after the cheap checks (empty, an echo
+    of the prompt), and the parse is what the compactor goes on with.
 
     Headings are accepted in either language whatever ``language`` is; ``language`` only
-    picks the wording of the reason. When ``previous_summary`` has content, a reply whose
-    sections hold only placeholders such as "(none)" is rejected: it would erase it.
+    picks the wording of the reason. When ``previous`` has content, a reply whose sections
+    hold only placeholders such as "(none)" is rejected: it would erase it.
     """
     language = check_language(language)
     if not reply.strip():
-        return "empty summary"
+        return None, "empty summary"
     echo = _echo(reply)
     if echo is not None:
-        return echo
+        return None, echo
     summary = Summary.parse(reply, language)
     written = summary.written_sections()
     titles = SECTION_TITLES[language]
     missing = [title for key, title in zip(SECTION_KEYS, titles, strict=True) if key not in written]
     if missing:
         listed = ", ".join(f"## {title}" for title in missing)
-        return f"missing sections: {listed}"
+        return None, f"missing sections: {listed}"
     content = _content_lines(summary)
     if not content:
-        return "the sections are all empty"
-    if all(is_placeholder(line) for line in content) and _has_content(
-        Summary.parse(split_summary_message(previous_summary), language)
+        return None, "the sections are all empty"
+    if (
+        all(is_placeholder(line) for line in content)
+        and previous is not None
+        and _has_content(previous)
     ):
-        return (
+        return None, (
             "every section holds only a placeholder such as (none); accepting it would erase "
             "the previous summary"
         )
-    return None
+    return summary, None
+
+
+def validate_summary(
+    reply: str, *, language: Language = "en", previous_summary: str = ""
+) -> str | None:
+    """:func:`check_reply` for texts: None if ``reply`` is a usable summary, else the reason
+    it is not (``previous_summary`` may be a rendered summary message)."""
+    language = check_language(language)
+    previous = Summary.parse(split_summary_message(previous_summary), language)
+    return check_reply(reply, language=language, previous=previous)[1]

@@ -4,7 +4,7 @@ text. Each adapter wraps :meth:`ReadFileTool.read` in its host's tool type."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,12 @@ class ReadFileTool:
     exempt_max_bytes: int | None = None
     tool_results_dir: str = "tool_result"
     dialog_dir: str = "dialog"
+
+    @classmethod
+    def of(cls, workspace: Path | ReadFileTool, **options: Any) -> ReadFileTool:
+        """``workspace`` when it is a tool already, else the tool reading inside it with
+        ``options`` (``extra_roots``, ``max_bytes``, ``exempt_extensions``, ...)."""
+        return workspace if isinstance(workspace, ReadFileTool) else cls(workspace, **options)
 
     @classmethod
     def from_config(cls, config: RunningConfig, workspace: Path) -> ReadFileTool:
@@ -111,3 +117,23 @@ class ReadFileTool:
             }
         }
         return result, entry
+
+    def function(
+        self, respond: Callable[[ReadResult, dict[str, Any] | None], Any]
+    ) -> Callable[..., Awaitable[Any]]:
+        """``read_file`` as a host's tool function: the model's arguments, :attr:`doc` as its
+        docstring (the schema the model reads), and ``respond(result, entry)`` making the
+        host's tool response (``entry``: see :meth:`read`)."""
+
+        async def read_file(
+            file_path: str,
+            start_line: int | None = None,
+            end_line: int | None = None,
+            line_offset: int | None = None,
+        ) -> Any:
+            # The docstring (the schema the model reads) is set below.
+            result, entry = await self.read(file_path, start_line, end_line, line_offset)
+            return respond(result, entry)
+
+        read_file.__doc__ = self.doc
+        return read_file

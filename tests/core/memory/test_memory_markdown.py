@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core.markdown_blocks import parse_blocks
-from copaw_context.core.memory.markdown import section_titles, split_sections
+from copaw_context.core.markdown_blocks import bullet_indent, heading_of, parse_blocks
+from copaw_context.core.memory.markdown import entry_items, section_titles, split_sections
 from copaw_context.core.memory.tools import MemoryTools
+from copaw_context.core.summary import Summary
 from copaw_context.core.summary.markdown import find_headings
 
 FENCE = "`" * 3
@@ -83,6 +84,10 @@ async def test_heading_inside_a_closed_fence_is_allowed_and_stays_code(tmp_path:
         "## A\n\n    ## B\n\n## C\n",
         "## A\n- ## B\n## C\n",
         f"## A\n{FENCE}{FENCE}\n## B\n{FENCE}\n## C\n",
+        "## A\n##B\n## C\n",
+        "## A\n   ## B\n## C ##\n",
+        "## A\n<summary>\n## B\n</summary>\n## C#\n",
+        "## A\n~~~\n## B\n",
     ],
 )
 def test_section_parser_and_summary_headings_and_blocks_agree(text: str) -> None:
@@ -92,3 +97,35 @@ def test_section_parser_and_summary_headings_and_blocks_agree(text: str) -> None
     assert [s.title for s in sections if s.title] == parsed
     summary = list(find_headings(lines, level=2).values())
     assert summary == parsed
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("## Goal", (2, "Goal")),
+        ("##目标", (2, "目标")),  # models writing Chinese often leave out the space
+        ("   ### Done ###", (3, "Done")),
+        ("## C#", (2, "C#")),
+        ("#tag", None),  # a hashtag, not a heading
+        ("    ## code", None),
+        ("####### seven", None),
+        ("- ## in a bullet", None),
+    ],
+)
+def test_one_heading_rule(line: str, expected: tuple[int, str] | None) -> None:
+    assert heading_of(line) == expected
+
+
+def test_summary_items_and_memory_entries_read_bullets_by_one_rule() -> None:
+    """The same bullets (``•``, ``1、``) open an item in a summary section and an entry in a
+    memory text; a sub-bullet stays with the summary item above it."""
+    text = "- first\n• second\n1、 third\n2) fourth"
+    assert [bullet_indent(line) for line in text.split("\n")] == [0, 0, 0, 0]
+    summary = Summary.parse(f"## Goal\n{text}\n  - nested\n")
+    assert summary.goal == ["- first", "• second", "1、 third", "2) fourth\n  - nested"]
+    assert [item[0] for item in entry_items(text)] == ["first", "second", "third", "fourth"]
+
+
+def test_a_tilde_fence_keeps_its_lines_in_one_summary_item() -> None:
+    summary = Summary.parse("## Critical Context\n- the failing input:\n~~~\n- a\n- b\n~~~\n")
+    assert summary.critical == ["- the failing input:\n~~~\n- a\n- b\n~~~"]

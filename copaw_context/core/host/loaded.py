@@ -1,26 +1,38 @@
-"""Checks on a message read from a file (``/load_history``) before it becomes a 1.x ``Msg``.
+"""Checks on a message read from a file (``/load_history``) before an adapter makes it its
+host's message; the adapter only builds the message.
 
-``Msg.from_dict`` takes any blocks, and 1.x's formatters trust them: an image without a
-``source`` or a text that is not a string kills every later reply, a ``tool_use`` without an
-id reaches the provider unanswered, and an AgentScope 2.x message passes its 2.x-only keys on
-(``created_at``, ``finished_at``). :func:`check_blocks` refuses all of these naming the
+A dump loads back into an agent of the same AgentScope major: a message in the other
+major's shape is named as such (:func:`as1_sign`, :func:`as2_sign`, :func:`other_major`).
+Every message must serialise the way the archive writes it (:func:`check_archivable`): one
+that does not would make every later compaction and ``/clear`` fail.
+
+The dict-block form (AgentScope 1.x's ``Msg``, which QwenPaw uses too) is checked whole by
+:func:`check_dict_message`. ``Msg.from_dict`` takes any blocks, and 1.x's formatters trust
+them: an image without a ``source`` or a text that is not a string kills every later reply,
+a ``tool_use`` without an id reaches the provider unanswered, and an AgentScope 2.x message
+passes its 2.x-only keys on (``created_at``, ``finished_at``). Each is refused naming the
 message (from 1) and the block (from 1), and what to fix.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
-
-from agentscope.message import Msg
 
 from copaw_context.core.archive.lines import dump_line
 
-__all__ = ["check_archivable", "check_blocks"]
+__all__ = [
+    "as1_sign",
+    "as2_sign",
+    "check_archivable",
+    "check_dict_blocks",
+    "check_dict_message",
+    "other_major",
+]
 
 _KINDS = ("text", "thinking", "tool_use", "tool_result", "image", "audio", "video")
 _DATA_KINDS = ("image", "audio", "video")
+_AS1_KINDS = ("tool_use", "image", "audio", "video")
 _AS2_KINDS = ("tool_call", "hint", "data")
 _AS2_BLOCK_KEYS = ("created_at", "finished_at", "state", "suggested_rules")
 _AS2_MESSAGE_KEYS = ("created_at", "usage", "finished_at", "finished_reason")
@@ -30,7 +42,20 @@ class _Refused(ValueError):
     """One block's problem (worded as what to fix)."""
 
 
-def _as2_sign(data: Mapping[str, Any]) -> str | None:
+def as1_sign(data: Mapping[str, Any]) -> str | None:
+    """What marks ``data`` as an AgentScope 1.x message, if anything does."""
+    content = data.get("content")
+    if isinstance(content, str):
+        return "its content is a text, not a list of blocks"
+    for number, block in enumerate(content if isinstance(content, list) else [], 1):
+        if isinstance(block, Mapping) and block.get("type") in _AS1_KINDS:
+            return f"block {number} has the 1.x type {block.get('type')!r}"
+    if "timestamp" in data and "created_at" not in data:
+        return "it has the 1.x field 'timestamp'"
+    return None
+
+
+def as2_sign(data: Mapping[str, Any]) -> str | None:
     """What marks ``data`` as an AgentScope 2.x message, if anything does."""
     content = data.get("content")
     for number, block in enumerate(content if isinstance(content, list) else [], 1):
@@ -46,6 +71,28 @@ def _as2_sign(data: Mapping[str, Any]) -> str | None:
         if keys:
             return f"it has the 2.x field {keys[0]!r} and no 1.x 'timestamp'"
     return None
+
+
+def other_major(number: int, sign: str, *, found: str, runs: str) -> ValueError:
+    """The refusal of message ``number``, an AgentScope ``found`` message (``sign`` says
+    why), by an agent that runs AgentScope ``runs``."""
+    return ValueError(
+        f"message {number} is an AgentScope {found} message ({sign}) and this agent runs "
+        f"AgentScope {runs}; a dump loads back into an agent of the same major (dump the "
+        f"history again from a {runs} agent)"
+    )
+
+
+def check_archivable(number: int, serialise: Callable[[], Any]) -> None:
+    """Refuse (``ValueError``) message ``number`` when ``serialise()`` (the message in the
+    archive's form) fails or gives what the archive could not write as one JSON line."""
+    try:
+        dump_line({"message": serialise()})
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(
+            f"message {number} cannot be written to the archive ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); make its content and metadata plain JSON"
+        ) from None
 
 
 def _text(block: Mapping[str, Any], key: str) -> None:
@@ -118,16 +165,12 @@ def _block(block: Mapping[str, Any]) -> None:
                 _source(item)
 
 
-def check_blocks(data: Mapping[str, Any], number: int) -> None:
+def check_dict_blocks(data: Mapping[str, Any], number: int) -> None:
     """Refuse (``ValueError``) a message whose blocks 1.x's formatters cannot take, or an
     AgentScope 2.x message; ``number`` counts from 1."""
-    sign = _as2_sign(data)
+    sign = as2_sign(data)
     if sign is not None:
-        raise ValueError(
-            f"message {number} is an AgentScope 2.x message ({sign}) and this agent runs "
-            "AgentScope 1.x; a dump loads back into an agent of the same major (dump the "
-            "history again from a 1.x agent)"
-        )
+        raise other_major(number, sign, found="2.x", runs="1.x")
     content = data.get("content")
     for index, block in enumerate(content if isinstance(content, list) else [], 1):
         try:
@@ -137,13 +180,22 @@ def check_blocks(data: Mapping[str, Any], number: int) -> None:
             raise ValueError(f"message {number}, block {index} ({kind}): {exc}") from None
 
 
-def check_archivable(msg: Msg, number: int) -> None:
-    """Refuse a message the archive could not write or the agent could not copy (1.x hooks
-    deep-copy their arguments)."""
-    try:
-        dump_line({"message": copy.deepcopy(msg).to_dict()})
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ValueError(
-            f"message {number} cannot be written to the archive ({type(exc).__name__}: "
-            f"{str(exc)[:200]}); make its content and metadata plain JSON"
-        ) from None
+def check_dict_message(data: Mapping[str, Any], number: int) -> None:
+    """Refuse (``ValueError``) what ``Msg.from_dict`` of 1.x would assert on, and blocks its
+    formatters cannot take (:func:`check_dict_blocks`); ``number`` counts from 1."""
+    problem = None
+    if not isinstance(data.get("name"), str):
+        problem = '"name" must be text'
+    elif data.get("role") not in ("user", "assistant", "system"):
+        problem = '"role" must be "user", "assistant" or "system"'
+    elif not isinstance(data.get("content"), str | list):
+        problem = '"content" must be text or a list of blocks'
+    elif isinstance(data["content"], list) and not all(
+        isinstance(b, dict) and isinstance(b.get("type"), str) for b in data["content"]
+    ):
+        problem = 'every block of "content" must be an object with a "type"'
+    elif not isinstance(data.get("metadata") or {}, dict):
+        problem = '"metadata" must be an object'
+    if problem is not None:
+        raise ValueError(f"message {number} is not an AgentScope 1.x message: {problem}")
+    check_dict_blocks(data, number)

@@ -1,0 +1,90 @@
+"""A host's model input with its tool pairing repaired (see
+:mod:`copaw_context.core.planning.pair_repair` for what is repaired and why).
+
+The walk is the same for every host: list each message's blocks as ``RepairBlock`` s, plan,
+log each repair once, and build the input from the plan, reusing every message the plan
+leaves as it is and copying the others. An adapter supplies a :class:`RepairHost`: how its
+messages and blocks read, and how a synthetic result, a renamed block and a rebuilt
+message are made in its types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableSet, Sequence
+from typing import Any, Protocol, TypeVar
+
+from copaw_context.core.planning.pair_repair import (
+    Missing,
+    RepairBlock,
+    is_request,
+    log_repairs,
+    plan_repair,
+)
+
+__all__ = ["RepairHost", "repaired"]
+
+M = TypeVar("M")
+
+
+class RepairHost(Protocol[M]):
+    """A host's messages (``M``) and blocks, as the repair reads and makes them."""
+
+    def blocks(self, msg: M) -> list[Any]:
+        """The message's blocks (none for a message whose content is not a list)."""
+        ...
+
+    def block(self, block: Any) -> RepairBlock:
+        """A block as the repair sees it (a call or a result with its id, a hint, other)."""
+        ...
+
+    def msg_id(self, msg: M) -> str: ...
+
+    def role(self, msg: M) -> str: ...
+
+    def missing(self, call: Any, new_id: str | None, missing: Missing) -> Any:
+        """The synthetic result (``missing.text``) of ``call``, under ``new_id`` when the
+        call was renamed (else the call's own id)."""
+        ...
+
+    def renamed(self, block: Any, new_id: str) -> Any:
+        """A copy of a call or result block under ``new_id``."""
+        ...
+
+    def rebuilt(self, source: M, blocks: list[Any], *, inserted: bool) -> M:
+        """A message holding ``blocks``: a copy of ``source``, or (``inserted``) a new
+        message of results placed after ``source``."""
+        ...
+
+
+def repaired(
+    messages: Sequence[M], host: RepairHost[M], seen: MutableSet[str], *, inline_results: bool
+) -> list[M] | None:
+    """``messages`` with their tool pairing repaired, or None when they need no repair; each
+    repair is logged once (``seen``). ``inline_results``: results stay in their call's
+    message (else moved and synthetic results go in a message of their own after it)."""
+    contents = [host.blocks(m) for m in messages]
+    views = [[host.block(b) for b in blocks] for blocks in contents]
+    requests = [is_request(host.role(m), view) for m, view in zip(messages, views, strict=True)]
+    plan = plan_repair(views, requests=requests, inline_results=inline_results)
+    if plan is None:
+        return None
+    log_repairs(plan, [host.msg_id(m) for m in messages], seen)
+    out: list[M] = []
+    for index, planned in enumerate(plan.messages):
+        if planned.source is not None and not plan.changed(index, len(contents[planned.source])):
+            out.append(messages[planned.source])
+            continue
+        blocks: list[Any] = []
+        for ref in planned.blocks:
+            if isinstance(ref, Missing):
+                call = contents[ref.call[0]][ref.call[1]]
+                blocks.append(host.missing(call, plan.renamed.get(ref.call), ref))
+                continue
+            block = contents[ref[0]][ref[1]]
+            new_id = plan.renamed.get(ref)
+            blocks.append(host.renamed(block, new_id) if new_id else block)
+        if planned.source is None:
+            out.append(host.rebuilt(messages[planned.after], blocks, inserted=True))
+        else:
+            out.append(host.rebuilt(messages[planned.source], blocks, inserted=False))
+    return out
