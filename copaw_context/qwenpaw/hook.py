@@ -87,6 +87,10 @@ class QwenPawHook(MemoryCompactionHook):
         """QwenPaw's window for this workspace's agent (see ``window.py``)."""
         return qwenpaw_window(self.config, self.agent_id)
 
+    def model_window(self, agent: Any, context_size: Any) -> Window:
+        """The same window for each session (the model's own size is QwenPaw's default)."""
+        return self.window(agent)
+
     async def session(self, agent: Any) -> AgentScope1Session:
         """The engine's view of ``agent``; the formatter probe cache is kept small (QwenPaw
         builds a formatter for every request: the cache is keyed by the formatter)."""

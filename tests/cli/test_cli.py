@@ -112,12 +112,13 @@ def test_unknown_keys_are_warned_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "agent.json"
-    path.write_text(json.dumps({"running": {"light_context_config": {"strategy": "scroll"}}}))
+    # A typo of QwenPaw 2.x's "strategy" (which is known: no warning for it).
+    path.write_text(json.dumps({"running": {"light_context_config": {"stratgy": "scroll"}}}))
     assert main(["check-config", str(path)]) == 0
     out, err = capsys.readouterr()
     assert "valid" in out
     assert "copaw-context: WARNING:" in err
-    assert "running.light_context_config.strategy" in err
+    assert "running.light_context_config.stratgy" in err
 
 
 def test_version_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
