@@ -2,9 +2,11 @@
 # The whole test suite: lint, type checks, schema freshness, and pytest against both AgentScope
 # majors: .venv (AgentScope 2.x: every test) and .venv-as1 (AgentScope 1.0.21: the shared
 # invariants, the host-neutral core tests, the real-agent reliability and ported peer tests,
-# the command line and docs tests but the 2.x-only demo and bench ones, the 1.x adapter's).
-# Bootstraps both environments (in parallel; each is reinstalled only when pyproject.toml or
-# the package version changed). Arguments go to the 2.x pytest run.
+# the command line and docs tests but the 2.x-only demo and bench ones, the 1.x adapter's),
+# and on real QwenPaw: .venv-qwenpaw1 (QwenPaw 1.1.12, AgentScope 1.0.20: tests/qwenpaw/).
+# Bootstraps the three environments (in parallel; each is reinstalled only when pyproject.toml,
+# the package version or its pins changed; QwenPaw's takes about 5 minutes the first time).
+# Arguments go to the 2.x pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_progress.sh
@@ -19,11 +21,13 @@ OLDEST_AS1="agentscope==1.0.20 mcp<2 sqlalchemy<2.1 tqdm"
 
 step() { echo "== $* ($(date +%H:%M:%S)) =="; }
 
-step "environments: .venv (AgentScope 2.x), .venv-as1 (1.0.21), .venv-as2.0.10, .venv-as1.0.20"
+step "environments: .venv (AgentScope 2.x), .venv-as1 (1.0.21), .venv-as2.0.10, .venv-as1.0.20, .venv-qwenpaw1 (QwenPaw 1.1.12)"
 bash scripts/bootstrap.sh & as2_env=$!
 bash scripts/bootstrap.sh .venv-as1 "$AS1_PINS" & as1_env=$!
+bash scripts/bootstrap_qwenpaw.sh & qwenpaw_env=$!
 wait "$as2_env"
 wait "$as1_env"
+wait "$qwenpaw_env"
 bash scripts/bootstrap.sh .venv-as2.0.10 "$OLDEST_AS2" & oldest2_env=$!
 bash scripts/bootstrap.sh .venv-as1.0.20 "$OLDEST_AS1" & oldest1_env=$!
 wait "$oldest2_env"
@@ -32,25 +36,40 @@ wait "$oldest1_env"
 step "lint: ruff check, ruff format --check"
 .venv/bin/ruff check copaw_context tests scripts benchmarks
 .venv/bin/ruff format --check copaw_context tests scripts benchmarks
-step "types: mypy (strict on the package, the benchmarks, the 1.x adapter); about a minute"
+step "types: mypy (strict on the package, the benchmarks, the 1.x adapter, the QwenPaw host); about a minute"
+# The QwenPaw host's check goes alongside the others (its own venv and cache).
+.venv-qwenpaw1/bin/mypy --config-file scripts/mypy-qwenpaw.ini >.venv-qwenpaw1/mypy.log 2>&1 &
+qwenpaw_types=$!
 heartbeat "   mypy (the package)" "" .venv/bin/mypy
 heartbeat "   mypy (benchmarks)" "" .venv/bin/mypy --strict benchmarks
 heartbeat "   mypy (the 1.x adapter)" "" .venv-as1/bin/mypy --config-file scripts/mypy-agentscope1.ini
+echo "   mypy (the QwenPaw host, run alongside):"
+if ! wait "$qwenpaw_types"; then
+  cat .venv-qwenpaw1/mypy.log
+  exit 1
+fi
+cat .venv-qwenpaw1/mypy.log
 step "schema: configs/ matches the config models"
 .venv/bin/python scripts/gen_schema.py --check
 
-# The 1.x run goes alongside the 2.x one (both mostly wait on files and event loops). Its
-# output streams as it runs, each line prefixed "[1.x] " (and kept in its log); the 2.x run's
-# progress prints unprefixed.
+# The 1.x and QwenPaw runs go alongside the 2.x one (all mostly wait on files and event
+# loops). Their output streams as it runs, each line prefixed "[1.x] " or "[qwenpaw] " (and
+# kept in its log); the 2.x run's progress prints unprefixed.
 as1_log=.venv-as1/pytest.log
-step "pytest: AgentScope 1.x alongside (lines prefixed [1.x], log: $as1_log), AgentScope 2.x here"
+qwenpaw_log=.venv-qwenpaw1/pytest.log
+step "pytest: AgentScope 1.x and QwenPaw 1.1 alongside (lines prefixed [1.x], [qwenpaw]; logs: $as1_log, $qwenpaw_log), AgentScope 2.x here"
 AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true prefixed "[1.x] " "$as1_log" \
   .venv-as1/bin/python -u -m pytest -q -p no:cacheprovider --basetemp=.venv-as1/pytest-tmp \
   tests & as1_tests=$!
+AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true prefixed "[qwenpaw] " "$qwenpaw_log" \
+  .venv-qwenpaw1/bin/python -u -m pytest -q -p no:cacheprovider \
+  --basetemp=.venv-qwenpaw1/pytest-tmp tests/qwenpaw & qwenpaw_tests=$!
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@" || status=$?
 as1_status=0
 wait "$as1_tests" || as1_status=$?
+qwenpaw_status=0
+wait "$qwenpaw_tests" || qwenpaw_status=$?
 oldest_status=0
 step "pytest: the oldest supported releases: AgentScope 2.0.10 (tests/agentscope2), 1.0.20 (tests/agentscope1, invariants, ported); about 2 minutes"
 .venv-as2.0.10/bin/python -m pytest -q -p no:cacheprovider --basetemp=.venv-as2.0.10/pytest-tmp \
@@ -59,9 +78,9 @@ AGENTSCOPE_DISABLE_CONSOLE_OUTPUT=true .venv-as1.0.20/bin/python -m pytest -q -p
   --basetemp=.venv-as1.0.20/pytest-tmp tests/agentscope1 tests/invariants tests/ported \
   || oldest_status=$?
 verdict() { [ "$1" -eq 0 ] && echo passed || echo FAILED; }
-echo "== done in $SECONDS s: AgentScope 2.x $(verdict "$status"), AgentScope 1.x $(verdict "$as1_status"), oldest releases (2.0.10, 1.0.20) $(verdict "$oldest_status") =="
-for code in "$status" "$as1_status" "$oldest_status"; do
-  if [ "$code" -ne 0 ]; then
-    exit "$code"
+echo "== done in $SECONDS s: AgentScope 2.x $(verdict "$status"), AgentScope 1.x $(verdict "$as1_status"), QwenPaw 1.1 $(verdict "$qwenpaw_status"), oldest releases (2.0.10, 1.0.20) $(verdict "$oldest_status") =="
+for result in "$status" "$as1_status" "$qwenpaw_status" "$oldest_status"; do
+  if [ "$result" -ne 0 ]; then
+    exit "$result"
   fi
 done

@@ -101,7 +101,7 @@ class MemoryCompactionHook(EngineHook):
 
     # ------------------------------------------------------------------- session
     def window(self, agent: Any) -> Window:
-        return Window(*self.config.window_for(getattr(inner_model(agent), "context_size", None)))
+        return self.model_window(agent, getattr(inner_model(agent), "context_size", None))
 
     async def session(self, agent: Any) -> AgentScope1Session:
         """The engine's view of ``agent`` (its state is the agent's ``copaw_context``)."""

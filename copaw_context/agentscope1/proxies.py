@@ -31,6 +31,8 @@ class MemoryPromptFormatter(FormatterBase):
     """The agent's formatter, with ``memory_prompt`` (MEMORY.md added) applied to the system
     message it formats and ``repair`` to the messages (the memory is not changed)."""
 
+    _OWN = frozenset({"inner", "_memory_block", "_repair"})
+
     def __init__(
         self,
         inner: Any,
@@ -45,6 +47,14 @@ class MemoryPromptFormatter(FormatterBase):
         if name == "inner":  # not set yet (e.g. while copying)
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A flag set on the agent's formatter is the inner formatter's (QwenPaw sets
+        # _qwenpaw_force_strip_media around a call to a model that rejects images).
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.inner, name, value)
 
     async def format(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         msgs = kwargs.pop("msgs", args[0] if args else None)

@@ -19,6 +19,7 @@ from copaw_context import __version__
 from copaw_context.cli._workspace import workspace_error
 from copaw_context.cli.check_config import add_check_config, explain_config_error
 from copaw_context.cli.memory import add_memory
+from copaw_context.cli.qwenpaw import add_qwenpaw
 from copaw_context.core.errors import ConfigError
 
 __all__ = ["main"]
@@ -187,6 +188,7 @@ _SUBCOMMANDS: tuple[Callable[[_Subcommands], None], ...] = (
     _add_demo,
     _add_chat,
     add_memory,
+    add_qwenpaw,
 )
 
 

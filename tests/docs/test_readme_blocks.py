@@ -46,6 +46,19 @@ SETUP = [b for b in BLOCKS if b.language == "bash" and b.text.startswith("mkdir 
 SHELL = [b for b in BLOCKS if b.language == "bash" and b not in SETUP]
 JSON = [b for b in BLOCKS if b.language == "json"]
 
+# What scripts/bootstrap_qwenpaw.sh installs QwenPaw 1.1 with (the README's pip line has it).
+QWENPAW1_PINS = " ".join(
+    shlex.split(
+        next(
+            line.split("=", 1)[1]
+            for line in (ROOT / "scripts" / "bootstrap_qwenpaw.sh").read_text().splitlines()
+            if line.startswith("QWENPAW1_PINS=")
+        )
+    )
+).split()
+QWENPAW_COMMANDS = [["app"]]
+"""The ``qwenpaw`` command lines the README may show."""
+
 # A script that blocks every connection past this machine, then runs the example as __main__.
 RUNNER = """\
 import runpy, socket, sys
@@ -149,6 +162,12 @@ def test_shell_commands_name_what_exists(block: Block, capsys: pytest.CaptureFix
             assert usage.returncode == 0, usage.stderr
             for option in _options(words):
                 assert option in usage.stdout, (words, option)
+        elif program == "pip" and words[1] == "install":
+            # QwenPaw's pins as the QwenPaw venv of the tests has them, and this clone.
+            assert words[2:] == [*QWENPAW1_PINS, "."], words
+        elif program == "qwenpaw":
+            # QwenPaw's own command line; tests/qwenpaw/ checks it offers these.
+            assert words[1:] in QWENPAW_COMMANDS, words
         else:
             pytest.fail(f"{block.name}: no check for the command {words}")
 

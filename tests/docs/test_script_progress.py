@@ -97,6 +97,8 @@ def test_the_two_commands_use_them() -> None:
     assert 'heartbeat "bootstrap: $venv" "$log"' in bootstrap and "pip install" in bootstrap
     assert tests.count('heartbeat "   mypy') == 3
     assert 'prefixed "[1.x] " "$as1_log"' in tests
+    assert 'prefixed "[qwenpaw] " "$qwenpaw_log"' in tests  # the QwenPaw run streams too
+    assert "bash scripts/bootstrap_qwenpaw.sh &" in tests
     assert 'cat "$as1_log"' not in tests  # no longer printed only at the end
 
 

@@ -161,13 +161,18 @@ class EngineHook(HookEvents):
         thinking = self._thinking.get(id(formatter))
         if thinking is None:
             thinking = self._thinking[id(formatter)] = await probe()
-        window = Window(*self.config.window_for(context_size))
+        window = self.model_window(agent, context_size)
         separate = self.compactor_model is not None
         if separate:
             compactor = summariser(self.compactor_model, None)
         else:
             compactor = summariser(own_model, window.tokens)
         return SessionSetup(self.scratch(agent), thinking, window, compactor, separate)
+
+    def model_window(self, agent: Any, context_size: Any) -> Window:
+        """The window of ``agent`` whose model states ``context_size``: the config's rule
+        (``RunningConfig.window_for``); a host with a rule of its own overrides this."""
+        return Window(*self.config.window_for(context_size))
 
     @property
     def config(self) -> RunningConfig:

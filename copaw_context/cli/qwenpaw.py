@@ -1,0 +1,229 @@
+"""``copaw-context qwenpaw install | uninstall | status``: the QwenPaw plugin.
+
+``install`` copies the plugin shipped in the package (``copaw_context/qwenpaw/plugin/``:
+``plugin.json`` and the backend entry ``plugin.py``) to ``<home>/plugins/copaw-context``,
+where QwenPaw's plugin loader finds it at its next start. The plugin imports copaw-context
+from QwenPaw's Python, so the package must be installed there (``pip install copaw-context``
+in QwenPaw's environment). ``<home>`` is QwenPaw's working folder, found as QwenPaw finds it:
+``--home``, else ``$QWENPAW_WORKING_DIR`` (or ``$COPAW_WORKING_DIR``), else ``~/.copaw`` when it
+exists, else ``~/.qwenpaw``. Nothing here imports QwenPaw.
+
+Exit status: 0 done (``status``: installed and current), 1 not installed, stale or refused,
+2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import copaw_context
+
+__all__ = [
+    "PLUGIN_FILES",
+    "PLUGIN_ID",
+    "add_qwenpaw",
+    "install_plugin",
+    "plugin_source",
+    "qwenpaw_home",
+]
+
+if TYPE_CHECKING:  # argparse has no public name for this type
+    _Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
+
+PLUGIN_ID = "copaw-context"
+"""The plugin's id and folder name under ``<home>/plugins``."""
+
+PLUGIN_FILES = ("plugin.json", "plugin.py")
+"""What the plugin folder holds."""
+
+_SUPPORTED = "1.1."  # QwenPaw releases whose context manager contract the plugin implements
+
+
+def plugin_source() -> Path:
+    """The plugin folder shipped inside the package."""
+    return Path(copaw_context.__file__).parent / "qwenpaw" / "plugin"
+
+
+def qwenpaw_home(home: str | None = None) -> Path:
+    """QwenPaw's working folder: ``home``, or the one QwenPaw itself would use."""
+    if home:
+        return Path(home).expanduser().resolve()
+    for name in ("QWENPAW_WORKING_DIR", "COPAW_WORKING_DIR"):
+        if os.environ.get(name):
+            return Path(os.environ[name]).expanduser().resolve()
+    legacy = Path("~/.copaw").expanduser()
+    return (legacy if legacy.exists() else Path("~/.qwenpaw").expanduser()).resolve()
+
+
+def _plugin_dir(home: Path) -> Path:
+    return home / "plugins" / PLUGIN_ID
+
+
+def _manifest(folder: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((folder / "plugin.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _qwenpaw_version() -> str | None:
+    try:
+        return version("qwenpaw")
+    except PackageNotFoundError:
+        return None
+
+
+def install_plugin(home: Path) -> Path:
+    """Copy the plugin to ``home`` (replacing an older copy of ours); returns its folder.
+
+    Raises ``FileExistsError`` when the folder holds another plugin."""
+    target = _plugin_dir(home)
+    if target.exists():
+        existing = _manifest(target)
+        if existing is None or existing.get("id") != PLUGIN_ID:
+            raise FileExistsError(f"{target} exists and is not copaw-context's plugin")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".copaw-context-", dir=target.parent))
+    try:
+        for name in PLUGIN_FILES:
+            shutil.copyfile(plugin_source() / name, staging / name)
+        manifest = _manifest(staging) or {}
+        manifest["version"] = copaw_context.__version__
+        text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+        (staging / "plugin.json").write_text(text, encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _backends(home: Path) -> list[tuple[str, str]]:
+    """(agent id, context_manager_backend) of each agent in ``home``'s config.json."""
+    try:
+        config = json.loads((home / "config.json").read_text(encoding="utf-8"))
+        profiles = config["agents"]["profiles"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    found = []
+    for agent_id, ref in profiles.items() if isinstance(profiles, dict) else ():
+        backend = "light"  # QwenPaw's default
+        folder = ref.get("workspace_dir") if isinstance(ref, dict) else None
+        try:
+            agent = json.loads((Path(str(folder)) / "agent.json").read_text(encoding="utf-8"))
+            backend = str(agent.get("running", {}).get("context_manager_backend", backend))
+        except (OSError, ValueError, AttributeError, TypeError):
+            pass
+        found.append((str(agent_id), backend))
+    return found
+
+
+def _python_note() -> str | None:
+    """What is wrong with this Python for the plugin, if anything."""
+    found = _qwenpaw_version()
+    if found is None:
+        return (
+            f"QwenPaw is not installed in this Python ({sys.executable}); install "
+            "copaw-context into the Python QwenPaw runs with, or the plugin cannot import it"
+        )
+    if not found.startswith(_SUPPORTED):
+        return (
+            f"QwenPaw {found} is installed; the plugin implements QwenPaw {_SUPPORTED}x's "
+            "context manager (README: Coming from QwenPaw)"
+        )
+    return None
+
+
+def _run_install(args: argparse.Namespace) -> int:
+    home = qwenpaw_home(args.home)
+    try:
+        target = install_plugin(home)
+    except (FileExistsError, OSError) as error:
+        print(f"copaw-context: error: {error}", file=sys.stderr)
+        return 1
+    print(f"Installed the copaw-context plugin {copaw_context.__version__} in {target}")
+    note = _python_note()
+    if note is not None:
+        print(f"copaw-context: warning: {note}", file=sys.stderr)
+    print(
+        "At its next start QwenPaw runs copaw-context for every agent whose agent.json has "
+        'running.context_manager_backend "light" (the default), and /compact [note] in its '
+        "chat is copaw-context's. Restart QwenPaw to load it."
+    )
+    return 0
+
+
+def _run_uninstall(args: argparse.Namespace) -> int:
+    target = _plugin_dir(qwenpaw_home(args.home))
+    manifest = _manifest(target) if target.exists() else None
+    if manifest is None or manifest.get("id") != PLUGIN_ID:
+        print(f"copaw-context: the plugin is not installed in {target.parent}")
+        return 1
+    shutil.rmtree(target)
+    print(
+        f"Removed {target}. QwenPaw uses its own light context manager again after a restart "
+        "(the dialog archive and tool outputs copaw-context wrote stay in the workspaces)."
+    )
+    return 0
+
+
+def _run_status(args: argparse.Namespace) -> int:
+    home = qwenpaw_home(args.home)
+    target = _plugin_dir(home)
+    manifest = _manifest(target) if target.exists() else None
+    status = 0
+    if manifest is None or manifest.get("id") != PLUGIN_ID:
+        print(f"plugin     not installed in {target.parent} (copaw-context qwenpaw install)")
+        status = 1
+    else:
+        installed = manifest.get("version")
+        current = installed == copaw_context.__version__
+        print(
+            f"plugin     {target} (version {installed}"
+            + ("" if current else f"; this package is {copaw_context.__version__}: install again")
+            + ")"
+        )
+        status = 0 if current else 1
+    qwenpaw = _qwenpaw_version()
+    print(f"qwenpaw    {qwenpaw or 'not installed in this Python'} ({sys.executable})")
+    note = _python_note()
+    if note is not None:
+        print(f"           {note}")
+    for agent_id, backend in _backends(home):
+        runs = "copaw-context" if backend == "light" and status == 0 else "QwenPaw's own"
+        print(f"agent      {agent_id}: context_manager_backend {backend!r} -> {runs}")
+    return status
+
+
+def add_qwenpaw(subcommands: _Subcommands) -> None:
+    """Register ``qwenpaw`` and its actions."""
+    parser = subcommands.add_parser(
+        "qwenpaw",
+        help="install copaw-context as QwenPaw 1.1's context manager (a QwenPaw plugin)",
+        description="Install, remove or check the QwenPaw plugin that makes copaw-context "
+        'the context manager of QwenPaw 1.1 agents (context_manager_backend "light") and '
+        "answers /compact [note] in QwenPaw's chat.",
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
+    for name, text, handler in (
+        ("install", "copy the plugin into QwenPaw's plugins folder", _run_install),
+        ("uninstall", "remove the plugin (QwenPaw's own manager again)", _run_uninstall),
+        ("status", "show the plugin, QwenPaw and each agent's backend", _run_status),
+    ):
+        action = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        action.add_argument(
+            "--home",
+            metavar="DIR",
+            help="QwenPaw's working folder (default: $QWENPAW_WORKING_DIR, else ~/.qwenpaw)",
+        )
+        action.set_defaults(handler=handler)
