@@ -16,9 +16,23 @@ from pathlib import Path
 from copaw_context.core.config.memory import memory_warnings
 from copaw_context.core.config.running import RunningConfig, load_running_config
 
-__all__ = ["load_qwenpaw_config", "without_own_memory"]
+__all__ = ["QWENPAW_OFFLOAD_DIR", "load_qwenpaw_config", "qwenpaw_defaults", "without_own_memory"]
+
+QWENPAW_OFFLOAD_DIR = "tool_results"
+"""QwenPaw's default offload folder (``tool_results_cache``); ours elsewhere is ``tool_result``."""
 
 logger = logging.getLogger("copaw_context")
+
+
+def qwenpaw_defaults(config: RunningConfig) -> RunningConfig:
+    """``config`` with QwenPaw's default offload folder where the file names none, so the
+    agent's saved outputs stay where QwenPaw keeps them."""
+    pruning = config.light_context_config.tool_result_pruning_config
+    if "tool_results_cache" in pruning.model_fields_set:
+        return config
+    pruning = pruning.model_copy(update={"tool_results_cache": QWENPAW_OFFLOAD_DIR})
+    light = config.light_context_config.model_copy(update={"tool_result_pruning_config": pruning})
+    return config.model_copy(update={"light_context_config": light})
 
 
 def without_own_memory(config: RunningConfig) -> RunningConfig:
@@ -51,10 +65,10 @@ def load_qwenpaw_config(path: Path) -> RunningConfig:
     """The settings of the QwenPaw agent.json at ``path`` (defaults when there is none);
     an invalid file raises ``ConfigError`` naming the key."""
     if not path.exists():
-        return without_own_memory(RunningConfig())
+        return qwenpaw_defaults(without_own_memory(RunningConfig()))
     quiet = _Without(_memory_warnings(path))
     logger.addFilter(quiet)
     try:
-        return without_own_memory(load_running_config(path))
+        return qwenpaw_defaults(without_own_memory(load_running_config(path)))
     finally:
         logger.removeFilter(quiet)

@@ -31,3 +31,20 @@ def test_qwenpaws_own_agent_json_loads_quietly_with_our_memory_off(
     with caplog.at_level(logging.INFO, logger="copaw_context"):
         load_qwenpaw_config(path)
     assert ["compact_treshold" in r.getMessage() for r in caplog.records] == [True]
+
+
+def test_the_offload_folder_is_qwenpaws_unless_the_file_names_one(tmp_path: Path) -> None:
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps({"running": {"light_context_config": {}}}), encoding="utf-8")
+    pruning = load_qwenpaw_config(path).light_context_config.tool_result_pruning_config
+    assert pruning.tool_results_cache == "tool_results"
+    assert (
+        load_qwenpaw_config(
+            tmp_path / "none.json"
+        ).light_context_config.tool_result_pruning_config.tool_results_cache
+        == "tool_results"
+    )
+    named = {"tool_result_pruning_config": {"tool_results_cache": "saved_outputs"}}
+    path.write_text(json.dumps({"running": {"light_context_config": named}}), encoding="utf-8")
+    pruning = load_qwenpaw_config(path).light_context_config.tool_result_pruning_config
+    assert pruning.tool_results_cache == "saved_outputs"
