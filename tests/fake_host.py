@@ -166,7 +166,7 @@ class FakeHost:
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
         return [(m.msg_id, len(m.parts)) for m in self.messages[start:]]
 
-    def part_objects(self, start: int = 0) -> list[list[PartView]]:
+    def part_objects(self, start: int = 0) -> list[list[PartView]] | None:
         return [m.parts for m in self.messages[start:]]
 
     def others_may_edit(self) -> bool:

@@ -15,7 +15,10 @@ from collections.abc import Sequence
 from itertools import compress
 from operator import ne
 
-__all__ = ["Parts", "changed_messages", "kept", "reused_parts"]
+__all__ = ["AGAIN", "REPLACED", "SAME", "Parts", "changed_messages", "kept", "reused_parts"]
+
+SAME, AGAIN, REPLACED = 0, 1, 2
+"""What :func:`reused_parts` says of a part: kept, viewed again, another part now."""
 
 Parts = list[object] | None
 """A message's parts as the ledger keeps them (None: the host does not name them)."""
@@ -37,15 +40,18 @@ def changed_messages(
     return list(compress(range(start, stop), map(ne, current, stored[start:stop])))
 
 
-def reused_parts(old: Parts, new: Sequence[object] | None, was: int, now: int) -> list[bool]:
-    """Per part of a message that kept its id and has ``now`` parts (``was`` before), whether
-    its entry still holds: the same part object, or an equal one, at the same place. The last
-    known part of a message that grew is viewed again (it may have grown in place, as a
-    streamed text does); without part objects, every part of a message that shrank is."""
+def reused_parts(old: Parts, new: Sequence[object] | None, was: int, now: int) -> list[int]:
+    """Per part of a message that kept its id and has ``now`` parts (``was`` before): whether
+    its entry still holds (:data:`SAME`: the same part object, or an equal one, at the same
+    place), the part is another one (:data:`REPLACED`: what the engine recorded of it, such
+    as its cut limit, no longer holds), or it is viewed again as it may have grown in place
+    (:data:`AGAIN`: the last known part of a message that grew, as a streamed text does; and
+    without part objects, every part of a message that shrank)."""
     if old is None or new is None:
         keep = was - 1 if now >= was > 0 else 0
-        return [index < keep for index in range(now)]
-    reused = [a is b or a == b for a, b in zip(new, old, strict=False)][:now]
-    if now > was and 0 < was <= len(reused):
-        reused[was - 1] = False
-    return reused + [False] * (now - len(reused))
+        return [SAME if index < keep else AGAIN for index in range(now)]
+    states = [SAME if a is b or a == b else REPLACED for a, b in zip(new, old, strict=False)]
+    states = states[:now]
+    if now > was and 0 < was <= len(states) and states[was - 1] == SAME:
+        states[was - 1] = AGAIN
+    return states + [REPLACED] * (now - len(states))

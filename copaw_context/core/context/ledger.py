@@ -16,7 +16,14 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from copaw_context.core.context.fingerprint import Parts, changed_messages, kept, reused_parts
+from copaw_context.core.context.fingerprint import (
+    REPLACED,
+    SAME,
+    Parts,
+    changed_messages,
+    kept,
+    reused_parts,
+)
 from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
 from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.planning.pairing import OpenCalls, pair_by_occurrence
@@ -227,20 +234,26 @@ class Ledger:
         entry = self.messages[index]
         parts = None if objects is None or index - look >= len(objects) else objects[index - look]
         was, now = self._fingerprints[index][1], fingerprint[1]
-        reused = reused_parts(self._parts[index], parts, was, now)
-        first = reused.index(False) if False in reused else len(reused)
+        states = reused_parts(self._parts[index], parts, was, now)
+        first = next((i for i, state in enumerate(states) if state != SAME), len(states))
         view = host.view(index, first)
         if view.msg_id != fingerprint[0]:
             return False
-        if len(view.parts) != len(reused) - first:  # the view disagrees: count it all again
+        if len(view.parts) != len(states) - first:  # the view disagrees: count it all again
             first, view = 0, host.view(index, 0)
-            reused = [False] * len(view.parts)
-        fresh = iter(self._part_entries(view.parts, meter, exempt, reused[first:]))
+            states = [REPLACED] * len(view.parts)
+        reused = [state == SAME for state in states[first:]]
+        fresh = iter(self._part_entries(view.parts, meter, exempt, reused))
         ids = _ids(entry)
         self._subtract(entry)
         kept_entries = entry.parts[:first]
-        for offset, same in enumerate(reused[first:], first):
-            kept_entries.append(entry.parts[offset] if same else next(fresh))
+        for offset, state in enumerate(states[first:], first):
+            if state == SAME:
+                kept_entries.append(entry.parts[offset])
+                continue
+            kept_entries.append(part := next(fresh))
+            if state == REPLACED:  # another part: what was cut of the old one does not hold
+                part.pruned_to = None
         old_results = [p for p, part in enumerate(entry.parts) if part.kind == "tool_result"]
         entry.parts = kept_entries
         entry.role, entry.pinned = view.role, view.pinned

@@ -7,7 +7,7 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from copaw_context.core.context.ledger import Ledger, TokenMeter
+from copaw_context.core.context.ledger import Ledger, PartEntry, TokenMeter
 from copaw_context.core.host.protocol import PartView
 from copaw_context.core.tokens import EstimateTokenCounter
 from tests.fake_host import FakeHost, FakeMessage, call, result, text, user
@@ -128,7 +128,7 @@ def test_parts_replaced_anywhere_are_seen_at_the_next_sync(ops: list[tuple[str, 
             target.parts[spot] = replace(target.parts[spot], meta=dict(target.parts[spot].meta))
         elif op == "bigger" and target and spot is not None and target.parts[spot].call_id:
             old = target.parts[spot]
-            target.parts[spot] = result(old.call_id or "", "bigger " * 200, pruned_to=3000)
+            target.parts[spot] = result(old.call_id or "", "bigger " * 200)
         elif op == "drop" and target and target.parts:
             del target.parts[n % len(target.parts)]
         elif op == "insert" and target:
@@ -183,3 +183,23 @@ def test_a_host_without_part_objects_still_works() -> None:
     host.messages = list(host.messages)  # another container: every message is compared
     ledger.sync(host, METER, never)
     assert snapshot(ledger) == full(host)
+
+
+def test_a_replaced_result_is_cut_again_whatever_its_entry_says() -> None:
+    """A host that keeps the entry apart from the block (1.x: in the message's metadata, by
+    call id) hands the replacement the old entry: its cut limit is not taken over."""
+    host = FakeHost([user("a"), FakeMessage("assistant", [call("c1"), result("c1", "x")])])
+    host.messages.append(user("b"))
+    ledger = Ledger()
+    ledger.sync(host, METER, never)
+    host.messages[1].parts[1] = result("c1", "much bigger " * 500, pruned_to=3000)
+    ledger.expect_outside_edits()
+    ledger.sync(host, METER, never)
+    assert ledger.messages[1].parts[1].pruned_to is None
+    assert ledger.messages[1].parts[1].tokens == full_entry(host, 1, 1).tokens
+
+
+def full_entry(host: FakeHost, index: int, part: int) -> PartEntry:
+    ledger = Ledger()
+    ledger.sync(host, METER, never)
+    return ledger.messages[index].parts[part]
