@@ -133,6 +133,7 @@ class FakeHost:
         self.awaiting = False
         self.status_lines: list[str] = []
         self.model_inputs: list[object] = []  # what the engine measured calls with
+        self.edited_outside = True  # a test may edit any message before any step
 
     @property
     def session_id(self) -> str:
@@ -165,6 +166,12 @@ class FakeHost:
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
         return [(m.msg_id, len(m.parts)) for m in self.messages[start:]]
 
+    def part_objects(self, start: int = 0) -> list[list[PartView]] | None:
+        return [m.parts for m in self.messages[start:]]
+
+    def others_may_edit(self) -> bool:
+        return self.edited_outside
+
     def context_key(self) -> tuple[int, int]:
         return id(self.messages), len(self.messages)
 
@@ -191,18 +198,15 @@ class FakeHost:
     def set_tool_result(
         self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
     ) -> None:
-        old = self.messages[index].parts[part]
+        # Edited in place, as both AgentScope adapters edit their blocks.
+        block = self.messages[index].parts[part]
         texts = [p for p in output if isinstance(p, str)]
-        self.messages[index].parts[part] = replace(
-            old,
-            text=f"{old.tool_name} " + "\n".join(texts),
-            output=tuple(output),
-            meta=dict(meta),
-        )
+        block.text = f"{block.tool_name} " + "\n".join(texts)
+        block.output = tuple(output)
+        block.meta = dict(meta)
 
     def set_text(self, index: int, part: int, content: str) -> None:
-        old = self.messages[index].parts[part]
-        self.messages[index].parts[part] = replace(old, text=content)
+        self.messages[index].parts[part].text = content
 
     def data_url(self, index: int, part: int) -> str:
         return str(self.messages[index].parts[part].meta.get("url", "data:image/png;base64,"))

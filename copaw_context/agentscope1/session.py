@@ -32,6 +32,11 @@ HIDDEN_MARKS = frozenset({"hint", "compressed"})
 StatusPrinter = Callable[[str], Awaitable[None]]
 
 
+def _blocks(msg: Msg) -> list[Any]:
+    content = msg.content
+    return content if isinstance(content, list) else [content]
+
+
 def message_from_dict(data: Mapping[str, Any], number: int = 1) -> Msg:
     """``Msg.from_dict`` with a clear ``ValueError`` for what 1.x would assert on, for blocks
     its formatters cannot take, and for a message the archive could not write (``number``
@@ -89,6 +94,12 @@ class AgentScope1Session(DictBlockSession):
         return [
             (str(content[i][0].id), len(blocks_of(content[i][0]))) for i in self._visible[start:]
         ]
+
+    def part_objects(self, start: int = 0) -> list[list[Any]]:
+        """The blocks each message holds (a string content is its one part); the messages
+        are those of the latest :meth:`fingerprint`."""
+        content = self._content()
+        return [_blocks(content[i][0]) for i in self._visible[start:]]
 
     def message(self, index: int) -> Msg:
         if index >= len(self._visible):

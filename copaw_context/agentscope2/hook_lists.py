@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from copaw_context.core.host.hook_base import EngineHook
 from copaw_context.core.host.hook_base import refuse_another_hook as refuse_another
 
-__all__ = ["HOOK_LISTS", "join_hook_lists", "refuse_another_hook"]
+__all__ = ["HOOK_LISTS", "has_other_middlewares", "join_hook_lists", "refuse_another_hook"]
 
 # AgentScope 2.x computes each hook's middleware list once in Agent.__init__ and has no
 # public add_middleware; these private lists are the only way in. Pinned by
@@ -32,6 +33,15 @@ def refuse_another_hook(agent: Any, hook: object) -> None:
     """One copaw-context hook per agent, as on 1.x (ValueError; ``core.host.hook_base``)."""
     chains = [getattr(agent, attribute, None) for attribute in HOOK_LISTS.values()]
     refuse_another([h for chain in chains if isinstance(chain, list) for h in chain], hook)
+
+
+def has_other_middlewares(agent: Any) -> bool:
+    """Whether ``agent`` runs a middleware that is not a copaw-context hook (it may edit the
+    context between two of our steps)."""
+    chains = [getattr(agent, attribute, None) for attribute in HOOK_LISTS.values()]
+    return any(
+        not isinstance(h, EngineHook) for chain in chains if isinstance(chain, list) for h in chain
+    )
 
 
 def join_hook_lists(agent: Any, hook: ListedHook) -> None:

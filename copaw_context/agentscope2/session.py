@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
+from operator import attrgetter
 from typing import Any
 from uuid import uuid4
 
@@ -16,6 +17,7 @@ from agentscope.message import (
     ToolResultBlock,
 )
 
+from copaw_context.agentscope2.hook_lists import has_other_middlewares
 from copaw_context.agentscope2.loaded import validated_messages
 from copaw_context.agentscope2.messages import (
     ARCHIVE_FORM,
@@ -34,6 +36,11 @@ __all__ = ["STATUS_KEY", "AgentScope2Session", "model_key"]
 
 STATUS_KEY = "status_lines"
 """Scratch key of the status lines waiting to be yielded into the reply stream."""
+
+_CONTENT = attrgetter("content")
+_REPLY_KEY = "checked_reply"
+"""Scratch key of the reply whose steps saw every message compared once."""
+_NONE = object()
 
 
 def model_key(model: Any) -> str:
@@ -94,6 +101,18 @@ class AgentScope2Session(SessionBase):
     def context_key(self) -> tuple[int, int]:
         context = self.agent.state.context
         return id(context), len(context)
+
+    def part_objects(self, start: int = 0) -> list[list[Any]]:
+        # The live content lists, gathered in C: no object per message (no collector work).
+        return list(map(_CONTENT, self.agent.state.context[start:]))
+
+    def others_may_edit(self) -> bool:
+        """At the first step of a reply (the caller may have edited the context since the
+        last one), and at every step of an agent with other middlewares."""
+        reply = getattr(self.agent.state, "reply_id", None)
+        first = self._scratch.get(_REPLY_KEY, _NONE) != reply
+        self._scratch[_REPLY_KEY] = reply
+        return first or has_other_middlewares(self.agent)
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return message_view(self.agent.state.context[index], self._thinking, first_part)

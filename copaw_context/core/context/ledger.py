@@ -1,10 +1,13 @@
 """Per-message state kept between steps, so a step only looks at what changed.
 
-The ledger holds, for every context message, its fingerprint (from the host), its role and
+The ledger holds, for every context message, its fingerprint (from the host: its id and its
+parts as the host's objects, see :mod:`~copaw_context.core.context.fingerprint`), its role and
 its parts' token counts, byte sizes and tool pairing data. :meth:`Ledger.sync` compares the
-host's fingerprints with the stored ones and views only messages that are new or changed
-(for a message that grew, only its new parts): a step costs about the new content, not the
-whole context. The engine updates the entries it edits itself (pruning, request cuts).
+host's fingerprints with the stored ones and views only messages that are new or changed, and
+of a changed message only the parts that changed (a part replaced in place by the host or
+another middleware, the new parts of a message that grew): a step costs about the new
+content, not the whole context. The engine updates the entries it edits itself (pruning,
+request cuts).
 """
 
 from __future__ import annotations
@@ -13,6 +16,14 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from copaw_context.core.context.fingerprint import (
+    REPLACED,
+    SAME,
+    Parts,
+    changed_messages,
+    kept,
+    reused_parts,
+)
 from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
 from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.planning.pairing import OpenCalls, pair_by_occurrence
@@ -100,6 +111,7 @@ class Ledger:
         self.nbytes = 0
         self.data = 0
         self._fingerprints: list[tuple[str, int]] = []
+        self._parts: list[Parts] = []  # per message, its part objects when last viewed
         self._calls: dict[str, tuple[str | None, str | None]] = {}
         self._results: list[tuple[int, int]] = []
         self.settled = 0
@@ -109,24 +121,51 @@ class Ledger:
         """Positions of results the model has not seen yet."""
         self._key: tuple[int, int] | None = None
         self._fast_steps = 0
+        self._look: int | None = 0
+        """Where the next sync compares part objects from: 0 every message, -1 the newest,
+        None only those of messages that grew."""
         self._open = OpenCalls()  # folds all messages but the last (which may grow)
+
+    def expect_outside_edits(self, *, everywhere: bool = True) -> None:
+        """The next :meth:`sync` compares the part objects of every message (``everywhere``;
+        the host or another middleware may have replaced a part anywhere since), or of the
+        newest one. The engine calls this once per host event: a step, a command, a report;
+        the syncs in between see only the engine's own edits."""
+        self._look = 0 if everywhere or self._look == 0 else -1
 
     def sync(self, host: ContextSource, meter: TokenMeter, exempt: ExemptCheck) -> int:
         """Bring the ledger up to date with the host; return the first index that changed.
 
         When the host names its context container (``context_key``: its identity and length)
-        and it is the same container, only grown, just its tail is fingerprinted.
+        and it is the same container, only grown, just its tail is fingerprinted. After
+        :meth:`expect_outside_edits` the part objects of every message (or of the newest) are
+        compared with those last viewed: of a message that kept its id only the parts that
+        are other objects now are viewed and counted again (of one that grew, also its new
+        parts and its last known one).
         """
         start = self._fast_start(host)
+        pending, self._look = self._look, None
         current = list(host.fingerprint(start)) if start else list(host.fingerprint())
         old = self._fingerprints[start:]
         first = start + len(old)
         if current[: len(old)] != old:
             differs = (i for i, (a, b) in enumerate(zip(current, old, strict=False)) if a != b)
             first = start + next(differs, min(len(current), len(old)))
-        if first - start == len(old) == len(current):
-            return first
-        self._apply(host, meter, exempt, first, current[first - start :])
+        elif pending is None and len(current) == len(old):
+            return first  # nothing grew, and no look at the parts was asked for
+        look = min(first, 0 if pending == 0 else max(0, len(self._fingerprints) - 1))
+        objects = host.part_objects(look)
+        changed = [] if objects is None else changed_messages(objects, self._parts, look, first)
+        for index in changed:
+            fingerprint = (self._fingerprints[index][0], len((objects or ())[index - look]))
+            if not self._edit(host, meter, exempt, index, fingerprint, objects, look):
+                start = first = index  # another message in its place: view all from there
+                current = list(host.fingerprint(start))
+                break
+        else:
+            if first - start == len(old) == len(current):
+                return first
+        self._apply(host, meter, exempt, first, current[first - start :], objects, look)
         return first
 
     def _fast_start(self, host: ContextSource) -> int:
@@ -136,8 +175,9 @@ class Ledger:
             self._fast_steps = 0
             return 0
         self._fast_steps += 1
-        if self._fast_steps >= _FULL_CHECK_EVERY:
+        if self._fast_steps >= _FULL_CHECK_EVERY:  # a check of everything now and then
             self._fast_steps = 0
+            self._look = 0
             return 0
         return max(0, len(self._fingerprints) - 1)
 
@@ -148,33 +188,97 @@ class Ledger:
         exempt: ExemptCheck,
         first: int,
         fingerprints: list[tuple[str, int]],
+        objects: Sequence[Sequence[object]] | None,
+        look: int,
     ) -> None:
-        """Replace the entries from ``first`` on (``fingerprints`` are theirs)."""
+        """Replace the entries from ``first`` on (``fingerprints`` are theirs, ``objects``
+        the part objects of the messages from ``look`` on)."""
         old = self._fingerprints
-        grown = (
-            first < len(old) and bool(fingerprints) and _same_message(old[first], fingerprints[0])
-        )
-        self._drop_from(first + 1 if grown else first)
-        if grown:
-            entry = self.messages[first]
-            keep = max(0, len(entry.parts) - 1)
-            view = host.view(first, keep)
-            self._subtract(entry)
-            del entry.parts[keep:]
-            entry.parts.extend(self._part_entries(view.parts, meter, exempt))
-            entry.fingerprint = fingerprints[0]
-            entry.recount()
-            self._add(entry)
-            self._forget_results_from(first)
-            self._index_results(first)
-        start = first + 1 if grown else first
-        for offset, fingerprint in enumerate(fingerprints[1 if grown else 0 :]):
-            index = start + offset
+        if (  # the same message, grown or shrunk: its changed parts only
+            first < len(old)
+            and fingerprints
+            and fingerprints[0][0] == old[first][0]
+            and self._edit(host, meter, exempt, first, fingerprints[0], objects, look)
+        ):
+            first, fingerprints = first + 1, fingerprints[1:]
+        self._drop_from(first)
+        for offset, fingerprint in enumerate(fingerprints):
+            index = first + offset
             entry = self._entry(fingerprint, host.view(index, 0), meter, exempt)
             self.messages.append(entry)
             self._add(entry)
             self._index_results(index)
         self._fingerprints[first:] = fingerprints
+        self._parts[first:] = (
+            [
+                kept(objects[i - look]) if 0 <= i - look < len(objects) else None
+                for i in range(first, first + len(fingerprints))
+            ]
+            if objects is not None
+            else [None] * len(fingerprints)
+        )
+
+    def _edit(
+        self,
+        host: ContextSource,
+        meter: TokenMeter,
+        exempt: ExemptCheck,
+        index: int,
+        fingerprint: tuple[str, int],
+        objects: Sequence[Sequence[object]] | None,
+        look: int,
+    ) -> bool:
+        """Message ``index`` kept its id (``fingerprint`` is its new one, ``objects`` the
+        part objects from message ``look`` on): view and count again only its changed
+        parts. False: another message is in its place (nothing changed)."""
+        entry = self.messages[index]
+        parts = None if objects is None or index - look >= len(objects) else objects[index - look]
+        was, now = self._fingerprints[index][1], fingerprint[1]
+        states = reused_parts(self._parts[index], parts, was, now)
+        first = next((i for i, state in enumerate(states) if state != SAME), len(states))
+        view = host.view(index, first)
+        if view.msg_id != fingerprint[0]:
+            return False
+        if len(view.parts) != len(states) - first:  # the view disagrees: count it all again
+            first, view = 0, host.view(index, 0)
+            states = [REPLACED] * len(view.parts)
+        reused = [state == SAME for state in states[first:]]
+        fresh = iter(self._part_entries(view.parts, meter, exempt, reused))
+        ids = _ids(entry)
+        self._subtract(entry)
+        kept_entries = entry.parts[:first]
+        for offset, state in enumerate(states[first:], first):
+            if state == SAME:
+                kept_entries.append(entry.parts[offset])
+                continue
+            kept_entries.append(part := next(fresh))
+            if state == REPLACED:  # another part: what was cut of the old one does not hold
+                part.pruned_to = None
+        old_results = [p for p, part in enumerate(entry.parts) if part.kind == "tool_result"]
+        entry.parts = kept_entries
+        entry.role, entry.pinned = view.role, view.pinned
+        entry.fingerprint = self._fingerprints[index] = fingerprint
+        self._parts[index] = kept(parts)
+        entry.recount()
+        self._add(entry)
+        if index < self._open.folded and _ids(entry) != ids:
+            self._open = OpenCalls()
+        self._reindex_results(index, old_results, first)
+        return True
+
+    def _reindex_results(self, index: int, old: list[int], first: int) -> None:
+        """Message ``index`` changed from part ``first`` on (``old``: where its results were):
+        its result positions and unseen flags again, and stage 2 looks again from the first
+        result that changed."""
+        low = bisect_left(self._results, (index, -1))
+        new = [p for p, part in enumerate(self.messages[index].parts) if part.kind == "tool_result"]
+        self._results[low : low + len(old)] = [(index, p) for p in new]
+        kept_before = sum(1 for p in new if p < first)
+        if kept_before < max(len(old), len(new)):
+            self.settled = min(self.settled, low + kept_before)
+        self.unseen = {r for r in self.unseen if r[0] != index}
+        parts = self.messages[index].parts
+        self.unseen.update((index, p) for p in new if parts[p].unseen)
 
     def _drop_from(self, index: int) -> None:
         for entry in self.messages[index:]:
@@ -213,11 +317,13 @@ class Ledger:
         self.messages.clear()
         self.tokens = self.nbytes = self.data = 0
         self._fingerprints = []
+        self._parts = []
         self._calls.clear()
         self._results = []
         self.settled = 0
         self.unseen = set()
         self._key = None
+        self._look = 0
         self._open = OpenCalls()
 
     def total(self) -> tuple[int, int]:
@@ -328,10 +434,17 @@ class Ledger:
         return entry
 
     def _part_entries(
-        self, parts: Sequence[PartView], meter: TokenMeter, exempt: ExemptCheck
+        self,
+        parts: Sequence[PartView],
+        meter: TokenMeter,
+        exempt: ExemptCheck,
+        reused: Sequence[bool] = (),
     ) -> list[PartEntry]:
+        """Entries of ``parts``, but for those ``reused`` marks (an entry kept elsewhere)."""
         entries: list[PartEntry] = []
-        for part in parts:
+        for offset, part in enumerate(parts):
+            if offset < len(reused) and reused[offset]:
+                continue
             tokens, size = meter.part(part)
             entry = PartEntry(part.kind, tokens, size, call_id=part.call_id, data=part.data_blocks)
             entry.offloads = _offloads(part)
@@ -345,11 +458,6 @@ class Ledger:
                 entry.unseen = bool(part.meta.get("unseen"))
             entries.append(entry)
         return entries
-
-
-def _same_message(old: tuple[str, int], new: tuple[str, int]) -> bool:
-    """Whether ``new`` is ``old`` grown by more parts: same id, no fewer parts."""
-    return old[0] == new[0] and new[1] >= old[1] > 0
 
 
 def _offloads(part: PartView) -> frozenset[str]:

@@ -112,6 +112,7 @@ class ContextEngine:
         """A host calls this before each reasoning step: runs :attr:`pipeline`; returns the
         event of a compaction or cut, if one happened."""
         turn = Turn(note=note, limits=limits)
+        self.context.ledger(host).expect_outside_edits(everywhere=host.others_may_edit())
         for step in self.pipeline:
             await step.run(host, turn)
         return turn.event
@@ -139,10 +140,12 @@ class ContextEngine:
         """A host calls this for a lone user message that ``parse_command`` recognises
         (``/compact``, ``/context``, ``/clear``, ``/new``, ``/history``, ...): the reply."""
         self.memory_step.attach(host)
+        self.context.ledger(host).expect_outside_edits()
         return await self.commands.run(host, name, argument)
 
     async def report(self, host: HostSession, limits: Limits | None = None) -> TokenReport:
         """What the model would receive for the host's current state, counted."""
+        self.context.ledger(host).expect_outside_edits()
         return await self.context.report(host, limits)
 
     def add_compaction_listener(self, listener: CompactionListener) -> None:

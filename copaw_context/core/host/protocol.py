@@ -155,6 +155,12 @@ class ContextSource(Protocol):
         """Per context message from ``start`` on: its id and its number of parts."""
         ...
 
+    def part_objects(self, start: int = 0) -> Sequence[Sequence[object]] | None:
+        """Per context message from ``start`` on: its parts as the host's own objects, in
+        order (the list the message holds, not copied, not converted: the engine copies
+        what it keeps and compares the objects), or None when the host cannot tell."""
+        ...
+
     def view(self, index: int, first_part: int = 0) -> MessageView:
         """Message ``index`` with its parts from ``first_part`` on."""
         ...
@@ -169,10 +175,16 @@ class ContextSource(Protocol):
 class HostSession(ContextSource, Protocol):
     """One agent of a host framework, as the engine drives it.
 
-    ``fingerprint()`` must be cheap (it runs before every step): per context message its id
-    and its number of parts. Messages whose fingerprint did not change are not viewed again;
-    a message that only grew (same id, more parts) is viewed from its last known part on.
-    Parts are otherwise assumed to change only through the session's own methods.
+    ``fingerprint()`` and ``part_objects()`` must be cheap (they run before every step): per
+    context message its id and number of parts, and its parts as the host's objects. A
+    message whose fingerprint and part objects did not change is not viewed again; of one
+    that kept its id only the parts that are other objects now (replaced by the host or by
+    another middleware, compared by identity, then by equality) are viewed and counted again,
+    and of one that grew its new parts and its last known one. Every message's part objects
+    are compared when ``others_may_edit()`` says so, else those of the newest message (and
+    of every message now and then). A part edited in place (the same object) is seen when it
+    is the last part of a message that grows, or through the session's own methods; from a
+    host without ``part_objects`` (None) only messages that grew or shrank are viewed again.
     """
 
     @property
@@ -213,6 +225,13 @@ class HostSession(ContextSource, Protocol):
         ...
 
     async def fixed_parts(self) -> FixedParts: ...
+
+    def others_may_edit(self) -> bool:
+        """Asked before each step: whether code other than the engine may have replaced
+        parts of the context since the last step (another middleware; the caller between
+        two replies). True: the step compares every message's part objects (in C, about a
+        pointer per part); False: only the newest message's."""
+        ...
 
     def use_model_input(self, model_input: object) -> None:
         """While the engine measures a model call: the input about to be sent, which

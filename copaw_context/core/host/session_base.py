@@ -50,6 +50,16 @@ class SessionBase:
         """None: every step fingerprints the whole context (a host may do better)."""
         return None
 
+    def part_objects(self, start: int = 0) -> Sequence[Sequence[object]] | None:
+        """None: only messages that grew or shrank are viewed again (a host may do better:
+        the parts each message holds, so a part replaced in place is seen)."""
+        return None
+
+    def others_may_edit(self) -> bool:
+        """True: anything may have edited the context before any step (a host that knows
+        better saves the step a look at every message)."""
+        return True
+
     @property
     def model_key(self) -> str | None:
         """The model this session's calls go to, for what its overflow errors teach (None:

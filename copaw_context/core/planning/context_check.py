@@ -132,5 +132,8 @@ class _Messages(Generic[M]):
     def context_key(self) -> None:
         return None  # a list handed over once: nothing to reuse
 
+    def part_objects(self, start: int = 0) -> None:
+        return None  # viewed once: nothing to compare
+
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return self.splitter.view(self.messages[index], first_part)

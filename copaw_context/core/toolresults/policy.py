@@ -5,7 +5,9 @@ the recent limit is saved whole to the offload store and replaced by an excerpt 
 ``<<<TRUNCATED>>>`` notice. Stage 2 re-cuts a result once it is old (outside the
 ``pruning_recent_n`` newest and seen by the model) to the old limit, keeping the same file.
 ``read_file`` results point at the real file and are never copied. Markdown files and exempt
-tools get larger limits. Data parts (images, audio, PDF) are never touched.
+tools get larger limits. Data parts (images, audio, PDF) are never touched. A cut never makes
+a result longer: one within a notice of its limit, which a cut would leave longer than it is,
+is kept whole (and stage 2 marks it cut all the same, so it is not tried again).
 
 A result's output is a list of parts: ``str`` for a text part, any other object for a data
 part, which is passed through untouched (the host translates both ways). The policy never
@@ -22,9 +24,11 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from copaw_context.core.config.running import ToolResultPruningConfig
+from copaw_context.core.toolresults._worth import cut_shortens
 from copaw_context.core.toolresults.notice import find_notice
 from copaw_context.core.toolresults.offload import OffloadStore, SavedText
 from copaw_context.core.toolresults.truncation import (
+    is_shorter,
     notice_path,
     scrub_surrogates,
     truncate_parts_output,
@@ -53,6 +57,8 @@ EARLY_SAVE = "early_save"
 
 _PATH_ARGUMENTS = ("file_path", "path", "filename", "file")
 _MIN_EXCERPT_BYTES = 16
+_SAMPLE_NAME = "0" * 32 + ".txt"  # as long as every offload file's name
+_UNKNOWN = object()
 
 
 @dataclass
@@ -144,6 +150,7 @@ class ToolResultPruning:
         self.config = config
         self.store = store
         self.workspace = workspace
+        self._sample: object = _UNKNOWN
 
     @property
     def enabled(self) -> bool:
@@ -198,8 +205,18 @@ class ToolResultPruning:
     def _save_ahead(self, parts: list[OutputPart], entry: dict[str, Any], *, exempt: bool) -> None:
         """Start saving a one-text result that stage 2 will cut, so the cut need not wait."""
         texts = [part for part in parts if isinstance(part, str)]
-        if len(texts) == 1 and _over(texts[0], self.limit(recent=False, exempt=exempt)):
+        old_limit = self.limit(recent=False, exempt=exempt)
+        if len(texts) == 1 and cut_shortens(texts, old_limit, self._sample_path()):
             entry[EARLY_SAVE] = self.store.save_early(texts)
+
+    def _sample_path(self) -> str | None:
+        """How a notice names a file of the store (every name is as long), None if it cannot."""
+        if self._sample is _UNKNOWN:
+            try:
+                self._sample = notice_path(self.store.directory / _SAMPLE_NAME, self.workspace)
+            except ValueError:
+                self._sample = None
+        return self._sample if isinstance(self._sample, str) else None
 
     async def bound(
         self, parts: Sequence[OutputPart], meta: dict[str, Any], max_bytes: int
@@ -263,7 +280,7 @@ class ToolResultPruning:
         for i in positions[:first]:
             parts[i] = scrub_surrogates(parts[i])
         rest = positions[first:]
-        parts[rest[0]] = await self._bound(
+        cut = await self._bound(
             [parts[i] for i in rest],
             max_bytes - used,
             stats,
@@ -271,6 +288,11 @@ class ToolResultPruning:
             read_info if len(positions) == 1 else None,
             early if len(positions) == 1 else None,
         )
+        if cut is None:  # no cut would make it shorter: kept whole
+            for i in rest:
+                parts[i] = scrub_surrogates(parts[i])
+            return parts
+        parts[rest[0]] = cut
         dropped = set(rest[1:])
         return [part for i, part in enumerate(parts) if i not in dropped]
 
@@ -282,42 +304,45 @@ class ToolResultPruning:
         owned: frozenset[str],
         read_info: dict[str, Any] | None,
         early: object = None,
-    ) -> str:
+    ) -> str | None:
         """Return ``"\\n".join(texts)`` cut to ``max_bytes``; offload the original first if
-        needed. The texts are never joined whole: only the excerpt is built."""
+        needed. None: no cut would make it shorter (the notice outweighs what it removes;
+        nothing is saved then). The texts are never joined whole: only the excerpt is built."""
         single = texts[0] if len(texts) == 1 else None
         out: str | None = None
+        saved: Path | None = None
         if single is not None:
             if owned and self._is_owned(_notice_file(single), owned):
                 out = truncate_text_output(single, max_bytes=max_bytes)  # ours: same file, harder
             elif read_info is not None:
                 out = _recut_read(single, max_bytes, read_info)
             elif early is not None:
-                out = await self._cut_saved_early(single, max_bytes, early, stats)
+                out, saved = await self._cut_saved_early(single, max_bytes, early)
         if out is None:
+            if not cut_shortens(texts, max_bytes, self._sample_path()):
+                return None
             out, saved = await offload_parts(self.store, texts, max_bytes, self.workspace)
-            if saved is not None:
-                stats.offloaded += 1
-                stats.paths.append(str(saved))
-        if not _unchanged(out, texts):
-            stats.truncated += 1
+        if not is_shorter(out, texts):
+            return None  # e.g. a notice of ours already cut as hard
+        if saved is not None:
+            stats.offloaded += 1
+            stats.paths.append(str(saved))
+        stats.truncated += 1
         return out
 
     async def _cut_saved_early(
-        self, text: str, max_bytes: int, token: object, stats: PruneStats
-    ) -> str | None:
+        self, text: str, max_bytes: int, token: object
+    ) -> tuple[str | None, Path | None]:
         """Cut ``text`` naming the file its early save wrote (None: save it now instead)."""
         saved = await self.store.claim_early(token)
         if saved is None or saved.nbytes != len(text.encode("utf-8", "surrogatepass")):
-            return None  # failed, or the text changed since: a fresh save is exact
+            return None, None  # failed, or the text changed since: a fresh save is exact
         try:
             shown = notice_path(saved.path, self.workspace)
         except ValueError:
-            return None  # the fresh save reports why the path cannot be named
+            return None, None  # the fresh save reports why the path cannot be named
         out = truncate_parts_output((text,), max_bytes, file_path=shown, total_lines=saved.lines)
-        stats.offloaded += 1
-        stats.paths.append(str(saved.path))
-        return out
+        return out, saved.path
 
     @staticmethod
     def _owned_paths(entry: dict[str, Any], read_info: dict[str, Any] | None) -> frozenset[str]:
@@ -359,13 +384,6 @@ def _recut_read(text: str, max_bytes: int, read_info: dict[str, Any]) -> str | N
         return None  # e.g. a path too long for the notice: offload a copy instead
 
 
-def _over(text: str, limit: int) -> bool:
-    """Whether the UTF-8 size of ``text`` exceeds ``limit`` (encoded only when unclear)."""
-    if len(text) > limit:
-        return True
-    return len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit
-
-
 def _size_within(text: str, budget: int) -> int | None:
     """The UTF-8 size of ``text`` (lone surrogates as U+FFFD) if it is at most ``budget``."""
     if len(text) > budget:  # a character is at least one byte
@@ -378,8 +396,3 @@ def _notice_file(text: str) -> str | None:
     """The file named by the notice ``text`` ends with (lone surrogates as U+FFFD), if any."""
     found = find_notice(text, scrub=True)
     return None if found is None else found[1].file_path
-
-
-def _unchanged(out: str, texts: list[str]) -> bool:
-    """Whether ``out`` is the (scrubbed) text itself: a notice already cut hard enough."""
-    return len(texts) == 1 and len(out) == len(texts[0]) and out == scrub_surrogates(texts[0])

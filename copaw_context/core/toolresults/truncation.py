@@ -45,6 +45,7 @@ __all__ = [
     "cut_prefix_to_bytes",
     "file_path_fits_notice",
     "format_truncation_notice",
+    "is_shorter",
     "notice_path",
     "parse_truncation_notice",
     "scrub_surrogates",
@@ -155,6 +156,16 @@ def truncate_parts_output(
 
 def _joined_length(parts: Sequence[str]) -> int:
     return sum(len(part) for part in parts) + len(parts) - 1
+
+
+def is_shorter(cut: str, parts: Sequence[str]) -> bool:
+    """Whether ``cut`` has fewer UTF-8 bytes than ``"\\n".join(parts)`` (lone surrogates as
+    3 bytes). The parts are measured only when they have fewer characters than ``cut`` has
+    bytes (a character is at least one byte), so a long input costs nothing."""
+    size = utf8_size(cut)
+    if _joined_length(parts) > size:
+        return True
+    return size < sum(utf8_size(part) for part in parts) + len(parts) - 1
 
 
 def _head(parts: Sequence[str], chars: int) -> str:
