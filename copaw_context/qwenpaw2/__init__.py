@@ -5,12 +5,14 @@ plugins add middleware factories and runtime hooks. The shipped plugin (``plugin
 installed with ``copaw-context qwenpaw install``) registers :class:`Middlewares` (our
 middleware, :class:`QwenPawHook`, in every agent whose agent.json has
 ``light_context_config.strategy: "native"``), :class:`AgentBuilt` (QwenPaw's own tool-result
-pruning taken off those agents). See the README, "Coming from QwenPaw".
+pruning taken off those agents) and :class:`ChatCommands` (``/compact [note]`` and
+``/context`` answered by copaw-context). See the README, "Coming from QwenPaw".
 """
 
 from __future__ import annotations
 
 from copaw_context.qwenpaw2.agent_built import AgentBuilt, leave_tool_results_to_us, our_hook
+from copaw_context.qwenpaw2.commands import ROUTED, ChatCommands
 from copaw_context.qwenpaw2.factory import Middlewares
 from copaw_context.qwenpaw2.hook import STATE_KEY, QwenPawHook
 from copaw_context.qwenpaw2.plugin_entry import PLUGIN_ID, CopawContextPlugin
@@ -24,8 +26,10 @@ __all__ = [
     "MODEL_SOURCE",
     "PLUGIN_ID",
     "QWENPAW_DEFAULT_MAX_INPUT_LENGTH",
+    "ROUTED",
     "STATE_KEY",
     "AgentBuilt",
+    "ChatCommands",
     "CopawContextPlugin",
     "Middlewares",
     "QwenPawHook",

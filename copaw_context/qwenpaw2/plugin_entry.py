@@ -2,8 +2,10 @@
 exports.
 
 ``register(api)`` adds copaw-context's middleware factory (``factory.py``: the 2.x middleware
-in every agent QwenPaw builds), a runtime hook (``agent_built.py``: QwenPaw's tool-result
-pruning left to ours on the agents we run on) and, at QwenPaw's shutdown, the hooks' close.
+in every agent QwenPaw builds), two runtime hooks (``commands.py``: ``/compact [note]`` and
+``/context`` answered by copaw-context before QwenPaw's own commands; ``agent_built.py``:
+QwenPaw's tool-result pruning left to ours on the agents we run on) and, at QwenPaw's
+shutdown, the hooks' close.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from copaw_context.qwenpaw2.agent_built import AgentBuilt
+from copaw_context.qwenpaw2.commands import ChatCommands
 from copaw_context.qwenpaw2.factory import Middlewares
 
 __all__ = ["MIDDLEWARE_PRIORITY", "PLUGIN_ID", "CopawContextPlugin", "plugin"]
@@ -30,6 +33,7 @@ class CopawContextPlugin:
 
     def register(self, api: Any) -> None:
         api.register_middleware(self.middlewares, priority=MIDDLEWARE_PRIORITY)
+        api.register_runtime_hook(ChatCommands(self.middlewares))
         api.register_runtime_hook(AgentBuilt())
         api.register_shutdown_hook(hook_name="copaw_context_close", callback=self.middlewares.close)
 

@@ -162,6 +162,7 @@ class QwenPawSite:
         *,
         window: int = 20000,
         strategy: str = "native",
+        running: dict[str, Any] | None = None,
     ) -> None:
         self.home = home
         self.agent_id = agent_id
@@ -180,6 +181,8 @@ class QwenPawSite:
             active_model=ModelSlotConfig(provider_id=PROVIDER, model=MODEL),
         )
         profile.running.light_context_config.strategy = strategy
+        for key, value in (running or {}).items():
+            setattr(profile.running, key, value)
         save_agent_config(agent_id, profile)
         self.window = window
         self.sent: list[str] = []
