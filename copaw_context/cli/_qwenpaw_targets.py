@@ -57,8 +57,8 @@ TARGETS = {
         "qwenpaw2",
         "At its next start QwenPaw runs copaw-context's middleware in every agent whose "
         f'agent.json has running.light_context_config.strategy "{QWENPAW2_NATIVE}" (QwenPaw\'s '
-        'default is "scroll") and compaction enabled, and /compact [note] and /context in '
-        "its chat are copaw-context's.",
+        'default is "scroll") and compaction enabled, and /compact [note], /context, /clear '
+        "and /new in its chat are copaw-context's.",
     ),
 }
 

@@ -5,8 +5,9 @@ plugins add middleware factories and runtime hooks. The shipped plugin (``plugin
 installed with ``copaw-context qwenpaw install``) registers :class:`Middlewares` (our
 middleware, :class:`QwenPawHook`, in every agent whose agent.json has
 ``light_context_config.strategy: "native"``), :class:`AgentBuilt` (QwenPaw's own tool-result
-pruning taken off those agents) and :class:`ChatCommands` (``/compact [note]`` and
-``/context`` answered by copaw-context). See the README, "Coming from QwenPaw".
+pruning taken off those agents) and :class:`ChatCommands` (``/compact [note]``,
+``/context``, ``/clear`` and ``/new`` answered by copaw-context). See the README, "Coming
+from QwenPaw".
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``/compact [note]`` and ``/context`` in QwenPaw 2.2's chat, answered by copaw-context.
+"""``/compact [note]``, ``/context``, ``/clear`` and ``/new`` in QwenPaw 2.2's chat, answered
+by copaw-context.
 
 QwenPaw 2.2 dispatches slash commands before it builds an agent: its own ``/compact`` runs
 AgentScope's native compression on a bare temporary agent, and a plugin cannot register a
@@ -12,8 +13,14 @@ session as QwenPaw saves it after a reply (``agent.state_dict()`` and the mode s
 replies with our text (for ``/compact``: our reply and our summary). What ``/compact``
 removed from the context goes to QwenPaw's memory manager, as its own ``/compact`` hands it.
 
-Where copaw-context is not used for the agent (``strategy`` not ``"native"``, ...),
-``/compact`` is QwenPaw's own, as if the plugin were not there, and ``/context`` says why
+``/clear`` and ``/new`` archive the context in our format (QwenPaw's own would write its own
+lines into the same ``dialog/`` files) and empty it; QwenPaw's own command then runs on the
+emptied session for everything else it resets (its modes, the plan, its auto-memory turns),
+and the reply is ours with QwenPaw's metadata (the console clears its view by it). ``/new``
+first hands the conversation to QwenPaw's memory manager, as QwenPaw's own ``/new`` does.
+
+Where copaw-context is not used for the agent (``strategy`` not ``"native"``, ...), QwenPaw's
+own commands stay QwenPaw's, as if the plugin were not there, and ``/context`` says why
 copaw-context is not in charge.
 """
 
@@ -43,8 +50,13 @@ logger = logging.getLogger("copaw_context")
 ROUTED = {
     "compact": "Compact the conversation context (copaw-context); optional note",
     "context": "Show the tokens the model receives now, by part (copaw-context)",
+    "clear": "Archive and clear the context and the summary (copaw-context, then QwenPaw)",
+    "new": "Archive the context and start a new session (copaw-context, then QwenPaw)",
 }
 """The chat commands copaw-context answers in QwenPaw 2.2, with what they do."""
+
+QWENPAWS_OWN = frozenset({"compact", "clear", "new"})
+"""Those of them QwenPaw has itself (they stay QwenPaw's where copaw-context is not used)."""
 
 
 def command_of(ctx: HookContext) -> ChatCommand | None:
@@ -102,24 +114,37 @@ async def _save_session(ctx: HookContext, agent: Any) -> None:
     )
 
 
-def _to_memory(ctx: HookContext, agent: Any, before: list[Any]) -> None:
-    """What ``/compact`` removed from the context, to QwenPaw's memory manager (as its own
-    ``/compact`` submits it), and those turns no longer pending for its auto-memory."""
+def _to_memory(ctx: HookContext, agent: Any, before: list[Any], trigger: str) -> None:
+    """What ``/compact`` or ``/new`` removed from the context, to QwenPaw's memory manager
+    (as its own commands submit it), and those turns no longer pending for its auto-memory."""
     manager = getattr(ctx.workspace, "memory_manager", None)
     kept = {msg.id for msg in agent.state.context}
     removed = [msg for msg in before if msg.id not in kept]
     if manager is None or not removed:
         return
     try:
-        manager.submit_auto_memory(messages=removed, trigger="compact", session_id=ctx.session_id)
+        manager.submit_auto_memory(messages=removed, trigger=trigger, session_id=ctx.session_id)
         discard_auto_memory_turns(agent.state, {msg.id for msg in removed})
     except Exception as exc:
         logger.warning("copaw-context: QwenPaw's memory did not take the compacted turns: %s", exc)
 
 
-def _reply(name: str, text: str) -> HookResult:
-    msg = AssistantMsg(name=name, content=[TextBlock(text=text)])
+def _reply(name: str, text: str, metadata: dict[str, Any] | None = None) -> HookResult:
+    msg = AssistantMsg(name=name, content=[TextBlock(text=text)], metadata=metadata or {})
     return HookResult(action=HookAction.SHORT_CIRCUIT, payload=msg)
+
+
+async def _qwenpaws_own(ctx: HookContext) -> dict[str, Any]:
+    """QwenPaw's own command for the request's text, run on the session as saved now; the
+    metadata of its reply (its text is not shown)."""
+    text = ctx.input_msgs[-1].get_text_content() or ""
+    try:
+        msg = await ctx.workspace.plugins.slash_command_registry.dispatch(text, ctx)
+    except Exception as exc:
+        logger.warning("copaw-context: QwenPaw's own %s failed after ours: %s", text, exc)
+        return {}
+    metadata = getattr(msg, "metadata", None)
+    return dict(metadata) if isinstance(metadata, dict) else {}
 
 
 class ChatCommands(HookBase):
@@ -140,8 +165,8 @@ class ChatCommands(HookBase):
         agent_config = await run_sync_io(load_agent_config, ctx.agent_id)
         hook, why = self.middlewares.for_agent(workspace, agent_config)
         if hook is None:
-            if command.name == "compact":
-                return HookResult()  # QwenPaw's own /compact
+            if command.name in QWENPAWS_OWN:
+                return HookResult()  # QwenPaw's own command
             return _reply(
                 agent_config.name or "QwenPaw",
                 f"**/{command.name} is copaw-context's**, and copaw-context is not used for "
@@ -152,16 +177,20 @@ class ChatCommands(HookBase):
         try:
             built = our_hook(agent)
             if built is None:  # the factory failed (QwenPaw logged why)
-                if command.name == "compact":
+                if command.name in QWENPAWS_OWN:
                     return HookResult()
                 why = "copaw-context's middleware is not on this agent (QwenPaw's log says why)"
                 return _reply(agent.name, f"**/{command.name} failed:** {why}.")
             leave_tool_results_to_us(agent)
             before = list(agent.state.context)
             text = await built.command_reply(agent, command)
-            if command.name == "compact":
-                _to_memory(ctx, agent, before)
+            if command.name in ("compact", "new"):
+                _to_memory(ctx, agent, before, command.name)
             await _save_session(ctx, agent)
+            # QwenPaw's own /clear, /new after ours, once ours emptied the context (not when
+            # ours refused: a tool call waiting for confirmation).
+            then_qwenpaws = command.name in ("clear", "new") and not agent.state.context
         finally:
             await agent.close()
-        return _reply(agent.name, text)
+        metadata = await _qwenpaws_own(ctx) if then_qwenpaws else None
+        return _reply(agent.name, text, metadata)

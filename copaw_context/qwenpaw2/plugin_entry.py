@@ -2,10 +2,10 @@
 exports.
 
 ``register(api)`` adds copaw-context's middleware factory (``factory.py``: the 2.x middleware
-in every agent QwenPaw builds), two runtime hooks (``commands.py``: ``/compact [note]`` and
-``/context`` answered by copaw-context before QwenPaw's own commands; ``agent_built.py``:
-QwenPaw's tool-result pruning left to ours on the agents we run on) and, at QwenPaw's
-shutdown, the hooks' close.
+in every agent QwenPaw builds), two runtime hooks (``commands.py``: ``/compact [note]``,
+``/context``, ``/clear`` and ``/new`` answered by copaw-context before QwenPaw's own commands;
+``agent_built.py``: QwenPaw's tool-result pruning left to ours on the agents we run on) and,
+at QwenPaw's shutdown, the hooks' close.
 """
 
 from __future__ import annotations

@@ -101,3 +101,51 @@ async def test_without_us_compact_is_qwenpaws_and_context_says_why(
     assert 'strategy is "scroll"' in context
     assert not compact.startswith("**Compact Complete!**"), compact  # QwenPaw's own reply
     assert STATE_KEY not in site.saved_state().get("middle_context", {})
+
+
+async def test_clear_and_new_archive_in_our_format_then_qwenpaw_resets(
+    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = QwenPawSite(qwenpaw_home, "clear-new", monkeypatch, window=64000)
+    install_plugin(qwenpaw_home)
+    await load_plugins(qwenpaw_home)
+    app = await site.start()
+    submitted: list[tuple[int, str]] = []
+    memory = app.workspace.memory_manager
+    submit = memory.submit_auto_memory
+
+    def record(messages: list[Any], **kwargs: Any) -> Any:
+        submitted.append((len(messages), kwargs.get("trigger", "")))
+        return submit(messages, **kwargs)
+
+    monkeypatch.setattr(memory, "submit_auto_memory", record)
+    try:
+        await site.ask(app, "turn 0: count to 20000")
+        first = site.saved_state()
+        cleared = await site.ask(app, "/clear")
+        after_clear = site.saved_state()
+        await site.ask(app, "turn 1: count to 20000")
+        new = await site.ask(app, "/new")
+        after_new = site.saved_state()
+        reply = await site.ask(app, "turn 2: count to 20000")
+    finally:
+        await app.stop()
+
+    assert cleared.startswith("**Context cleared.** 2 message(s) archived to dialog/"), cleared
+    assert after_clear["context"] == [] and after_clear["summary"] == ""
+    # QwenPaw's own /clear ran after ours: its auto-memory turns were reset.
+    turns = "qwenpaw_auto_memory_turn_state"
+    assert first["middle_context"][turns]["pending"]
+    assert not after_clear["middle_context"].get(turns, {}).get("pending")
+    assert after_clear["session_id"] == first["session_id"]
+    assert new.startswith("**New session started.** 2 message(s) archived"), new
+    assert after_new["context"] == [] and after_new["session_id"] != first["session_id"]
+    assert (2, "new") in submitted  # QwenPaw's memory got the conversation /new ended
+    assert reply.startswith("done after"), reply
+    # One format in dialog/: QwenPaw's own /clear and /new found nothing left to write.
+    lines = archive_lines(site.workspace)
+    assert len(lines) == 4 and {line["form"] for line in lines} == {"agentscope2.Msg"}
+    texts = [str(line["message"]["content"]) for line in lines]
+    assert any("turn 0: count" in t for t in texts) and any("turn 1: count" in t for t in texts)
+    sessions = [line["session_id"] for line in lines]
+    assert sessions == [first["session_id"]] * 4  # /new starts the next session after them
