@@ -7,7 +7,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from copaw_context.cli._all_settings import json_text, setting_rows
-from copaw_context.core.config.files import OVERLAY_NAME, leaf_paths, overlay_beside, read_overlay
+from copaw_context.core.config.files import (
+    OVERLAY_NAME,
+    leaf_paths,
+    overlay_beside,
+    read_json_file,
+    read_overlay,
+)
+from copaw_context.core.config.inside_qwenpaw import qwenpaw2_warnings
 from copaw_context.core.config.running import RunningConfig, load_running_config
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.memory.search import MAX_OUTPUT_BYTES
@@ -67,7 +74,9 @@ def _run_check_config(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"copaw-context: error: {explain_config_error(error)}", file=sys.stderr)
         return 2
-    for warning in limit_warnings(config):
+    warnings = limit_warnings(config)
+    warnings += qwenpaw2_warnings(read_json_file(args.path), config.context_manager_backend)
+    for warning in warnings:
         print(f"copaw-context: WARNING: {args.path}: {warning}", file=sys.stderr)
     light = config.context_manager_backend == "light"
     overlay_path = overlay_beside(args.path)

@@ -1,7 +1,9 @@
 """``copaw-context qwenpaw install | uninstall | status``: the QwenPaw plugin.
 
-``install`` copies the plugin shipped in the package (``copaw_context/qwenpaw/plugin/``:
-``plugin.json`` and the backend entry ``plugin.py``) to ``<home>/plugins/copaw-context``,
+``install`` copies the plugin shipped in the package for the QwenPaw in this Python (or the
+one ``--qwenpaw 1.1|2.2`` names): ``copaw_context/qwenpaw/plugin/`` for QwenPaw 1.1,
+``copaw_context/qwenpaw2/plugin/`` for QwenPaw 2.2 (``_qwenpaw_targets.py``), each
+``plugin.json`` and the backend entry ``plugin.py``, to ``<home>/plugins/copaw-context``,
 where QwenPaw's plugin loader finds it at its next start. The plugin imports copaw-context
 from QwenPaw's Python, so the package must be installed there (``pip install copaw-context``
 in QwenPaw's environment). ``<home>`` is QwenPaw's working folder, found as QwenPaw finds it:
@@ -20,11 +22,18 @@ import os
 import shutil
 import sys
 import tempfile
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import copaw_context
+from copaw_context.cli._qwenpaw_targets import (
+    TARGETS,
+    Target,
+    agent_lines,
+    installed_qwenpaw,
+    manifest_target,
+    target_for,
+)
 
 __all__ = [
     "PLUGIN_FILES",
@@ -44,12 +53,10 @@ PLUGIN_ID = "copaw-context"
 PLUGIN_FILES = ("plugin.json", "plugin.py")
 """What the plugin folder holds."""
 
-_SUPPORTED = "1.1."  # QwenPaw releases whose context manager contract the plugin implements
 
-
-def plugin_source() -> Path:
-    """The plugin folder shipped inside the package."""
-    return Path(copaw_context.__file__).parent / "qwenpaw" / "plugin"
+def plugin_source(target: str = "1.1") -> Path:
+    """The plugin folder shipped inside the package for QwenPaw ``target`` (1.1, 2.2)."""
+    return TARGETS[target].source
 
 
 def qwenpaw_home(home: str | None = None) -> Path:
@@ -75,15 +82,9 @@ def _manifest(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _qwenpaw_version() -> str | None:
-    try:
-        return version("qwenpaw")
-    except PackageNotFoundError:
-        return None
-
-
-def install_plugin(home: Path) -> Path:
-    """Copy the plugin to ``home`` (replacing an older copy of ours); returns its folder.
+def install_plugin(home: Path, qwenpaw: Target = TARGETS["1.1"]) -> Path:
+    """Copy the plugin for ``qwenpaw`` to ``home`` (replacing a copy of ours, for either
+    QwenPaw); returns its folder.
 
     Raises ``FileExistsError`` when the folder holds another plugin."""
     target = _plugin_dir(home)
@@ -95,7 +96,7 @@ def install_plugin(home: Path) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=".copaw-context-", dir=target.parent))
     try:
         for name in PLUGIN_FILES:
-            shutil.copyfile(plugin_source() / name, staging / name)
+            shutil.copyfile(qwenpaw.source / name, staging / name)
         manifest = _manifest(staging) or {}
         manifest["version"] = copaw_context.__version__
         text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
@@ -108,58 +109,38 @@ def install_plugin(home: Path) -> Path:
     return target
 
 
-def _backends(home: Path) -> list[tuple[str, str]]:
-    """(agent id, context_manager_backend) of each agent in ``home``'s config.json."""
-    try:
-        config = json.loads((home / "config.json").read_text(encoding="utf-8"))
-        profiles = config["agents"]["profiles"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    found = []
-    for agent_id, ref in profiles.items() if isinstance(profiles, dict) else ():
-        backend = "light"  # QwenPaw's default
-        folder = ref.get("workspace_dir") if isinstance(ref, dict) else None
-        try:
-            agent = json.loads((Path(str(folder)) / "agent.json").read_text(encoding="utf-8"))
-            backend = str(agent.get("running", {}).get("context_manager_backend", backend))
-        except (OSError, ValueError, AttributeError, TypeError):
-            pass
-        found.append((str(agent_id), backend))
-    return found
-
-
-def _python_note() -> str | None:
-    """What is wrong with this Python for the plugin, if anything."""
-    found = _qwenpaw_version()
+def _python_note(target: Target) -> str | None:
+    """What is wrong with this Python for the plugin for ``target``, if anything."""
+    found = installed_qwenpaw()
     if found is None:
         return (
             f"QwenPaw is not installed in this Python ({sys.executable}); install "
             "copaw-context into the Python QwenPaw runs with, or the plugin cannot import it"
         )
-    if not found.startswith(_SUPPORTED):
+    if not target.runs(found):
         return (
-            f"QwenPaw {found} is installed; the plugin implements QwenPaw {_SUPPORTED}x's "
-            "context manager (README: Coming from QwenPaw)"
+            f"QwenPaw {found} is installed; the plugin is for QwenPaw {target.name}.x "
+            "(copaw-context qwenpaw install --qwenpaw 1.1 or 2.2; README: Coming from QwenPaw)"
         )
     return None
 
 
 def _run_install(args: argparse.Namespace) -> int:
     home = qwenpaw_home(args.home)
+    target, chosen = target_for(args.qwenpaw)
     try:
-        target = install_plugin(home)
+        folder = install_plugin(home, target)
     except (FileExistsError, OSError) as error:
         print(f"copaw-context: error: {error}", file=sys.stderr)
         return 1
-    print(f"Installed the copaw-context plugin {copaw_context.__version__} in {target}")
-    note = _python_note()
+    print(f"Installed the copaw-context plugin {copaw_context.__version__} in {folder}")
+    print(f"  for QwenPaw {target.name} ({chosen})")
+    note = _python_note(target)
     if note is not None:
         print(f"copaw-context: warning: {note}", file=sys.stderr)
-    print(
-        "At its next start QwenPaw runs copaw-context for every agent whose agent.json has "
-        'running.context_manager_backend "light" (the default), and /compact [note] in its '
-        "chat is copaw-context's. Restart QwenPaw to load it."
-    )
+    print(f"{target.what} Restart QwenPaw to load it.")
+    for line in agent_lines(home, target, installed=True):
+        print(f"  agent {line}")
     return 0
 
 
@@ -194,14 +175,18 @@ def _run_status(args: argparse.Namespace) -> int:
             + ")"
         )
         status = 0 if current else 1
-    qwenpaw = _qwenpaw_version()
+    made_for = manifest_target(manifest or {})
+    if manifest is not None:
+        print(f"for        QwenPaw {made_for.name}")
+    qwenpaw = installed_qwenpaw()
     print(f"qwenpaw    {qwenpaw or 'not installed in this Python'} ({sys.executable})")
-    note = _python_note()
+    note = _python_note(made_for)
     if note is not None:
         print(f"           {note}")
-    for agent_id, backend in _backends(home):
-        runs = "copaw-context" if backend == "light" and status == 0 else "QwenPaw's own"
-        print(f"agent      {agent_id}: context_manager_backend {backend!r} -> {runs}")
+        if manifest is not None and qwenpaw is not None:
+            status = 1  # the plugin of the other QwenPaw: install again
+    for line in agent_lines(home, made_for, installed=status == 0):
+        print(f"agent      {line}")
     return status
 
 
@@ -209,10 +194,11 @@ def add_qwenpaw(subcommands: _Subcommands) -> None:
     """Register ``qwenpaw`` and its actions."""
     parser = subcommands.add_parser(
         "qwenpaw",
-        help="install copaw-context as QwenPaw 1.1's context manager (a QwenPaw plugin)",
+        help="install copaw-context into QwenPaw 1.1 or 2.2 (a QwenPaw plugin)",
         description="Install, remove or check the QwenPaw plugin that makes copaw-context "
-        'the context manager of QwenPaw 1.1 agents (context_manager_backend "light") and '
-        "answers /compact [note] in QwenPaw's chat.",
+        'the context manager of QwenPaw 1.1 agents (context_manager_backend "light"), or '
+        'runs its middleware in QwenPaw 2.2 agents (light_context_config.strategy "native"), '
+        "and answers /compact [note] in QwenPaw's chat.",
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
     for name, text, handler in (
@@ -226,4 +212,11 @@ def add_qwenpaw(subcommands: _Subcommands) -> None:
             metavar="DIR",
             help="QwenPaw's working folder (default: $QWENPAW_WORKING_DIR, else ~/.qwenpaw)",
         )
+        if name == "install":
+            action.add_argument(
+                "--qwenpaw",
+                choices=sorted(TARGETS),
+                help="the QwenPaw the plugin is for (default: the one installed in this "
+                "Python; 1.1 when there is none)",
+            )
         action.set_defaults(handler=handler)

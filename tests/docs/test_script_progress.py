@@ -99,6 +99,8 @@ def test_the_two_commands_use_them() -> None:
     assert 'prefixed "[1.x] " "$as1_log"' in tests
     assert 'prefixed "[qwenpaw] " "$qwenpaw_log"' in tests  # the QwenPaw run streams too
     assert "bash scripts/bootstrap_qwenpaw.sh &" in tests
+    assert 'prefixed "[qwenpaw2] " "$qwenpaw2_log"' in tests  # and the QwenPaw 2.2 run
+    assert "bash scripts/bootstrap_qwenpaw.sh 2 &" in tests
     assert 'cat "$as1_log"' not in tests  # no longer printed only at the end
 
 
