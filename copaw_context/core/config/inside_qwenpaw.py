@@ -6,7 +6,8 @@ long-term memory is off (QwenPaw's memory manager keeps MEMORY.md, the daily log
 ``memory_search``; two writers would summarise everything twice), and so the warnings about
 QwenPaw's memory keys copaw-context would not use are not logged: QwenPaw's memory manager
 uses them. The offload folder is the one QwenPaw writes into every agent.json
-(``tool_result_pruning_config.tool_results_cache``: ``"tool_results"``), read from the file.
+(``tool_result_pruning_config.tool_results_cache``: ``"tool_results"``), read from the file;
+QwenPaw's default when the file names none.
 
 QwenPaw 2.x runs an AgentScope middleware of a plugin only where its own settings let one
 run: :func:`qwenpaw2_unused_reasons` says why, for given settings, copaw-context's middleware
@@ -26,9 +27,11 @@ from copaw_context.core.config.running import RunningConfig, load_running_config
 
 __all__ = [
     "QWENPAW2_NATIVE",
+    "QWENPAW_OFFLOAD_DIR",
     "load_inside_qwenpaw",
     "qwenpaw2_unused_reasons",
     "qwenpaw2_warnings",
+    "qwenpaw_defaults",
     "without_own_memory",
 ]
 
@@ -37,6 +40,22 @@ logger = logging.getLogger("copaw_context")
 QWENPAW2_NATIVE = "native"
 """The ``light_context_config.strategy`` under which QwenPaw 2.x runs a compression
 middleware (its default is ``"scroll"``, its own retrieval-driven history)."""
+
+
+QWENPAW_OFFLOAD_DIR = "tool_results"
+"""QwenPaw's default offload folder (``tool_results_cache``); ours elsewhere is ``tool_result``."""
+
+
+def qwenpaw_defaults(config: RunningConfig) -> RunningConfig:
+    """``config`` with QwenPaw's default offload folder where the file names none (QwenPaw
+    writes one into every agent.json; a hand-written file may not), so the agent's saved
+    outputs stay where QwenPaw keeps them."""
+    pruning = config.light_context_config.tool_result_pruning_config
+    if "tool_results_cache" in pruning.model_fields_set:
+        return config
+    pruning = pruning.model_copy(update={"tool_results_cache": QWENPAW_OFFLOAD_DIR})
+    light = config.light_context_config.model_copy(update={"tool_result_pruning_config": pruning})
+    return config.model_copy(update={"light_context_config": light})
 
 
 def without_own_memory(config: RunningConfig) -> RunningConfig:
@@ -70,11 +89,11 @@ def load_inside_qwenpaw(path: Path) -> RunningConfig:
     beside it), our memory off; defaults when there is no agent.json. An invalid file raises
     ``ConfigError`` naming the file and the key."""
     if not path.exists():
-        return without_own_memory(RunningConfig())
+        return qwenpaw_defaults(without_own_memory(RunningConfig()))
     quiet = _Without(_memory_warnings(path))
     logger.addFilter(quiet)
     try:
-        return without_own_memory(load_running_config(path))
+        return qwenpaw_defaults(without_own_memory(load_running_config(path)))
     finally:
         logger.removeFilter(quiet)
 
