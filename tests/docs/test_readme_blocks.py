@@ -46,16 +46,19 @@ SETUP = [b for b in BLOCKS if b.language == "bash" and b.text.startswith("mkdir 
 SHELL = [b for b in BLOCKS if b.language == "bash" and b not in SETUP]
 JSON = [b for b in BLOCKS if b.language == "json"]
 
-# What scripts/bootstrap_qwenpaw.sh installs QwenPaw 1.1 with (the README's pip line has it).
-QWENPAW1_PINS = " ".join(
-    shlex.split(
-        next(
-            line.split("=", 1)[1]
-            for line in (ROOT / "scripts" / "bootstrap_qwenpaw.sh").read_text().splitlines()
-            if line.startswith("QWENPAW1_PINS=")
-        )
-    )
-).split()
+
+def _bootstrap_pins(name: str) -> list[str]:
+    """The pins scripts/bootstrap_qwenpaw.sh installs a QwenPaw with (``QWENPAW1_PINS``...)."""
+    script = (ROOT / "scripts" / "bootstrap_qwenpaw.sh").read_text().splitlines()
+    value = next(line.split("=", 1)[1] for line in script if line.startswith(f"{name}="))
+    return " ".join(shlex.split(value)).split()
+
+
+# What the QwenPaw venvs of the tests have (the README's pip line of each section has it).
+QWENPAW_PINS = {
+    "Coming from QwenPaw": _bootstrap_pins("QWENPAW1_PINS"),
+    "Coming from QwenPaw 2.2": _bootstrap_pins("QWENPAW2_PINS"),
+}
 QWENPAW_COMMANDS = [["app"]]
 """The ``qwenpaw`` command lines the README may show."""
 
@@ -164,7 +167,7 @@ def test_shell_commands_name_what_exists(block: Block, capsys: pytest.CaptureFix
                 assert option in usage.stdout, (words, option)
         elif program == "pip" and words[1] == "install":
             # QwenPaw's pins as the QwenPaw venv of the tests has them, and this clone.
-            assert words[2:] == [*QWENPAW1_PINS, "."], words
+            assert words[2:] == [*QWENPAW_PINS[block.section], "."], words
         elif program == "qwenpaw":
             # QwenPaw's own command line; tests/qwenpaw/ checks it offers these.
             assert words[1:] in QWENPAW_COMMANDS, words
