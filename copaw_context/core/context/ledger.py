@@ -24,9 +24,9 @@ from copaw_context.core.context.fingerprint import (
     kept,
     reused_parts,
 )
+from copaw_context.core.context.ledger_split import split_items
 from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
-from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
-from copaw_context.core.planning.pairing import OpenCalls, pair_by_occurrence
+from copaw_context.core.planning.pairing import OpenCalls
 from copaw_context.core.planning.split import SplitItem
 from copaw_context.core.tokens.meter import (
     BLOCK_OVERHEAD_TOKENS,
@@ -370,55 +370,9 @@ class Ledger:
         return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
 
     def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
-        """The context as split items and their (message, part) positions.
-
-        A user message is one item (part -1); every part of other messages is an item, so a
-        plan can cut through an assistant message and keep tool calls with their results
-        wherever they sit (AgentScope 1.x keeps results in separate system messages).
-        """
-        answered = _answered_calls(self.messages)
-        last_request = max((i for i, m in enumerate(self.messages) if m.is_request), default=-1)
-        items: list[SplitItem] = []
-        refs: list[tuple[int, int]] = []
-        for mi, message in enumerate(self.messages):
-            if message.is_request:
-                items.append(
-                    SplitItem(mi, message.tokens, is_user_request=True, pinned=message.pinned)
-                )
-                refs.append((mi, -1))
-                continue
-            for pi, part in enumerate(message.parts):
-                tokens = part.tokens + (MESSAGE_OVERHEAD_TOKENS if pi == 0 else 0)
-                calls = results = frozenset[str]()
-                unfinished = False
-                if part.kind == "tool_call" and part.call_id is not None:
-                    calls = frozenset({part.call_id})
-                    if (mi, pi) not in answered:  # the input answers it (pair_repair)
-                        tokens += SYNTHETIC_RESULT_TOKENS
-                    # A call without a result is unfinished (its result is coming: running,
-                    # awaiting confirmation) only in the current turn; once a later request
-                    # came it is abandoned (an interrupted turn, a killed run): the planner
-                    # compacts it and the model input answers it meanwhile (pair_repair).
-                    unfinished = (mi, pi) not in answered and mi > last_request
-                elif part.kind == "tool_result" and part.call_id is not None:
-                    results = frozenset({part.call_id})
-                    unfinished = part.unfinished
-                items.append(
-                    SplitItem(
-                        mi,
-                        tokens,
-                        call_ids=calls,
-                        result_ids=results,
-                        # The model must see a result once before it may be compacted.
-                        pinned=message.pinned or part.unseen,
-                        unfinished=unfinished,
-                    )
-                )
-                refs.append((mi, pi))
-            if not message.parts:
-                items.append(SplitItem(mi, message.tokens, pinned=message.pinned))
-                refs.append((mi, -1))
-        return items, refs
+        """The context as split items and their (message, part) positions (see
+        :func:`~copaw_context.core.context.ledger_split.split_items`)."""
+        return split_items(self.messages)
 
     # ------------------------------------------------------------------ build
     def _entry(
@@ -472,22 +426,3 @@ def _pruned_to(part: PartView) -> int | None:
 
 def _ids(message: MessageEntry) -> list[tuple[str, str]]:
     return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]
-
-
-def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:
-    """Positions of tool calls that have a finished result later on (paired by occurrence,
-    so servers that reuse ids such as ``call_0`` on every turn are handled)."""
-    positions: list[tuple[int, int]] = []
-    sequence: list[tuple[frozenset[str], frozenset[str]]] = []
-    for mi, message in enumerate(messages):
-        for pi, part in enumerate(message.parts):
-            if part.call_id is None:
-                continue
-            if part.kind == "tool_call":
-                sequence.append((frozenset({part.call_id}), frozenset()))
-            elif part.kind == "tool_result" and not part.unfinished:
-                sequence.append((frozenset(), frozenset({part.call_id})))
-            else:
-                continue
-            positions.append((mi, pi))
-    return {positions[call] for _, call, _result in pair_by_occurrence(sequence).pairs}
