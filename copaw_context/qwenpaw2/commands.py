@@ -72,7 +72,8 @@ def command_of(ctx: HookContext) -> ChatCommand | None:
 def _identity(ctx: HookContext) -> tuple[str, str]:
     """(user id, channel) of the request, as QwenPaw's session hooks read them."""
     request = ctx.request
-    return (getattr(request, "user_id", "") or ctx.session_id, getattr(request, "channel", ""))
+    user_id = getattr(request, "user_id", "") or ctx.session_id
+    return user_id, getattr(request, "channel", "") or ""
 
 
 def _ephemeral(ctx: HookContext) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from copaw_context.core.config.files import OVERLAY_NAME
 from copaw_context.qwenpaw2 import MODEL_SOURCE, STATE_KEY
 from tests.qwenpaw2.kit import QwenPawSite, archive_lines, install_plugin, load_plugins
 
@@ -149,3 +150,23 @@ async def test_clear_and_new_archive_in_our_format_then_qwenpaw_resets(
     assert any("turn 0: count" in t for t in texts) and any("turn 1: count" in t for t in texts)
     sessions = [line["session_id"] for line in lines]
     assert sessions == [first["session_id"]] * 4  # /new starts the next session after them
+
+
+async def test_our_settings_beside_agent_json_apply_and_survive_qwenpaws_rewrite(
+    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = QwenPawSite(qwenpaw_home, "beside", monkeypatch, window=WINDOW)
+    install_plugin(qwenpaw_home)
+    await load_plugins(qwenpaw_home)
+    app = await site.start()  # Workspace.start() rewrites agent.json with QwenPaw's keys only
+    overlay = '{"running": {"light_context_config": {"compactor": "extractive"}}}'
+    (site.workspace / OVERLAY_NAME).write_text(overlay, encoding="utf-8")  # while it runs
+    try:
+        await site.ask(app, "turn 0: count to 20000")
+        compact = await site.ask(app, "/compact")
+    finally:
+        await app.stop()
+    assert compact.startswith("**Compact Complete!**"), compact
+    assert [c for c in site.model.calls if not c.tools] == []  # extractive: no compactor call
+    assert "compactor" not in str(site.agent_json)  # QwenPaw's file never had it
+    assert (site.workspace / OVERLAY_NAME).read_text(encoding="utf-8") == overlay
