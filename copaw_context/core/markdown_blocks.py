@@ -59,6 +59,7 @@ class MarkdownBlocks:
 
     headings: tuple[Heading, ...]
     code_rows: frozenset[int]  # lines inside a code block (fence lines included)
+    code_starts: frozenset[int]  # the first line of each code block
     unclosed_fence: int | None  # line of a fence that runs to the end of the text
 
     def heading_rows(self, max_level: int = 6) -> dict[int, Heading]:
@@ -85,12 +86,14 @@ def parse_blocks(lines: Sequence[str] | str) -> MarkdownBlocks:
     """Parse ``lines`` (a text or its lines split at ``\\n``) with the one Markdown parser."""
     rows = lines.split("\n") if isinstance(lines, str) else list(lines)
     code: set[int] = set()
+    starts: set[int] = set()
     unclosed: int | None = None
     for token in _PARSER.parse("\n".join(rows)):
         if token.map is None or token.type not in ("fence", "code_block"):
             continue
         start, end = token.map
         code.update(range(start, end))
+        starts.add(start)
         if token.type == "fence" and _unclosed(rows, start, end, token.markup):
             unclosed = start
     headings = tuple(
@@ -98,7 +101,7 @@ def parse_blocks(lines: Sequence[str] | str) -> MarkdownBlocks:
         for row, line in enumerate(rows)
         if row not in code and (found := heading_of(line)) is not None
     )
-    return MarkdownBlocks(headings, frozenset(code), unclosed)
+    return MarkdownBlocks(headings, frozenset(code), frozenset(starts), unclosed)
 
 
 def fence_closer(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from copaw_context.core.summary import (
@@ -616,6 +616,9 @@ def _summary_from(items: dict[int, list[str]]) -> str:
     previous=st.dictionaries(st.integers(0, 5), st.lists(_item_text, max_size=4), max_size=6),
     new=st.dictionaries(st.integers(0, 5), st.lists(_item_text, max_size=4), max_size=6),
 )
+# a bullet that opens a code fence ("- ```") is an item of its own, not code of the item above
+@example(previous={3: [":"]}, new={3: ["```"]})
+@example(previous={3: ["``` x"]}, new={3: ["~~~", "```"]})
 def test_merge_sections_never_loses_an_item(
     previous: dict[int, list[str]], new: dict[int, list[str]]
 ) -> None:

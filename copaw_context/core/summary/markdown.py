@@ -12,7 +12,7 @@ found at that level (the Progress subsections are then one level below).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
 from copaw_context.core.markdown_blocks import (
     BULLET_RE,
@@ -162,17 +162,18 @@ def section_level(lines: Sequence[str], blocks: MarkdownBlocks | None = None) ->
     return 1 if known(1) > known(2) else 2
 
 
-def split_items(lines: Sequence[str], code_rows: Collection[int] | None = None) -> list[str]:
+def split_items(lines: Sequence[str], blocks: MarkdownBlocks | None = None) -> list[str]:
     """The items of a section body: bullets with their continuation lines, or paragraphs; a
-    code block stays in the item it follows (``code_rows``: the body's code lines, when the
-    caller parsed them)."""
-    code = parse_blocks(lines).code_rows if code_rows is None else code_rows
+    code block stays in the item it follows unless it opens a bullet of its own ("- ```")
+    (``blocks``: the body's blocks, when the caller parsed them)."""
+    found = parse_blocks(lines) if blocks is None else blocks
+    code, starts = found.code_rows, found.code_starts
     items: list[list[str]] = []
     paragraph = False
     blanks = 0
     for row, line in enumerate(lines):
-        inside = row in code and row - 1 in code
-        if inside or (row in code and items and not blanks):
+        inside = row in code and row not in starts
+        if inside or (row in starts and items and not blanks and not starts_item(line)):
             items[-1] += [""] * blanks + [line]
         elif not line.strip():
             blanks += 1

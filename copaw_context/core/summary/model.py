@@ -20,7 +20,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from copaw_context.core.markdown_blocks import parse_blocks, section_bounds
+from copaw_context.core.markdown_blocks import MarkdownBlocks, parse_blocks, section_bounds
 from copaw_context.core.summary.language import (
     NONE_MARK,
     PROGRESS_KEYS,
@@ -232,10 +232,16 @@ class _Lines:
     def items(self, start: int, end: int, tail: str = "") -> list[str]:
         """The items of rows ``start:end``, after the text of a heading's ``tail``."""
         body = self.lines[start:end]
-        code = {row - start for row in self.blocks.code_rows if start <= row < end}
+        shift = 1 if tail else 0
         if tail:
-            body, code = [tail, *body], {row + 1 for row in code}
-        return split_items(body, code)
+            body = [tail, *body]
+
+        def rows(found: frozenset[int]) -> frozenset[int]:
+            return frozenset(row - start + shift for row in found if start <= row < end)
+
+        blocks = self.blocks
+        body_blocks = MarkdownBlocks((), rows(blocks.code_rows), rows(blocks.code_starts), None)
+        return split_items(body, body_blocks)
 
 
 def _parse(markdown: str, language: Language) -> Summary:
