@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
+from copaw_context.core.context.entries import MessageEntry, PartEntry, call_ids, split_items
 from copaw_context.core.context.fingerprint import (
     REPLACED,
     SAME,
@@ -24,9 +24,8 @@ from copaw_context.core.context.fingerprint import (
     kept,
     reused_parts,
 )
-from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
-from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
-from copaw_context.core.planning.pairing import OpenCalls, pair_by_occurrence
+from copaw_context.core.host.protocol import ContextSource, MessageView, PartView
+from copaw_context.core.planning.pairing import OpenCalls
 from copaw_context.core.planning.split import SplitItem
 from copaw_context.core.tokens.meter import (
     BLOCK_OVERHEAD_TOKENS,
@@ -36,7 +35,8 @@ from copaw_context.core.tokens.meter import (
 )
 from copaw_context.core.toolresults.offload import referenced_offload_names
 
-# TokenMeter and the overhead constants live in token_meter; kept here for old imports.
+# TokenMeter and the overhead constants live in tokens.meter, the entries in entries; kept
+# here for old imports.
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
     "DATA_BLOCK_TOKENS",
@@ -46,50 +46,6 @@ __all__ = [
     "PartEntry",
     "TokenMeter",
 ]
-
-
-@dataclass(slots=True)
-class PartEntry:
-    """What the engine remembers of one part."""
-
-    kind: PartKind
-    tokens: int
-    nbytes: int
-    call_id: str | None = None
-    unfinished: bool = False
-    exempt: bool = False
-    pruned_to: int | None = None
-    unseen: bool = False
-    data: int = 0
-    offloads: frozenset[str] = frozenset()  # offload file names its text references
-
-
-@dataclass(slots=True)
-class MessageEntry:
-    """What the engine remembers of one message; ``tokens``/``nbytes`` are its sums."""
-
-    fingerprint: tuple[str, int]
-    role: Role
-    pinned: bool
-    parts: list[PartEntry] = field(default_factory=list)
-    tokens: int = MESSAGE_OVERHEAD_TOKENS
-    nbytes: int = 0
-    data: int = 0
-    """Data blocks (images, audio, PDF) in it."""
-
-    @property
-    def is_request(self) -> bool:
-        """A message the user typed: role ``user`` carrying no tool call or result. A 1.x
-        ``Msg(role="user")`` holding tool results (ReMe's layout, loaded histories) is paired
-        by block like any other message, so its result never stays without its call."""
-        return self.role == "user" and not any(
-            p.call_id is not None and p.kind in ("tool_call", "tool_result") for p in self.parts
-        )
-
-    def recount(self) -> None:
-        self.tokens = MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
-        self.nbytes = sum(p.nbytes for p in self.parts)
-        self.data = sum(p.data for p in self.parts)
 
 
 ExemptCheck = Callable[[str | None, str | None], bool]
@@ -244,7 +200,7 @@ class Ledger:
             states = [REPLACED] * len(view.parts)
         reused = [state == SAME for state in states[first:]]
         fresh = iter(self._part_entries(view.parts, meter, exempt, reused))
-        ids = _ids(entry)
+        ids = call_ids(entry)
         self._subtract(entry)
         kept_entries = entry.parts[:first]
         for offset, state in enumerate(states[first:], first):
@@ -261,7 +217,7 @@ class Ledger:
         self._parts[index] = kept(parts)
         entry.recount()
         self._add(entry)
-        if index < self._open.folded and _ids(entry) != ids:
+        if index < self._open.folded and call_ids(entry) != ids:
             self._open = OpenCalls()
         self._reindex_results(index, old_results, first)
         return True
@@ -366,59 +322,13 @@ class Ledger:
         incrementally: a step costs about its new parts."""
         last = len(self.messages) - 1
         while self._open.folded < last:
-            self._open.fold(_ids(self.messages[self._open.folded]))
-        return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
+            self._open.fold(call_ids(self.messages[self._open.folded]))
+        return self._open.count(call_ids(self.messages[last]) if last >= self._open.folded else [])
 
     def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
-        """The context as split items and their (message, part) positions.
-
-        A user message is one item (part -1); every part of other messages is an item, so a
-        plan can cut through an assistant message and keep tool calls with their results
-        wherever they sit (AgentScope 1.x keeps results in separate system messages).
-        """
-        answered = _answered_calls(self.messages)
-        last_request = max((i for i, m in enumerate(self.messages) if m.is_request), default=-1)
-        items: list[SplitItem] = []
-        refs: list[tuple[int, int]] = []
-        for mi, message in enumerate(self.messages):
-            if message.is_request:
-                items.append(
-                    SplitItem(mi, message.tokens, is_user_request=True, pinned=message.pinned)
-                )
-                refs.append((mi, -1))
-                continue
-            for pi, part in enumerate(message.parts):
-                tokens = part.tokens + (MESSAGE_OVERHEAD_TOKENS if pi == 0 else 0)
-                calls = results = frozenset[str]()
-                unfinished = False
-                if part.kind == "tool_call" and part.call_id is not None:
-                    calls = frozenset({part.call_id})
-                    if (mi, pi) not in answered:  # the input answers it (pair_repair)
-                        tokens += SYNTHETIC_RESULT_TOKENS
-                    # A call without a result is unfinished (its result is coming: running,
-                    # awaiting confirmation) only in the current turn; once a later request
-                    # came it is abandoned (an interrupted turn, a killed run): the planner
-                    # compacts it and the model input answers it meanwhile (pair_repair).
-                    unfinished = (mi, pi) not in answered and mi > last_request
-                elif part.kind == "tool_result" and part.call_id is not None:
-                    results = frozenset({part.call_id})
-                    unfinished = part.unfinished
-                items.append(
-                    SplitItem(
-                        mi,
-                        tokens,
-                        call_ids=calls,
-                        result_ids=results,
-                        # The model must see a result once before it may be compacted.
-                        pinned=message.pinned or part.unseen,
-                        unfinished=unfinished,
-                    )
-                )
-                refs.append((mi, pi))
-            if not message.parts:
-                items.append(SplitItem(mi, message.tokens, pinned=message.pinned))
-                refs.append((mi, -1))
-        return items, refs
+        """The context as split items and their (message, part) positions (see
+        :func:`~copaw_context.core.context.entries.split_items`)."""
+        return split_items(self.messages)
 
     # ------------------------------------------------------------------ build
     def _entry(
@@ -468,26 +378,3 @@ def _offloads(part: PartView) -> frozenset[str]:
 def _pruned_to(part: PartView) -> int | None:
     value = part.meta.get("pruned_to")
     return value if isinstance(value, int) else None
-
-
-def _ids(message: MessageEntry) -> list[tuple[str, str]]:
-    return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]
-
-
-def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:
-    """Positions of tool calls that have a finished result later on (paired by occurrence,
-    so servers that reuse ids such as ``call_0`` on every turn are handled)."""
-    positions: list[tuple[int, int]] = []
-    sequence: list[tuple[frozenset[str], frozenset[str]]] = []
-    for mi, message in enumerate(messages):
-        for pi, part in enumerate(message.parts):
-            if part.call_id is None:
-                continue
-            if part.kind == "tool_call":
-                sequence.append((frozenset({part.call_id}), frozenset()))
-            elif part.kind == "tool_result" and not part.unfinished:
-                sequence.append((frozenset(), frozenset({part.call_id})))
-            else:
-                continue
-            positions.append((mi, pi))
-    return {positions[call] for _, call, _result in pair_by_occurrence(sequence).pairs}
