@@ -66,6 +66,7 @@ class Ledger:
         self.tokens = 0
         self.nbytes = 0
         self.data = 0
+        self._offloads: dict[str, int] = {}  # offload file name -> parts that reference it
         self._fingerprints: list[tuple[str, int]] = []
         self._parts: list[Parts] = []  # per message, its part objects when last viewed
         self._calls: dict[str, tuple[str | None, str | None]] = {}
@@ -255,11 +256,22 @@ class Ledger:
         self.tokens += entry.tokens
         self.nbytes += entry.nbytes
         self.data += entry.data
+        names = self._offloads
+        for part in entry.parts:
+            for name in part.offloads:
+                names[name] = names.get(name, 0) + 1
 
     def _subtract(self, entry: MessageEntry) -> None:
         self.tokens -= entry.tokens
         self.nbytes -= entry.nbytes
         self.data -= entry.data
+        names = self._offloads
+        for part in entry.parts:
+            for name in part.offloads:
+                if names[name] > 1:
+                    names[name] -= 1
+                else:
+                    del names[name]
 
     def _index_results(self, index: int) -> None:
         for part, entry in enumerate(self.messages[index].parts):
@@ -272,6 +284,7 @@ class Ledger:
         """Forget everything (the host context was replaced)."""
         self.messages.clear()
         self.tokens = self.nbytes = self.data = 0
+        self._offloads.clear()
         self._fingerprints = []
         self._parts = []
         self._calls.clear()
@@ -309,8 +322,9 @@ class Ledger:
             self.unseen.discard((index, part))
 
     def offload_names(self) -> set[str]:
-        """The offload file names every part's text references (no view of the host)."""
-        return {name for m in self.messages for p in m.parts for name in p.offloads}
+        """The offload file names every part's text references (no view of the host; kept
+        as parts come and go, so this costs the number of names, not of parts)."""
+        return set(self._offloads)
 
     def results(self) -> Sequence[tuple[int, int]]:
         """Positions (message, part) of every tool result, oldest first (do not modify)."""
