@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-from copaw_context.core.context.entries import MessageEntry, PartEntry, call_ids, split_items
 from copaw_context.core.context.fingerprint import (
     REPLACED,
     SAME,
@@ -24,7 +24,9 @@ from copaw_context.core.context.fingerprint import (
     kept,
     reused_parts,
 )
-from copaw_context.core.host.protocol import ContextSource, MessageView, PartView
+from copaw_context.core.context.ledger_split import split_items
+from copaw_context.core.context.offload_counts import OffloadCounts
+from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
 from copaw_context.core.planning.pairing import OpenCalls
 from copaw_context.core.planning.split import SplitItem
 from copaw_context.core.tokens.meter import (
@@ -35,8 +37,7 @@ from copaw_context.core.tokens.meter import (
 )
 from copaw_context.core.toolresults.offload import referenced_offload_names
 
-# TokenMeter and the overhead constants live in tokens.meter, the entries in entries; kept
-# here for old imports.
+# TokenMeter and the overhead constants live in token_meter; kept here for old imports.
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
     "DATA_BLOCK_TOKENS",
@@ -46,6 +47,50 @@ __all__ = [
     "PartEntry",
     "TokenMeter",
 ]
+
+
+@dataclass(slots=True)
+class PartEntry:
+    """What the engine remembers of one part."""
+
+    kind: PartKind
+    tokens: int
+    nbytes: int
+    call_id: str | None = None
+    unfinished: bool = False
+    exempt: bool = False
+    pruned_to: int | None = None
+    unseen: bool = False
+    data: int = 0
+    offloads: frozenset[str] = frozenset()  # offload file names its text references
+
+
+@dataclass(slots=True)
+class MessageEntry:
+    """What the engine remembers of one message; ``tokens``/``nbytes`` are its sums."""
+
+    fingerprint: tuple[str, int]
+    role: Role
+    pinned: bool
+    parts: list[PartEntry] = field(default_factory=list)
+    tokens: int = MESSAGE_OVERHEAD_TOKENS
+    nbytes: int = 0
+    data: int = 0
+    """Data blocks (images, audio, PDF) in it."""
+
+    @property
+    def is_request(self) -> bool:
+        """A message the user typed: role ``user`` carrying no tool call or result. A 1.x
+        ``Msg(role="user")`` holding tool results (ReMe's layout, loaded histories) is paired
+        by block like any other message, so its result never stays without its call."""
+        return self.role == "user" and not any(
+            p.call_id is not None and p.kind in ("tool_call", "tool_result") for p in self.parts
+        )
+
+    def recount(self) -> None:
+        self.tokens = MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
+        self.nbytes = sum(p.nbytes for p in self.parts)
+        self.data = sum(p.data for p in self.parts)
 
 
 ExemptCheck = Callable[[str | None, str | None], bool]
@@ -66,7 +111,7 @@ class Ledger:
         self.tokens = 0
         self.nbytes = 0
         self.data = 0
-        self._offloads: dict[str, int] = {}  # offload file name -> parts that reference it
+        self._offloads = OffloadCounts()
         self._fingerprints: list[tuple[str, int]] = []
         self._parts: list[Parts] = []  # per message, its part objects when last viewed
         self._calls: dict[str, tuple[str | None, str | None]] = {}
@@ -201,7 +246,7 @@ class Ledger:
             states = [REPLACED] * len(view.parts)
         reused = [state == SAME for state in states[first:]]
         fresh = iter(self._part_entries(view.parts, meter, exempt, reused))
-        ids = call_ids(entry)
+        ids = _ids(entry)
         self._subtract(entry)
         kept_entries = entry.parts[:first]
         for offset, state in enumerate(states[first:], first):
@@ -218,7 +263,7 @@ class Ledger:
         self._parts[index] = kept(parts)
         entry.recount()
         self._add(entry)
-        if index < self._open.folded and call_ids(entry) != ids:
+        if index < self._open.folded and _ids(entry) != ids:
             self._open = OpenCalls()
         self._reindex_results(index, old_results, first)
         return True
@@ -256,22 +301,13 @@ class Ledger:
         self.tokens += entry.tokens
         self.nbytes += entry.nbytes
         self.data += entry.data
-        names = self._offloads
-        for part in entry.parts:
-            for name in part.offloads:
-                names[name] = names.get(name, 0) + 1
+        self._offloads.add(entry)
 
     def _subtract(self, entry: MessageEntry) -> None:
         self.tokens -= entry.tokens
         self.nbytes -= entry.nbytes
         self.data -= entry.data
-        names = self._offloads
-        for part in entry.parts:
-            for name in part.offloads:
-                if names[name] > 1:
-                    names[name] -= 1
-                else:
-                    del names[name]
+        self._offloads.remove(entry)
 
     def _index_results(self, index: int) -> None:
         for part, entry in enumerate(self.messages[index].parts):
@@ -284,7 +320,7 @@ class Ledger:
         """Forget everything (the host context was replaced)."""
         self.messages.clear()
         self.tokens = self.nbytes = self.data = 0
-        self._offloads.clear()
+        self._offloads = OffloadCounts()
         self._fingerprints = []
         self._parts = []
         self._calls.clear()
@@ -323,8 +359,8 @@ class Ledger:
 
     def offload_names(self) -> set[str]:
         """The offload file names every part's text references (no view of the host; kept
-        as parts come and go, so this costs the number of names, not of parts)."""
-        return set(self._offloads)
+        as parts come and go: this costs the number of names, not of parts)."""
+        return self._offloads.names()
 
     def results(self) -> Sequence[tuple[int, int]]:
         """Positions (message, part) of every tool result, oldest first (do not modify)."""
@@ -336,12 +372,12 @@ class Ledger:
         incrementally: a step costs about its new parts."""
         last = len(self.messages) - 1
         while self._open.folded < last:
-            self._open.fold(call_ids(self.messages[self._open.folded]))
-        return self._open.count(call_ids(self.messages[last]) if last >= self._open.folded else [])
+            self._open.fold(_ids(self.messages[self._open.folded]))
+        return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
 
     def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
         """The context as split items and their (message, part) positions (see
-        :func:`~copaw_context.core.context.entries.split_items`)."""
+        :func:`~copaw_context.core.context.ledger_split.split_items`)."""
         return split_items(self.messages)
 
     # ------------------------------------------------------------------ build
@@ -392,3 +428,7 @@ def _offloads(part: PartView) -> frozenset[str]:
 def _pruned_to(part: PartView) -> int | None:
     value = part.meta.get("pruned_to")
     return value if isinstance(value, int) else None
+
+
+def _ids(message: MessageEntry) -> list[tuple[str, str]]:
+    return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]

@@ -1,67 +1,44 @@
-"""What the ledger remembers of each context message and part, and the context as the items
-a split is planned over (:func:`split_items`)."""
+"""The ledger's messages as the split planner's items: one item per user request, one per part
+of every other message, with the pairing facts the planner needs."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import Protocol
 
-from copaw_context.core.host.protocol import PartKind, Role
 from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.planning.pairing import pair_by_occurrence
 from copaw_context.core.planning.split import SplitItem
 from copaw_context.core.tokens.meter import MESSAGE_OVERHEAD_TOKENS
 
-__all__ = ["MessageEntry", "PartEntry", "call_ids", "split_items"]
+__all__ = ["split_items"]
 
 
-@dataclass(slots=True)
-class PartEntry:
-    """What the engine remembers of one part."""
-
-    kind: PartKind
-    tokens: int
-    nbytes: int
-    call_id: str | None = None
-    unfinished: bool = False
-    exempt: bool = False
-    pruned_to: int | None = None
-    unseen: bool = False
-    data: int = 0
-    offloads: frozenset[str] = frozenset()  # offload file names its text references
-
-
-@dataclass(slots=True)
-class MessageEntry:
-    """What the engine remembers of one message; ``tokens``/``nbytes`` are its sums."""
-
-    fingerprint: tuple[str, int]
-    role: Role
-    pinned: bool
-    parts: list[PartEntry] = field(default_factory=list)
-    tokens: int = MESSAGE_OVERHEAD_TOKENS
-    nbytes: int = 0
-    data: int = 0
-    """Data blocks (images, audio, PDF) in it."""
-
+class _Part(Protocol):
     @property
-    def is_request(self) -> bool:
-        """A message the user typed: role ``user`` carrying no tool call or result. A 1.x
-        ``Msg(role="user")`` holding tool results (ReMe's layout, loaded histories) is paired
-        by block like any other message, so its result never stays without its call."""
-        return self.role == "user" and not any(
-            p.call_id is not None and p.kind in ("tool_call", "tool_result") for p in self.parts
-        )
-
-    def recount(self) -> None:
-        self.tokens = MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
-        self.nbytes = sum(p.nbytes for p in self.parts)
-        self.data = sum(p.data for p in self.parts)
+    def kind(self) -> str: ...
+    @property
+    def call_id(self) -> str | None: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def unfinished(self) -> bool: ...
+    @property
+    def unseen(self) -> bool: ...
 
 
-def split_items(
-    messages: Sequence[MessageEntry],
-) -> tuple[list[SplitItem], list[tuple[int, int]]]:
+class _Message(Protocol):
+    @property
+    def is_request(self) -> bool: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def pinned(self) -> bool: ...
+    @property
+    def parts(self) -> Sequence[_Part]: ...
+
+
+def split_items(messages: Sequence[_Message]) -> tuple[list[SplitItem], list[tuple[int, int]]]:
     """The context as split items and their (message, part) positions.
 
     A user message is one item (part -1); every part of other messages is an item, so a
@@ -111,12 +88,7 @@ def split_items(
     return items, refs
 
 
-def call_ids(message: MessageEntry) -> list[tuple[str, str]]:
-    """``(kind, call id)`` of each part of ``message`` that has a call id, in order."""
-    return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]
-
-
-def _answered_calls(messages: Sequence[MessageEntry]) -> set[tuple[int, int]]:
+def _answered_calls(messages: Sequence[_Message]) -> set[tuple[int, int]]:
     """Positions of tool calls that have a finished result later on (paired by occurrence,
     so servers that reuse ids such as ``call_0`` on every turn are handled)."""
     positions: list[tuple[int, int]] = []
