@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from copaw_context.core.context.file_counts import OffloadCounts
 from copaw_context.core.context.fingerprint import (
     REPLACED,
     SAME,
@@ -25,7 +26,6 @@ from copaw_context.core.context.fingerprint import (
     reused_parts,
 )
 from copaw_context.core.context.ledger_split import split_items
-from copaw_context.core.context.offload_counts import OffloadCounts
 from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
 from copaw_context.core.planning.pairing import OpenCalls
 from copaw_context.core.planning.split import SplitItem
