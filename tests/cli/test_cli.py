@@ -112,12 +112,15 @@ def test_unknown_keys_are_warned_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "agent.json"
-    path.write_text(json.dumps({"running": {"light_context_config": {"strategy": "scroll"}}}))
+    light = {"strategy": "scroll", "show_stauts": True}  # QwenPaw 2.x's key, and a typo
+    path.write_text(json.dumps({"running": {"light_context_config": light}}))
     assert main(["check-config", str(path)]) == 0
     out, err = capsys.readouterr()
     assert "valid" in out
     assert "copaw-context: WARNING:" in err
-    assert "running.light_context_config.strategy" in err
+    assert "running.light_context_config.show_stauts (did you mean show_status?)" in err
+    (unknown,) = [line for line in err.splitlines() if "does not know" in line]
+    assert "light_context_config.strategy" not in unknown  # known: QwenPaw 2.x's own key
 
 
 def test_version_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
