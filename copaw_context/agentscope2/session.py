@@ -104,7 +104,8 @@ class AgentScope2Session(SessionBase):
 
     def part_objects(self, start: int = 0) -> list[list[Any]]:
         # The live content lists, gathered in C: no object per message (no collector work).
-        return list(map(_CONTENT, self.agent.state.context[start:]))
+        context = self.agent.state.context
+        return list(map(_CONTENT, context[start:] if start else context))
 
     def others_may_edit(self) -> bool:
         """At the first step of a reply (the caller may have edited the context since the

@@ -12,7 +12,7 @@ made per message, so a look at 3,000 messages stays well under a millisecond.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import compress
+from itertools import compress, islice
 from operator import ne
 
 __all__ = ["AGAIN", "REPLACED", "SAME", "Parts", "changed_messages", "kept", "reused_parts"]
@@ -37,7 +37,7 @@ def changed_messages(
     ``current`` starts at message ``start``, ``stored`` at message 0 (compared in C)."""
     if stop <= start:
         return []
-    return list(compress(range(start, stop), map(ne, current, stored[start:stop])))
+    return list(compress(range(start, stop), map(ne, current, islice(stored, start, stop))))
 
 
 def reused_parts(old: Parts, new: Sequence[object] | None, was: int, now: int) -> list[int]:

@@ -16,6 +16,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from copaw_context.core.context.file_counts import OffloadCounts
 from copaw_context.core.context.fingerprint import (
     REPLACED,
     SAME,
@@ -110,6 +111,7 @@ class Ledger:
         self.tokens = 0
         self.nbytes = 0
         self.data = 0
+        self._offloads = OffloadCounts()
         self._fingerprints: list[tuple[str, int]] = []
         self._parts: list[Parts] = []  # per message, its part objects when last viewed
         self._calls: dict[str, tuple[str | None, str | None]] = {}
@@ -299,11 +301,13 @@ class Ledger:
         self.tokens += entry.tokens
         self.nbytes += entry.nbytes
         self.data += entry.data
+        self._offloads.add(entry)
 
     def _subtract(self, entry: MessageEntry) -> None:
         self.tokens -= entry.tokens
         self.nbytes -= entry.nbytes
         self.data -= entry.data
+        self._offloads.remove(entry)
 
     def _index_results(self, index: int) -> None:
         for part, entry in enumerate(self.messages[index].parts):
@@ -316,6 +320,7 @@ class Ledger:
         """Forget everything (the host context was replaced)."""
         self.messages.clear()
         self.tokens = self.nbytes = self.data = 0
+        self._offloads = OffloadCounts()
         self._fingerprints = []
         self._parts = []
         self._calls.clear()
@@ -353,8 +358,9 @@ class Ledger:
             self.unseen.discard((index, part))
 
     def offload_names(self) -> set[str]:
-        """The offload file names every part's text references (no view of the host)."""
-        return {name for m in self.messages for p in m.parts for name in p.offloads}
+        """The offload file names every part's text references (no view of the host; kept
+        as parts come and go: this costs the number of names, not of parts)."""
+        return self._offloads.names()
 
     def results(self) -> Sequence[tuple[int, int]]:
         """Positions (message, part) of every tool result, oldest first (do not modify)."""

@@ -2,7 +2,8 @@
 
 The pruning policy, byte-bounded truncation, the ``<<<TRUNCATED>>>`` notice and the offload
 store. Modules: :mod:`._offload_write`, :mod:`._text_bytes`, :mod:`.notice`, :mod:`.offload`,
-:mod:`.offload_refs`, :mod:`.policy`, :mod:`.truncation`.
+:mod:`.offload_refs`, :mod:`.policy`, :mod:`.truncation`, :mod:`._worth` (whether a cut makes a
+result shorter at all).
 """
 
 __all__: list[str] = []

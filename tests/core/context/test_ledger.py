@@ -80,6 +80,7 @@ def snapshot(ledger: Ledger) -> list[object]:
         list(ledger.results()),
         sorted(ledger.unseen),
         ledger.unanswered_calls(),
+        sorted(ledger.offload_names()),
         [(m.role, m.tokens, m.nbytes, [replace(p) for p in m.parts]) for m in ledger.messages],
     ]
 
@@ -119,11 +120,11 @@ def test_parts_replaced_anywhere_are_seen_at_the_next_sync(ops: list[tuple[str, 
         elif op == "grow" and host.messages:
             host.messages[-1].parts.append(text(f"more {n}"))
         elif op == "tool":
-            host.messages.append(
-                FakeMessage("assistant", [call(f"c{n}"), result(f"c{n}", "out " * (n % 30))])
-            )
+            output = "out " * (n % 30) + f" in {n % 5:032x}.txt"
+            host.messages.append(FakeMessage("assistant", [call(f"c{n}"), result(f"c{n}", output)]))
         elif op == "swap" and target and spot is not None:  # same count, another part
-            target.parts[spot] = result(f"c{n}", "swapped " * (n % 40), unseen=n % 2 == 0)
+            saved = f" saved to tool_result/{n % 7:032x}.txt" if n % 3 else ""
+            target.parts[spot] = result(f"c{n}", "swapped " * (n % 40) + saved, unseen=n % 2 == 0)
         elif op == "equal" and target and spot is not None:  # an equal copy: nothing changed
             target.parts[spot] = replace(target.parts[spot], meta=dict(target.parts[spot].meta))
         elif op == "bigger" and target and spot is not None and target.parts[spot].call_id:
