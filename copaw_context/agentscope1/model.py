@@ -11,40 +11,17 @@ again from the memory, as ``_reasoning`` does, then the call is retried once.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from agentscope.message import Msg
 
-from copaw_context.core.host.models import cache_apart
+from copaw_context.core.host.models import reported_usage
 from copaw_context.core.tokens.usage import ReportedUsage
 
 if TYPE_CHECKING:
     from copaw_context.agentscope1.hook_protocol import As1Hook
 
-__all__ = ["call_model", "reported_input_tokens", "reported_usage"]
-
-logger = logging.getLogger("copaw_context")
-
-
-def reported_input_tokens(usage: Any, model: Any) -> int | None:
-    """The prompt size a 1.x ``ChatUsage`` states, or None when it cannot be a full count
-    (1.x's Anthropic model reports ``input_tokens`` without the share Anthropic counts apart)."""
-    reported = reported_usage(usage, model)
-    return reported.prompt_tokens() if reported is not None else None
-
-
-def reported_usage(usage: Any, model: Any) -> ReportedUsage | None:
-    """A 1.x ``ChatUsage`` in the engine's neutral fields (1.x drops the cache figures)."""
-    if usage is None:
-        return None
-    value = getattr(usage, "input_tokens", None)
-    return ReportedUsage(
-        input_tokens=value if isinstance(value, int) else None,
-        cache_read_tokens=None,
-        cache_write_tokens=None,
-        cache_apart=cache_apart(model),
-    )
+__all__ = ["call_model"]
 
 
 async def call_model(

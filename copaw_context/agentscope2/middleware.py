@@ -24,7 +24,6 @@ from agentscope.model import ChatModelBase, ChatResponse
 from agentscope.tool import ToolBase, ToolResponse
 
 from copaw_context.agentscope2.hook_lists import join_hook_lists, refuse_another_hook
-from copaw_context.agentscope2.limits import HostLimits
 from copaw_context.agentscope2.messages import METADATA_KEY, hint_text
 from copaw_context.agentscope2.repair import repaired_messages
 from copaw_context.agentscope2.session import AgentScope2Session
@@ -32,18 +31,22 @@ from copaw_context.agentscope2.stream import command_text, reply_events, status_
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.agentscope2.thinking import thinking_policy
 from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
-from copaw_context.agentscope2.usage import reported_usage
 from copaw_context.core.commands import parse_command
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.report import Limits
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host.hook_base import Attached, EngineHook
 from copaw_context.core.host.hook_events import FreshResult, fail_open
+from copaw_context.core.host.models import reported_usage
 from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.host.ratios import HostLimits
 from copaw_context.core.host.session_base import state_under
 from copaw_context.core.tokens.usage import ReportedUsage
 
-__all__ = ["LEGACY_STATE_KEY", "MemoryCompactionHook"]
+__all__ = ["CACHE_FIELDS", "LEGACY_STATE_KEY", "MemoryCompactionHook"]
+
+CACHE_FIELDS = ("cache_input_tokens", "cache_creation_input_tokens")
+"""The cache reads and writes of a 2.x ``ChatUsage`` (``core.host.models.reported_usage``)."""
 
 LEGACY_STATE_KEY = "copaw_context"
 """Where versions up to 0.1.0 kept per-agent state; moved to the middleware key on first use."""
@@ -166,10 +169,10 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         async def prepare(session: HostSession) -> tuple[str, Limits | None]:
             self.limits.align_builtin_hint(agent)
             cfg = explicit or agent.context_config
-            limit = self.limits.limit_images
-            await self.limit_data(
-                session, getattr(cfg, "max_image_num", 0), lambda: limit(agent, cfg)
-            )
+            # Private, but it is AgentScope's own image rule (oldest out first), applied as
+            # the built-in does. Pinned by tests/agentscope2/test_agentscope_pins.py.
+            most = getattr(cfg, "max_image_num", 0)
+            await self.limit_data(session, most, lambda: agent._limit_context_images(cfg))
             note = hint_text(input_kwargs.get("instructions"))
             return note, self.limits.from_context_config(explicit, agent)
 
@@ -241,9 +244,9 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
             input_kwargs = await self.refit(session, input_kwargs, rebuild, calling)
 
         def usage(response: Any) -> ReportedUsage | None:
-            if not isinstance(response, ChatResponse) or response.usage is None:
+            if not isinstance(response, ChatResponse):
                 return None
-            return reported_usage(response.usage, session.model)
+            return reported_usage(response.usage, session.model, CACHE_FIELDS)
 
         return await self.engine.call_model(
             session, input_kwargs, send, rebuild, usage, calibrate=not session.is_fallback

@@ -27,28 +27,14 @@ from copaw_context.agentscope2.messages import (
     set_result_output,
     with_blocks,
 )
-from copaw_context.agentscope2.runtime_hint import runtime_hint_allowance
-from copaw_context.core.host.hook_events import fail_open
+from copaw_context.core.host.models import model_key
 from copaw_context.core.host.protocol import ArchiveRecord, FixedParts, MessageView
-from copaw_context.core.host.session_base import SessionBase, SessionSetup, read_paths
+from copaw_context.core.host.runtime_hint import runtime_hint_allowance
+from copaw_context.core.host.session_base import SessionBase, SessionSetup
 
-__all__ = ["STATUS_KEY", "AgentScope2Session", "model_key"]
-
-STATUS_KEY = "status_lines"
-"""Scratch key of the status lines waiting to be yielded into the reply stream."""
+__all__ = ["AgentScope2Session"]
 
 _CONTENT = attrgetter("content")
-_REPLY_KEY = "checked_reply"
-"""Scratch key of the reply whose steps saw every message compared once."""
-_NONE = object()
-
-
-def model_key(model: Any) -> str:
-    """A model's identity for what its overflow errors teach: class, name and window (two
-    models alike in all three fit the same inputs), bounded for the saved state."""
-    name = getattr(model, "model", "")
-    size = getattr(model, "context_size", "")
-    return f"{type(model).__qualname__}:{name}:{size}"[:200]
 
 
 class AgentScope2Session(SessionBase):
@@ -111,9 +97,7 @@ class AgentScope2Session(SessionBase):
         """At the first step of a reply (the caller may have edited the context since the
         last one), and at every step of an agent with other middlewares."""
         reply = getattr(self.agent.state, "reply_id", None)
-        first = self._scratch.get(_REPLY_KEY, _NONE) != reply
-        self._scratch[_REPLY_KEY] = reply
-        return first or has_other_middlewares(self.agent)
+        return self.first_step_of(reply) or has_other_middlewares(self.agent)
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return message_view(self.agent.state.context[index], self._thinking, first_part)
@@ -145,10 +129,6 @@ class AgentScope2Session(SessionBase):
 
     def awaiting_confirmation(self) -> bool:
         return bool(self.agent.state.has_awaiting_tool_calls(self.agent.name))
-
-    async def show_status(self, line: str) -> None:
-        # Shown by the middleware's on_reasoning as a CustomEvent in the reply stream.
-        self._scratch.setdefault(STATUS_KEY, []).append(line)
 
     # ------------------------------------------------------------ writing
     def set_tool_result(
@@ -226,6 +206,5 @@ class AgentScope2Session(SessionBase):
         """Forget AgentScope ``Read`` caches whose Read result left the context (as the
         built-in compression does)."""
         calls = [(b.name, b.input) for m in kept for b in m.content if isinstance(b, ToolCallBlock)]
-        reserved = read_paths(calls)
-        with fail_open("could not clean the Read cache"):
-            await self.agent.state.tool_context.clean_file_cache(reserved_file_paths=reserved)
+        state = self.agent.state
+        await self.forget_reads(calls, lambda paths: state.tool_context.clean_file_cache(paths))

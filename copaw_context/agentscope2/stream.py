@@ -14,7 +14,7 @@ from agentscope.event import (
 )
 from agentscope.message import AssistantMsg, Msg, TextBlock
 
-from copaw_context.agentscope2.session import STATUS_KEY
+from copaw_context.core.host.session_base import take_status
 
 __all__ = ["STATUS_EVENT", "command_text", "reply_events", "status_events"]
 
@@ -50,5 +50,4 @@ def command_text(inputs: object) -> str | None:
 
 def status_events(scratch: dict[str, Any]) -> list[CustomEvent]:
     """The status lines waiting in an agent's scratch, as events (and forgotten there)."""
-    lines = scratch.pop(STATUS_KEY, None) or []
-    return [CustomEvent(name=STATUS_EVENT, value={"text": line}) for line in lines]
+    return [CustomEvent(name=STATUS_EVENT, value={"text": line}) for line in take_status(scratch)]

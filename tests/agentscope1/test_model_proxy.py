@@ -8,8 +8,8 @@ import pytest
 from agentscope.message import Msg
 from agentscope.model._model_usage import ChatUsage
 
-from copaw_context.agentscope1.model import reported_input_tokens
 from copaw_context.core.events import ContextEvent
+from copaw_context.core.host.models import reported_usage
 from copaw_context.testing import (
     ModelCall,
     openai_pairing_problems,
@@ -111,6 +111,12 @@ async def test_usage_calibrates_and_streams_pass_through(tmp_path: Path) -> None
     calibration = await hook.calibration_for(agent)
     assert calibration.samples == 2 and calibration.factor > 1.2
     assert all(openai_pairing_problems(c.formatted) == [] for c in model.calls)
+
+
+def reported_input_tokens(usage: ChatUsage | None, model: object) -> int | None:
+    """The prompt size a 1.x ``ChatUsage`` states (1.x drops the cache figures)."""
+    reported = reported_usage(usage, model)
+    return reported.prompt_tokens() if reported is not None else None
 
 
 def test_anthropic_usage_without_the_cached_share_is_not_used() -> None:

@@ -202,10 +202,12 @@ class HookEvents(ABC):
         self, session: HostSession, most: int, limit: Callable[[], Awaitable[None]]
     ) -> None:
         """The host's own limit on data blocks (``limit()``), when the context holds more than
-        ``most`` of them (messages may change in place: the ledger views them again)."""
+        ``most`` of them (messages may change in place: the ledger views them again). A
+        failure of the host's limit keeps the blocks (logged)."""
         ledger, _ = await self.engine.context.sync(session)
         if ledger.data > most:  # else nothing to limit
-            await limit()
+            with fail_open("could not apply the host's own limit on data blocks"):
+                await limit()
             ledger.reset()
 
     def repaired(

@@ -1,19 +1,28 @@
 """What every adapter's ``HostSession`` holds and computes the same way: the agent, what its
 hook hands it (:class:`SessionSetup`: the engine's scratch, the thinking policy the host's
 formatter follows, the window, the compactor model), the saved state, the name of its
-message form, the tool schemas as the JSON a request carries, its archive records, and the
-files whose ``Read`` result a context still holds."""
+message form, the tool schemas as the JSON a request carries, its archive records, the
+files whose ``Read`` result a context still holds, the status lines waiting for the host's
+reply stream, and whether a step is the first of a reply."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from copaw_context.core.host.hook_events import fail_open
 from copaw_context.core.host.protocol import ArchiveRecord, CompactorModel, Window
 
-__all__ = ["SessionBase", "SessionSetup", "read_paths", "state_under"]
+__all__ = ["STATUS_KEY", "SessionBase", "SessionSetup", "read_paths", "state_under", "take_status"]
+
+STATUS_KEY = "status_lines"
+"""Scratch key of the status lines waiting to be put into the host's reply stream."""
+
+_REPLY_KEY = "checked_reply"
+"""Scratch key of the reply whose steps saw every message compared once."""
+_NONE = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +112,26 @@ class SessionBase:
         """False: a host that runs every tool call at once has nothing waiting for the user."""
         return False
 
+    async def show_status(self, line: str) -> None:
+        """Kept in the scratch until the host's reply stream takes it (:func:`take_status`)."""
+        self._scratch.setdefault(STATUS_KEY, []).append(line)
+
+    def first_step_of(self, reply: object) -> bool:
+        """Whether this step is the first of the host's ``reply`` (the caller may have edited
+        the context since the last one); the next step of the same reply is not."""
+        first: bool = self._scratch.get(_REPLY_KEY, _NONE) != reply
+        self._scratch[_REPLY_KEY] = reply
+        return first
+
+    async def forget_reads(
+        self, calls: Iterable[tuple[str, str]], clean: Callable[[set[str]], Awaitable[object]]
+    ) -> None:
+        """``clean(paths)``: the host forgets its ``Read`` cache of every file but ``paths``,
+        those a ``Read`` call among ``calls`` (the kept context's) still holds (as the host's
+        own compression does); a failure is logged."""
+        with fail_open("could not clean the Read cache"):
+            await clean(read_paths(calls))
+
     def schemas_json(self, tools: Sequence[Any]) -> str:
         """The tool schemas as JSON (the last one reused while the schemas are equal)."""
         tools = list(tools)
@@ -146,6 +175,12 @@ def read_paths(calls: Iterable[tuple[str, str]], tool: str = "Read") -> set[str]
         if isinstance(path, str):
             paths.add(path)
     return paths
+
+
+def take_status(scratch: dict[str, Any]) -> list[str]:
+    """The status lines waiting in an agent's scratch (:meth:`SessionBase.show_status`), taken."""
+    lines: list[str] = scratch.pop(STATUS_KEY, None) or []
+    return lines
 
 
 def state_under(store: dict[str, Any], key: str, legacy: str) -> dict[str, Any]:

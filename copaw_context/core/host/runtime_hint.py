@@ -4,7 +4,9 @@ AgentScope 2.x (``injection_config.inject_runtime_state``, on by default) append
 with the time and the context length after ``on_compress_context`` and before the model
 call, so the input we fit to the window grows by it (about 100 tokens). The planning count
 adds a text as large as the hint would be; the model-call count (which sees the hint in the
-context) does not.
+context) does not. The host's ``injection_config`` is read as AgentScope 2.x has it
+(``inject_runtime_state``, ``template``, ``timezone``, ``extra_fields``); the fields are sized
+by the widest values AgentScope fills in.
 """
 
 from __future__ import annotations
