@@ -20,6 +20,7 @@ from copaw_context.agentscope1.session import AgentScope1Session
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE
 from copaw_context.agentscope1.summariser import AgentScope1Summariser
 from copaw_context.core.context.report import TokenReport
+from copaw_context.core.host.hook_base import token_report
 
 __all__ = [
     "ARCHIVE_FORM",
@@ -37,8 +38,3 @@ __all__ = [
     "pin_message",
     "token_report",
 ]
-
-
-async def token_report(hook: MemoryCompactionHook, agent: object) -> TokenReport:
-    """Tokens the model would receive now for ``agent`` (what ``/context`` shows)."""
-    return await hook.report(agent)

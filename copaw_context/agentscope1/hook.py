@@ -11,7 +11,6 @@ Registration is in :mod:`copaw_context.agentscope1.attach`; every method only tr
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
@@ -26,9 +25,10 @@ from copaw_context.agentscope1.thinking import thinking_policy
 from copaw_context.agentscope1.tools import as_tool_function, make_read_file
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import EventCallback
-from copaw_context.core.host.dict_blocks import find_result, result_meta, result_parts, set_result
+from copaw_context.core.host.dict_session import fresh_dict_result
 from copaw_context.core.host.hook_base import Attached, EngineHook
 from copaw_context.core.host.hook_events import FreshResult
+from copaw_context.core.host.models import check_formatted_compactor
 from copaw_context.core.host.protocol import Window
 from copaw_context.core.host.views import METADATA_KEY
 from copaw_context.core.tools.read_entries import ReadEntries
@@ -66,24 +66,7 @@ class MemoryCompactionHook(EngineHook):
         compactor_formatter: Any | None = None,
         on_event: EventCallback | None = None,
     ) -> None:
-        if compactor_formatter is not None and compactor_model is None:
-            raise ValueError(
-                "MemoryCompactionHook: compactor_formatter without compactor_model; pass the "
-                "model it formats for as compactor_model (or neither, to summarise with the "
-                "agent's model and formatter)"
-            )
-        if compactor_model is not None and not callable(compactor_model):
-            raise TypeError(
-                f"MemoryCompactionHook: compactor_model must be an AgentScope 1.x chat model "
-                f"(called with formatted messages); got {type(compactor_model).__name__}"
-            )
-        if compactor_formatter is not None and not callable(
-            getattr(compactor_formatter, "format", None)
-        ):
-            raise TypeError(
-                f"MemoryCompactionHook: compactor_formatter must be an AgentScope 1.x formatter "
-                f"(with format()); got {type(compactor_formatter).__name__}"
-            )
+        check_formatted_compactor(compactor_model, compactor_formatter)
         self.start_engine(config, workspace_dir, on_event, compactor_model)
         self.compactor_formatter = compactor_formatter
         self.read_entries = ReadEntries()
@@ -155,23 +138,9 @@ class MemoryCompactionHook(EngineHook):
         tool_call = kwargs.get("tool_call")
 
         def fresh() -> FreshResult | None:
-            call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
-            if not isinstance(tool_call, dict) or not isinstance(call_id, str):
-                return None
             # The newest stored result of the call (1.x's _acting just added it).
-            found = find_result((m for m, _marks in reversed(agent.memory.content)), call_id)
-            if found is None:
-                return None
-            msg, part, block = found
-            meta = {**result_meta(msg, call_id), **self.read_entries.pop(call_id)}
-            raw = tool_call.get("raw_input") or json.dumps(tool_call.get("input") or {})
-            return FreshResult(
-                str(tool_call.get("name")),
-                str(raw),
-                result_parts(block),
-                meta,
-                lambda parts, meta: set_result(msg, part, parts, meta),
-            )
+            newest = (m for m, _marks in reversed(agent.memory.content))
+            return fresh_dict_result(newest, tool_call, self.read_entries.pop)
 
         await self.bound_result(agent, fresh, pruning_only=True)
         return None

@@ -3,7 +3,7 @@
 1.x has no hook around the model call and builds the system prompt from ``sys_prompt``, a
 read-only property over the private, saved ``_sys_prompt``. Both public attributes the agent
 calls through, ``agent.formatter`` and ``agent.model``, are therefore wrapped on the
-instance, delegating everything else to the original:
+instance, delegating everything else to the original (``core.host.delegating.Delegating``):
 
 - :class:`MemoryPromptFormatter` adds MEMORY.md after the system prompt of every request it
   formats (nothing saved with the agent changes, so a restored agent never gets it twice;
@@ -22,16 +22,19 @@ from agentscope.formatter import FormatterBase
 from agentscope.message import Msg
 from agentscope.model import ChatModelBase
 
+from copaw_context.core.host.delegating import Delegating
+
 __all__ = ["ContextModelProxy", "MemoryPromptFormatter"]
 
 ModelCallHandler = Callable[[Any, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
 
-class MemoryPromptFormatter(FormatterBase):
+class MemoryPromptFormatter(Delegating, FormatterBase):
     """The agent's formatter, with ``memory_prompt`` (MEMORY.md added) applied to the system
     message it formats and ``repair`` to the messages (the memory is not changed)."""
 
-    _OWN = frozenset({"inner", "_memory_block", "_repair"})
+    # The memory prompt is the inner formatter's attribute, as it always was.
+    OWN = frozenset({"inner", "_memory_block", "_repair"})
 
     def __init__(
         self,
@@ -39,22 +42,8 @@ class MemoryPromptFormatter(FormatterBase):
         memory_prompt: Callable[[str], Awaitable[str]],
         repair: Callable[[list[Msg]], list[Msg]] | None = None,
     ) -> None:
-        self.inner = inner
+        Delegating.__init__(self, inner, _repair=repair)
         self._memory_prompt = memory_prompt
-        self._repair = repair
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":  # not set yet (e.g. while copying)
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # A flag set on the agent's formatter is the inner formatter's (QwenPaw sets
-        # _qwenpaw_force_strip_media around a call to a model that rejects images).
-        if name in self._OWN:
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.inner, name, value)
 
     async def format(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         msgs = kwargs.pop("msgs", args[0] if args else None)
@@ -72,22 +61,14 @@ class MemoryPromptFormatter(FormatterBase):
         return result
 
 
-class ContextModelProxy(ChatModelBase):
+class ContextModelProxy(Delegating, ChatModelBase):
     """The agent's model; every call goes through ``handler(inner, args, kwargs)``."""
+
+    OWN = frozenset({"inner", "_handler"})
 
     def __init__(self, inner: Any, handler: ModelCallHandler) -> None:
         # Not ChatModelBase.__init__: model_name and stream stay the inner model's.
-        self.__dict__["inner"] = inner
-        self.__dict__["_handler"] = handler
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("inner", "_handler"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # e.g. ReActAgent sets model.stream = False around a structured call
-        setattr(self.inner, name, value)
+        Delegating.__init__(self, inner, _handler=handler)
 
     @property
     def model_name(self) -> str:

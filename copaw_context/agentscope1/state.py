@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from copaw_context.core.host.agent_entry import fresh_entry, loaded_entry
+from copaw_context.core.host.agent_entry import entry_of, loaded_entry, tolerant_load
 
 __all__ = ["STATE_ATTRIBUTE", "agent_state", "register_agent_state"]
 
@@ -24,28 +24,15 @@ STATE_ATTRIBUTE = "copaw_context"
 
 
 def register_agent_state(agent: Any) -> None:
-    """Give ``agent`` our state attribute, saved and loaded with its ``state_dict``."""
+    """Give ``agent`` our state attribute, saved and loaded with its ``state_dict`` (a state
+    saved before attaching loads too: ``core.host.agent_entry.tolerant_load``)."""
     setattr(agent, STATE_ATTRIBUTE, loaded_entry(getattr(agent, STATE_ATTRIBUTE, None)))
     agent.register_state(
         STATE_ATTRIBUTE, custom_to_json=copy.deepcopy, custom_from_json=loaded_entry
     )
-    load = agent.load_state_dict
-    if getattr(load, "_copaw_context_tolerant", False):
-        return
-
-    def load_state_dict(state_dict: dict[str, Any], strict: bool = True) -> None:
-        if isinstance(state_dict, dict) and STATE_ATTRIBUTE not in state_dict:
-            state_dict = {**state_dict, STATE_ATTRIBUTE: fresh_entry()}  # saved before attaching
-        load(state_dict, strict)
-
-    load_state_dict._copaw_context_tolerant = True  # type: ignore[attr-defined]
-    agent.load_state_dict = load_state_dict
+    agent.load_state_dict = tolerant_load(agent.load_state_dict, STATE_ATTRIBUTE)
 
 
 def agent_state(agent: Any) -> dict[str, Any]:
     """The agent's entry (repaired in place when a load left something else there)."""
-    data = getattr(agent, STATE_ATTRIBUTE, None)
-    if not isinstance(data, dict) or not isinstance(data.get("engine"), dict):
-        data = loaded_entry(data)
-        setattr(agent, STATE_ATTRIBUTE, data)
-    return data
+    return entry_of(agent, STATE_ATTRIBUTE)

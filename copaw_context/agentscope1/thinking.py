@@ -7,7 +7,6 @@ formatter counts thinking (the safe side).
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from agentscope.message import Msg
@@ -17,13 +16,6 @@ from copaw_context.core.host.thinking import PROBE_MARKER, sends_thinking
 __all__ = ["thinking_policy"]
 
 _AGENTSCOPE_LOGGER = "as"  # agentscope._logging.logger
-
-
-class _ProbeNoise(logging.Filter):
-    """Drops the "Unsupported block type thinking" warning our probe makes 1.x log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "thinking" not in record.getMessage()
 
 
 async def thinking_policy(formatter: Any) -> bool:
@@ -37,9 +29,4 @@ async def thinking_policy(formatter: Any) -> bool:
         ),
         Msg("user", "next", "user"),
     ]
-    noise = _ProbeNoise()
-    logging.getLogger(_AGENTSCOPE_LOGGER).addFilter(noise)
-    try:
-        return await sends_thinking(formatter, conversation)
-    finally:
-        logging.getLogger(_AGENTSCOPE_LOGGER).removeFilter(noise)
+    return await sends_thinking(formatter, conversation, quiet=_AGENTSCOPE_LOGGER)

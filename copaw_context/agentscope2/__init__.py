@@ -15,6 +15,7 @@ from copaw_context.agentscope2.session import AgentScope2Session
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.agentscope2.tools import make_read_file_tool
 from copaw_context.core.context.report import TokenReport
+from copaw_context.core.host.hook_base import token_report
 
 __all__ = [
     "METADATA_KEY",
@@ -30,8 +31,3 @@ __all__ = [
     "pin_message",
     "token_report",
 ]
-
-
-async def token_report(hook: MemoryCompactionHook, agent: object) -> TokenReport:
-    """Tokens the model would receive now for ``agent`` (what ``/context`` shows)."""
-    return await hook.report(agent)

@@ -3,27 +3,33 @@
 Views, edits and archive records of a message are :mod:`copaw_context.core.host.dict_blocks`'s;
 an adapter adds where its messages are (:meth:`DictBlockSession.message`), how one is
 rebuilt holding some of its blocks, serialised and loaded, and the rest of the protocol.
+:func:`fresh_dict_result` finds a fresh tool result among such messages for stage 1.
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from copaw_context.core.host.dict_blocks import (
     archive_id,
     data_url,
+    find_result,
     message_view,
     part_keys,
+    result_meta,
+    result_parts,
     set_data_text,
     set_result,
     set_text,
 )
+from copaw_context.core.host.hook_events import FreshResult
 from copaw_context.core.host.protocol import ArchiveRecord, MessageView
 from copaw_context.core.host.session_base import SessionBase
 
-__all__ = ["DictBlockSession"]
+__all__ = ["DictBlockSession", "fresh_dict_result"]
 
 
 class DictBlockSession(SessionBase, ABC):
@@ -72,3 +78,30 @@ class DictBlockSession(SessionBase, ABC):
         if parts is not None:
             msg = self.with_blocks(msg, parts)
         return self.record(self.to_dict(msg), msg.timestamp, archive_id(msg), part_keys(msg))
+
+
+def fresh_dict_result(
+    newest_first: Iterable[Any],
+    tool_call: object,
+    entries: Callable[[str], dict[str, Any]],
+) -> FreshResult | None:
+    """The newest stored result of the dict-block ``tool_call`` (``id``, ``name``, ``input``
+    or ``raw_input``) among messages ``newest_first``, as stage 1 takes it: its metadata
+    entry with ``entries(call_id)`` over it (what the tool's response carried). None when
+    the call has no id or its result is not there."""
+    call_id = tool_call.get("id") if isinstance(tool_call, dict) else None
+    if not isinstance(tool_call, dict) or not isinstance(call_id, str):
+        return None
+    found = find_result(newest_first, call_id)
+    if found is None:
+        return None
+    msg, part, block = found
+    meta = {**result_meta(msg, call_id), **entries(call_id)}
+    raw = tool_call.get("raw_input") or json.dumps(tool_call.get("input") or {})
+    return FreshResult(
+        str(tool_call.get("name")),
+        str(raw),
+        result_parts(block),
+        meta,
+        lambda parts, meta: set_result(msg, part, parts, meta),
+    )

@@ -33,6 +33,7 @@ __all__ = [
     "HookSurface",
     "fail_open",
     "refuse_another_hook",
+    "token_report",
 ]
 
 logger = logging.getLogger("copaw_context")
@@ -276,3 +277,8 @@ class EngineHook(HookEvents):
         session = await self.session(agent)
         context = self.engine.context
         return context.calibrates(session, await context.meter(session))
+
+
+async def token_report(hook: EngineHook, agent: object) -> TokenReport:
+    """Tokens the model would receive now for ``agent`` (what ``/context`` shows)."""
+    return await hook.report(agent)

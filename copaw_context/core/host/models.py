@@ -1,6 +1,7 @@
 """What an adapter decides about its host's chat model the same way whatever the host: the
 window a compactor over it serves, whether its provider counts cached tokens apart, its
-identity for what its overflow errors teach, and its reported usage in neutral fields."""
+identity for what its overflow errors teach, its reported usage in neutral fields, and a
+compactor given as a model and the formatter for it (AgentScope 1.x's)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from typing import Any
 from copaw_context.core.config.running import DEFAULT_WINDOW_TOKENS
 from copaw_context.core.tokens.usage import ReportedUsage
 
-__all__ = ["cache_apart", "compactor_context_size", "model_key", "reported_usage"]
+__all__ = [
+    "cache_apart",
+    "check_formatted_compactor",
+    "compactor_context_size",
+    "model_key",
+    "reported_usage",
+]
 
 
 def compactor_context_size(size: object, window: int | None) -> int:
@@ -60,3 +67,27 @@ def reported_usage(
         cache_write_tokens=int(getattr(usage, write, 0) or 0),
         cache_apart=cache_apart(model),
     )
+
+
+def check_formatted_compactor(compactor_model: Any, compactor_formatter: Any) -> None:
+    """A compactor of a host whose models take formatted messages (AgentScope 1.x): a chat
+    model (callable) and, optionally, a formatter (with ``format()``) for it, never a
+    formatter alone (``ValueError``; ``TypeError`` for the wrong kind of object)."""
+    if compactor_formatter is not None and compactor_model is None:
+        raise ValueError(
+            "MemoryCompactionHook: compactor_formatter without compactor_model; pass the "
+            "model it formats for as compactor_model (or neither, to summarise with the "
+            "agent's model and formatter)"
+        )
+    if compactor_model is not None and not callable(compactor_model):
+        raise TypeError(
+            f"MemoryCompactionHook: compactor_model must be an AgentScope 1.x chat model "
+            f"(called with formatted messages); got {type(compactor_model).__name__}"
+        )
+    if compactor_formatter is not None and not callable(
+        getattr(compactor_formatter, "format", None)
+    ):
+        raise TypeError(
+            f"MemoryCompactionHook: compactor_formatter must be an AgentScope 1.x formatter "
+            f"(with format()); got {type(compactor_formatter).__name__}"
+        )

@@ -24,18 +24,35 @@ PROBE_MARKER = "copaw-context-thinking-probe-5e1f"
 """The thinking text of the probe's conversation."""
 
 
-async def sends_thinking(formatter: Any, conversation: Sequence[Any]) -> bool:
+class _ProbeNoise(logging.Filter):
+    """Drops what a formatter logs about the probe's thinking block ("Unsupported block type
+    thinking", AgentScope 1.x's formatters)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "thinking" not in record.getMessage()
+
+
+async def sends_thinking(
+    formatter: Any, conversation: Sequence[Any], *, quiet: str | None = None
+) -> bool:
     """Whether ``formatter`` puts the thinking block of ``conversation`` (a user message, an
     assistant message with a thinking block of :data:`PROBE_MARKER` and a text, a user
-    message) into the model input."""
+    message) into the model input; the host's logger ``quiet`` says nothing about that
+    block meanwhile."""
     if formatter is None or not callable(getattr(formatter, "format", None)):
         return True
+    noise = _ProbeNoise()
+    if quiet is not None:
+        logging.getLogger(quiet).addFilter(noise)
     try:
         formatted = await formatter.format(list(conversation))
         return PROBE_MARKER in json.dumps(formatted, ensure_ascii=False, default=str)
     except Exception as exc:  # an unknown formatter: count thinking, stay under the window
         logger.debug("copaw-context: thinking probe failed on %r: %s", formatter, exc)
         return True
+    finally:
+        if quiet is not None:
+            logging.getLogger(quiet).removeFilter(noise)
 
 
 async def thinking_by_fields(
