@@ -14,13 +14,9 @@ from typing import Any
 
 from agentscope.message import Msg
 
-from copaw_context.core.host.dict_blocks import blocks_of
-from copaw_context.core.host.repair import repaired
-from copaw_context.core.planning.pair_repair import Missing, RepairBlock
+from copaw_context.core.host.repair import DictRepairHost, repaired
 
 __all__ = ["repaired_msgs"]
-
-_KINDS = {"tool_use": "call", "tool_result": "result"}
 
 
 def _copy(source: Msg, role: str, blocks: list[dict[str, Any]]) -> Msg:
@@ -30,37 +26,8 @@ def _copy(source: Msg, role: str, blocks: list[dict[str, Any]]) -> Msg:
     return msg
 
 
-class _Host:
-    """1.x messages and dict blocks for the repair."""
-
-    def blocks(self, msg: Msg) -> list[Any]:
-        return blocks_of(msg) if isinstance(msg.content, list) else []
-
-    def block(self, block: dict[str, Any]) -> RepairBlock:
-        kind = _KINDS.get(str(block.get("type")))
-        call_id = block.get("id")
-        if kind is None:
-            return RepairBlock("other")
-        return RepairBlock(
-            "call" if kind == "call" else "result", str(call_id) if call_id else None
-        )
-
-    def msg_id(self, msg: Msg) -> str:
-        return str(msg.id)
-
-    def role(self, msg: Msg) -> str:
-        return str(msg.role)
-
-    def missing(self, call: dict[str, Any], new_id: str | None, missing: Missing) -> Any:
-        return {
-            "type": "tool_result",
-            "id": call.get("id") if new_id is None else new_id,
-            "name": call.get("name"),
-            "output": [{"type": "text", "text": missing.text}],
-        }
-
-    def renamed(self, block: dict[str, Any], new_id: str) -> Any:
-        return {**block, "id": new_id}
+class _Host(DictRepairHost):
+    """1.x messages for the repair (the dict blocks are ``core.host.repair``'s)."""
 
     def rebuilt(self, source: Msg, blocks: list[Any], *, inserted: bool) -> Msg:
         return _copy(source, "system" if inserted else source.role, blocks)

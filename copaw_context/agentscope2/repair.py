@@ -20,18 +20,14 @@ from agentscope.message import (
     ToolResultState,
 )
 
-from copaw_context.core.host.repair import repaired
+from copaw_context.core.host.repair import MessageFields, repaired
 from copaw_context.core.planning.pair_repair import Missing, RepairBlock
 
 __all__ = ["repaired_messages"]
 
 
-class _Host:
-    """2.x messages and blocks for the repair."""
-
-    def blocks(self, msg: Msg) -> list[Any]:
-        content = msg.content
-        return list(content) if isinstance(content, list) else []
+class _Host(MessageFields):
+    """2.x blocks for the repair (messages read as ``core.host.repair.MessageFields``)."""
 
     def block(self, block: Any) -> RepairBlock:
         if isinstance(block, ToolCallBlock):
@@ -41,12 +37,6 @@ class _Host:
         if isinstance(block, HintBlock):
             return RepairBlock("hint")
         return RepairBlock("other")
-
-    def msg_id(self, msg: Msg) -> str:
-        return msg.id
-
-    def role(self, msg: Msg) -> str:
-        return msg.role
 
     def missing(self, call: Any, new_id: str | None, missing: Missing) -> Any:
         return ToolResultBlock(

@@ -5,14 +5,17 @@ The walk is the same for every host: list each message's blocks as ``RepairBlock
 log each repair once, and build the input from the plan, reusing every message the plan
 leaves as it is and copying the others. An adapter supplies a :class:`RepairHost`: how its
 messages and blocks read, and how a synthetic result, a renamed block and a rebuilt
-message are made in its types.
+message are made in its types (:class:`DictRepairHost` does all but the last for dict-block
+messages, :mod:`.dict_blocks`).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import MutableSet, Sequence
 from typing import Any, Protocol, TypeVar
 
+from copaw_context.core.host.dict_blocks import blocks_of
 from copaw_context.core.planning.pair_repair import (
     Missing,
     RepairBlock,
@@ -21,7 +24,7 @@ from copaw_context.core.planning.pair_repair import (
     plan_repair,
 )
 
-__all__ = ["RepairHost", "repaired"]
+__all__ = ["DictRepairHost", "MessageFields", "RepairHost", "repaired"]
 
 M = TypeVar("M")
 
@@ -54,6 +57,55 @@ class RepairHost(Protocol[M]):
         """A message holding ``blocks``: a copy of ``source``, or (``inserted``) a new
         message of results placed after ``source``."""
         ...
+
+
+class MessageFields:
+    """A :class:`RepairHost`'s reading of messages with an ``id``, a ``role`` and a list
+    ``content`` of blocks (both AgentScope majors' ``Msg``)."""
+
+    def blocks(self, msg: Any) -> list[Any]:
+        content = msg.content
+        return list(content) if isinstance(content, list) else []
+
+    def msg_id(self, msg: Any) -> str:
+        return str(msg.id)
+
+    def role(self, msg: Any) -> str:
+        return str(msg.role)
+
+
+class DictRepairHost(MessageFields, ABC):
+    """A :class:`RepairHost` over dict-block messages (``tool_use`` calls, ``tool_result``
+    results carrying their call's id and name); the adapter makes its host's messages."""
+
+    KINDS = {"tool_use": "call", "tool_result": "result"}
+
+    def blocks(self, msg: Any) -> list[Any]:
+        return blocks_of(msg) if isinstance(msg.content, list) else []
+
+    def block(self, block: dict[str, Any]) -> RepairBlock:
+        kind = self.KINDS.get(str(block.get("type")))
+        call_id = block.get("id")
+        if kind is None:
+            return RepairBlock("other")
+        return RepairBlock(
+            "call" if kind == "call" else "result", str(call_id) if call_id else None
+        )
+
+    def missing(self, call: dict[str, Any], new_id: str | None, missing: Missing) -> Any:
+        return {
+            "type": "tool_result",
+            "id": call.get("id") if new_id is None else new_id,
+            "name": call.get("name"),
+            "output": [{"type": "text", "text": missing.text}],
+        }
+
+    def renamed(self, block: dict[str, Any], new_id: str) -> Any:
+        return {**block, "id": new_id}
+
+    @abstractmethod
+    def rebuilt(self, source: Any, blocks: list[Any], *, inserted: bool) -> Any:
+        """See :meth:`RepairHost.rebuilt`."""
 
 
 def repaired(
