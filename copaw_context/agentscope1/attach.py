@@ -28,9 +28,12 @@ from copaw_context.agentscope1.model import call_model
 from copaw_context.agentscope1.proxies import ContextModelProxy, MemoryPromptFormatter
 from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
-from copaw_context.core.commands import parse_command
-from copaw_context.core.host.hook_base import Attached, refuse_another_hook
-from copaw_context.core.host.hook_events import warn_replacing_tool, warn_state_dropped
+from copaw_context.core.host.hook_base import Attached, refuse_another_hook, require_members
+from copaw_context.core.host.hook_events import (
+    command_of,
+    warn_replacing_tool,
+    warn_state_dropped,
+)
 
 __all__ = ["HOOK_NAME", "attach", "attached_to"]
 
@@ -48,16 +51,8 @@ def attached_to(agent: Any) -> object:
 
 
 def _check_agent(agent: Any, hook: As1Hook) -> None:
-    missing = [
-        name
-        for name in ("register_instance_hook", "memory", "toolkit", "formatter", "model")
-        if not hasattr(agent, name)
-    ]
-    if missing:
-        raise TypeError(
-            f"attach() needs an AgentScope 1.x ReActAgent; {type(agent).__name__} has no "
-            f"{', '.join(missing)}"
-        )
+    members = ("register_instance_hook", "memory", "toolkit", "formatter", "model")
+    require_members(agent, members, "an AgentScope 1.x ReActAgent")
     if not isinstance(getattr(agent.memory, "content", None), list):
         raise TypeError(
             f"attach() needs the agent's memory to be an InMemoryMemory (or a subclass): the "
@@ -72,10 +67,7 @@ def _check_agent(agent: Any, hook: As1Hook) -> None:
     refuse_another_hook([attached_to(agent)], hook)
 
 
-def _command_text(msg: object) -> str | None:
-    """The text of a lone user message (the only input that can be a command)."""
-    if isinstance(msg, list) and len(msg) == 1:
-        msg = msg[0]
+def _user_text(msg: object) -> str | None:
     if not isinstance(msg, Msg) or msg.role != "user":
         return None
     return msg.get_text_content()
@@ -86,7 +78,7 @@ def _wrap_reply(agent: Any, hook: As1Hook) -> None:
 
     @functools.wraps(original)
     async def reply(*args: Any, **kwargs: Any) -> Any:
-        command = parse_command(_command_text(args[0] if args else kwargs.get("msg")))
+        command = command_of(args[0] if args else kwargs.get("msg"), _user_text)
         if command is None:
             return await original(*args, **kwargs)
         answer = Msg(agent.name, await hook.command_reply(agent, command), "assistant")
@@ -105,10 +97,7 @@ def _wrap_summarizing(agent: Any, hook: As1Hook) -> None:
 
     @functools.wraps(original)
     async def summarizing(*args: Any, **kwargs: Any) -> Any:
-        await hook.pre_reasoning(agent, {})
-        # Not a reasoning call: this prompt ends with AgentScope's own hint, which a
-        # recovery could not rebuild, so this call goes to the model as it is.
-        hook.takes_call(agent)
+        await hook.before_unhooked_call(agent, lambda: hook.pre_reasoning(agent, {}))
         return await original(*args, **kwargs)
 
     agent._summarizing = summarizing

@@ -16,7 +16,7 @@ from agentscope.message import AssistantMsg, Msg, TextBlock
 
 from copaw_context.core.host.session_base import take_status
 
-__all__ = ["STATUS_EVENT", "command_text", "reply_events", "status_events"]
+__all__ = ["STATUS_EVENT", "reply_events", "status_events", "user_text"]
 
 STATUS_EVENT = "copaw_context_status"
 """``CustomEvent.name`` of a status line (``show_status``); ``value["text"]`` is the line."""
@@ -37,15 +37,11 @@ def reply_events(agent: Any, text: str) -> list[Any]:
     ]
 
 
-def command_text(inputs: object) -> str | None:
-    """The text of a lone user message (the only input that can be a command)."""
-    if isinstance(inputs, list):
-        if len(inputs) != 1:
-            return None
-        inputs = inputs[0]
-    if not isinstance(inputs, Msg) or inputs.role != "user":
+def user_text(msg: object) -> str | None:
+    """The text of a user message (None for anything else: it cannot be a chat command)."""
+    if not isinstance(msg, Msg) or msg.role != "user":
         return None
-    return inputs.get_text_content() or ""
+    return msg.get_text_content() or ""
 
 
 def status_events(scratch: dict[str, Any]) -> list[CustomEvent]:

@@ -33,6 +33,7 @@ __all__ = [
     "HookSurface",
     "fail_open",
     "refuse_another_hook",
+    "require_members",
     "token_report",
 ]
 
@@ -55,6 +56,16 @@ def refuse_another_hook(hooks: Iterable[object], hook: object) -> None:
     and put a second MEMORY.md into the prompt."""
     if any(isinstance(other, EngineHook) and other is not hook for other in hooks):
         raise ValueError(ANOTHER_HOOK)
+
+
+def require_members(agent: Any, names: Iterable[str], needs: str) -> None:
+    """An agent ``attach()`` can work with has every member of ``names`` (``TypeError``
+    naming those it lacks and what it ``needs``, e.g. "an AgentScope 1.x ReActAgent")."""
+    missing = [name for name in names if not hasattr(agent, name)]
+    if missing:
+        raise TypeError(
+            f"attach() needs {needs}; {type(agent).__name__} has no {', '.join(missing)}"
+        )
 
 
 class Attached(Generic[H]):
@@ -105,6 +116,10 @@ class HookSurface(Protocol):
     def refuse_host_compression(self, enabled: bool, setting: str, remedy: str) -> None: ...
 
     def takes_call(self, agent: Any) -> bool: ...
+
+    async def before_unhooked_call(
+        self, agent: Any, step: Callable[[], Awaitable[None]]
+    ) -> None: ...
 
 
 class EngineHook(HookEvents):

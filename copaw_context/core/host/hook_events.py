@@ -4,8 +4,9 @@ fail-open (:func:`fail_open`): whether and how stage 1 bounds a fresh tool resul
 with the host's own data limit, ``limit_data``), the repaired tool pairing of a model input
 (``repaired``), an input refitted for another model (``refit``, ``calling``), MEMORY.md in the
 system prompt (``memory_prompt``), which model call is the engine's (``mark_reasoning``,
-``takes_call``), tools added on the next call (``tools_pending``) and the host's own
-compression refused (``refuse_host_compression``). ``EngineHook`` (``hook_base.py``) is one;
+``takes_call``, ``before_unhooked_call``), tools added on the next call (``tools_pending``),
+the host's own compression refused (``refuse_host_compression``) and which reply input is a
+chat command (:func:`command_of`). ``EngineHook`` (``hook_base.py``) is one;
 an adapter translates its host's events into these calls."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator, MutableSet
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from copaw_context.core.commands import ChatCommand, parse_command
 from copaw_context.core.context.report import Limits
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.host.prompt import with_memory
@@ -28,6 +30,7 @@ __all__ = [
     "REASONING_CALL",
     "FreshResult",
     "HookEvents",
+    "command_of",
     "fail_open",
     "warn_replacing_tool",
     "warn_state_dropped",
@@ -68,6 +71,16 @@ def fail_open(what: str) -> Iterator[None]:
         yield
     except Exception:
         logger.exception("copaw-context: %s", what)
+
+
+def command_of(inputs: object, user_text: Callable[[object], str | None]) -> ChatCommand | None:
+    """The chat command a host's reply ``inputs`` hold: only a lone message (one, or a list
+    of one) that ``user_text`` reads as a user's text (None: not a user message) can be one."""
+    if isinstance(inputs, list):
+        if len(inputs) != 1:
+            return None
+        inputs = inputs[0]
+    return parse_command(user_text(inputs))
 
 
 def warn_replacing_tool(name: str) -> None:
@@ -156,6 +169,14 @@ class HookEvents(ABC):
         call marked by :meth:`mark_reasoning` (the mark is taken), while the context is
         managed; other calls (query rewriting, a summary after the step limit) go as they are."""
         return bool(self.scratch(agent).pop(REASONING_CALL, False)) and self.engine.is_light
+
+    async def before_unhooked_call(self, agent: Any, step: Callable[[], Awaitable[None]]) -> None:
+        """The pipeline (``step()``, the host's pre-reasoning) before a model call of ``agent``
+        that runs no hook of its own (AgentScope 1.x's summary after ``max_iters``); that call
+        then goes to the model as it is, not through the engine: its prompt ends with the
+        host's own hint, which a recovery could not rebuild."""
+        await step()
+        self.takes_call(agent)
 
     async def bound_result(
         self,

@@ -2,11 +2,13 @@
 checked without a host: usage and model identity, the ratio settings, the runtime-hint room,
 the status queue and the first step of a reply, the Read-cache clean, the saved entry's
 tolerant loading, the fresh dict-block result, delegation, the dict-block repair host, the
-compactor's arguments and the probe's quiet logger."""
+compactor's arguments, the probe's quiet logger, the agent's members, which reply input is a
+chat command, and the call that runs no hook."""
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,6 +18,8 @@ from copaw_context.core.config.running import RunningConfig, parse_running_confi
 from copaw_context.core.host.agent_entry import entry_of, tolerant_load
 from copaw_context.core.host.delegating import Delegating
 from copaw_context.core.host.dict_session import fresh_dict_result
+from copaw_context.core.host.hook_base import EngineHook, require_members
+from copaw_context.core.host.hook_events import command_of
 from copaw_context.core.host.models import check_formatted_compactor, model_key, reported_usage
 from copaw_context.core.host.protocol import Window
 from copaw_context.core.host.ratios import HostLimits
@@ -192,3 +196,44 @@ async def test_the_probe_keeps_the_hosts_logger_quiet(caplog: pytest.LogCaptureF
         assert await sends_thinking(Formatter(), [PROBE_MARKER], quiet="host") is False
     assert "other" in caplog.text and "thinking" not in caplog.text
     assert logging.getLogger("host").filters == []
+
+
+def test_the_agents_members_and_a_lone_command() -> None:
+    require_members(SimpleNamespace(a=1, b=2), ("a", "b"), "an agent")
+    with pytest.raises(TypeError, match=r"attach\(\) needs an agent; SimpleNamespace has no b, c"):
+        require_members(SimpleNamespace(a=1), ("a", "b", "c"), "an agent")
+
+    def text(msg: object) -> str | None:
+        return msg if isinstance(msg, str) else None
+
+    command = command_of(["/compact keep the plan"], text)
+    assert command is not None and (command.name, command.argument) == ("compact", "keep the plan")
+    assert command_of("/context", text) is not None
+    assert command_of(["/context", "/context"], text) is None  # not a lone message
+    assert command_of([], text) is None and command_of(42, text) is None
+    assert command_of("hello", text) is None
+
+
+class _Agent:
+    """An agent the hook keeps a scratch for (weakly referenced)."""
+
+
+class _Hook(EngineHook):
+    async def session(self, agent: Any) -> Any:
+        raise AssertionError("not needed")
+
+
+async def test_the_pipeline_before_a_call_that_runs_no_hook(tmp_path: Path) -> None:
+    hook = _Hook()
+    hook.start_engine(None, tmp_path, None)
+    agent = _Agent()
+    steps: list[str] = []
+
+    async def step() -> None:
+        steps.append("pipeline")
+        hook.mark_reasoning(agent)  # what a pre-reasoning hook does
+
+    await hook.before_unhooked_call(agent, step)
+    assert steps == ["pipeline"]
+    assert not hook.takes_call(agent)  # the mark is taken: the call goes as it is
+    await hook.close()
