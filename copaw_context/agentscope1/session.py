@@ -19,7 +19,12 @@ from agentscope.message import Msg
 
 from copaw_context.agentscope1.messages import ARCHIVE_FORM, with_blocks
 from copaw_context.core.host.dict_blocks import blocks_of
-from copaw_context.core.host.dict_session import DictBlockSession
+from copaw_context.core.host.dict_session import (
+    DictBlockSession,
+    committed_entries,
+    loaded_entries,
+    visible_entries,
+)
 from copaw_context.core.host.loaded import check_archivable, check_dict_message
 from copaw_context.core.host.protocol import FixedParts
 from copaw_context.core.host.session_base import SessionSetup
@@ -88,9 +93,7 @@ class AgentScope1Session(DictBlockSession):
 
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
         content = self._content()
-        self._visible = [
-            i for i, (_, marks) in enumerate(content) if not HIDDEN_MARKS.intersection(marks)
-        ]
+        self._visible = visible_entries(content, HIDDEN_MARKS)
         return [
             (str(content[i][0].id), len(blocks_of(content[i][0]))) for i in self._visible[start:]
         ]
@@ -136,23 +139,14 @@ class AgentScope1Session(DictBlockSession):
     async def commit(self, keep: Sequence[tuple[int, Sequence[int] | None]]) -> None:
         self.fingerprint()
         content = self._content()
-        kept: dict[int, tuple[Msg, list[str]]] = {}
-        for index, parts in keep:
-            msg, marks = content[self._visible[index]]
-            kept[self._visible[index]] = (msg if parts is None else with_blocks(msg, parts), marks)
-        visible = set(self._visible)
-        content[:] = [
-            kept.get(i, entry) for i, entry in enumerate(content) if i in kept or i not in visible
-        ]
+        content[:] = committed_entries(content, self._visible, keep, with_blocks)
         self.fingerprint()
 
     async def load_context(self, messages: Sequence[Mapping[str, Any]], summary: str) -> None:
-        loaded: list[tuple[Msg, list[str]]] = [
-            (message_from_dict(m, n), []) for n, m in enumerate(messages, 1)
-        ]
+        loaded = [message_from_dict(m, n) for n, m in enumerate(messages, 1)]
         content = self._content()
-        content[:] = [e for e in content if HIDDEN_MARKS.intersection(e[1])]
-        content.extend(loaded)  # ids are unique (checked): 1.x's add would drop duplicates
+        # ids are unique (checked): 1.x's add would drop duplicates
+        content[:] = loaded_entries(content, HIDDEN_MARKS, loaded)
         await self.set_summary(summary)
         self.fingerprint()
 

@@ -3,7 +3,10 @@
 Views, edits and archive records of a message are :mod:`copaw_context.core.host.dict_blocks`'s;
 an adapter adds where its messages are (:meth:`DictBlockSession.message`), how one is
 rebuilt holding some of its blocks, serialised and loaded, and the rest of the protocol.
-:func:`fresh_dict_result` finds a fresh tool result among such messages for stage 1.
+:func:`fresh_dict_result` finds a fresh tool result among such messages for stage 1;
+:func:`visible_entries`, :func:`committed_entries` and :func:`loaded_entries` keep a context
+held as ``(message, marks)`` entries (AgentScope 1.x's ``InMemoryMemory.content``), whose
+entries with a hidden mark are not the engine's and keep their places.
 """
 
 from __future__ import annotations
@@ -29,7 +32,16 @@ from copaw_context.core.host.hook_events import FreshResult
 from copaw_context.core.host.protocol import ArchiveRecord, MessageView
 from copaw_context.core.host.session_base import SessionBase
 
-__all__ = ["DictBlockSession", "fresh_dict_result"]
+__all__ = [
+    "DictBlockSession",
+    "committed_entries",
+    "fresh_dict_result",
+    "loaded_entries",
+    "visible_entries",
+]
+
+Entry = tuple[Any, list[str]]
+"""A message and its marks."""
 
 
 class DictBlockSession(SessionBase, ABC):
@@ -105,3 +117,32 @@ def fresh_dict_result(
         meta,
         lambda parts, meta: set_result(msg, part, parts, meta),
     )
+
+
+def visible_entries(entries: Sequence[Entry], hidden: frozenset[str]) -> list[int]:
+    """The indices of the ``entries`` that are the engine's context: no mark in ``hidden``."""
+    return [i for i, (_, marks) in enumerate(entries) if not hidden.intersection(marks)]
+
+
+def committed_entries(
+    entries: Sequence[Entry],
+    visible: Sequence[int],
+    keep: Sequence[tuple[int, Sequence[int] | None]],
+    rebuild: Callable[[Any, Sequence[int]], Any],
+) -> list[Entry]:
+    """``entries`` after a commit of ``keep`` (context indices, i.e. into ``visible``, each
+    with the parts it keeps or None for all, ``rebuild(msg, parts)``): the kept context
+    entries with their marks, and every hidden entry in its place."""
+    kept: dict[int, Entry] = {}
+    for index, parts in keep:
+        msg, marks = entries[visible[index]]
+        kept[visible[index]] = (msg if parts is None else rebuild(msg, parts), marks)
+    shown = set(visible)
+    return [kept.get(i, entry) for i, entry in enumerate(entries) if i in kept or i not in shown]
+
+
+def loaded_entries(
+    entries: Sequence[Entry], hidden: frozenset[str], loaded: list[Any]
+) -> list[Entry]:
+    """The hidden ``entries``, then the ``loaded`` messages (no marks) as the context."""
+    return [e for e in entries if hidden.intersection(e[1])] + [(m, []) for m in loaded]

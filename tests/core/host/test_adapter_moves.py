@@ -3,7 +3,7 @@ checked without a host: usage and model identity, the ratio settings, the runtim
 the status queue and the first step of a reply, the Read-cache clean, the saved entry's
 tolerant loading, the fresh dict-block result, delegation, the dict-block repair host, the
 compactor's arguments, the probe's quiet logger, the agent's members, which reply input is a
-chat command, and the call that runs no hook."""
+chat command, the call that runs no hook, and a context of marked entries."""
 
 from __future__ import annotations
 
@@ -17,7 +17,12 @@ import pytest
 from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.host.agent_entry import entry_of, tolerant_load
 from copaw_context.core.host.delegating import Delegating
-from copaw_context.core.host.dict_session import fresh_dict_result
+from copaw_context.core.host.dict_session import (
+    committed_entries,
+    fresh_dict_result,
+    loaded_entries,
+    visible_entries,
+)
 from copaw_context.core.host.hook_base import EngineHook, require_members
 from copaw_context.core.host.hook_events import command_of
 from copaw_context.core.host.models import check_formatted_compactor, model_key, reported_usage
@@ -237,3 +242,13 @@ async def test_the_pipeline_before_a_call_that_runs_no_hook(tmp_path: Path) -> N
     assert steps == ["pipeline"]
     assert not hook.takes_call(agent)  # the mark is taken: the call goes as it is
     await hook.close()
+
+
+def test_marked_entries_keep_the_hidden_ones_in_place() -> None:
+    hidden = frozenset({"hint"})
+    entries: list[tuple[Any, list[str]]] = [("a", []), ("h", ["hint"]), ("b", ["x"]), ("c", [])]
+    visible = visible_entries(entries, hidden)
+    assert visible == [0, 2, 3]
+    kept = committed_entries(entries, visible, [(1, [0]), (2, None)], lambda m, p: m + "'")
+    assert kept == [("h", ["hint"]), ("b'", ["x"]), ("c", [])]
+    assert loaded_entries(entries, hidden, ["n"]) == [("h", ["hint"]), ("n", [])]
