@@ -45,4 +45,4 @@ async def call_model(
     def usage(response: Any) -> ReportedUsage | None:
         return reported_usage(getattr(response, "usage", None), inner)
 
-    return await hook.engine.call_model(session, (args, dict(kwargs)), send, rebuild, usage)
+    return await hook.model_call(agent, session, (args, dict(kwargs)), send, rebuild, usage)

@@ -238,17 +238,14 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         async def rebuild() -> dict[str, Any]:
             return {**input_kwargs, **await self._model_input(agent, session)}
 
-        if session.is_fallback:
-            calling = self.calling(agent, session.model)
-            input_kwargs = await self.refit(session, input_kwargs, rebuild, calling)
-
         def usage(response: Any) -> ReportedUsage | None:
             if not isinstance(response, ChatResponse):
                 return None
             return reported_usage(response.usage, session.model, CACHE_FIELDS)
 
-        return await self.engine.call_model(
-            session, input_kwargs, send, rebuild, usage, calibrate=not session.is_fallback
+        fallback = session.model if session.is_fallback else None
+        return await self.model_call(
+            agent, session, input_kwargs, send, rebuild, usage, fallback=fallback
         )
 
     async def _model_input(self, agent: Any, session: AgentScope2Session) -> dict[str, Any]:

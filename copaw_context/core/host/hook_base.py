@@ -22,6 +22,7 @@ from copaw_context.core.events import EventCallback
 from copaw_context.core.host.hook_events import HookEvents, fail_open
 from copaw_context.core.host.protocol import CompactorModel, HostSession, Window
 from copaw_context.core.host.session_base import SessionSetup
+from copaw_context.core.steps.model_call import UsageReader
 from copaw_context.core.tokens import UsageCalibration
 from copaw_context.core.tools.read_tool import ReadFileTool
 from copaw_context.core.workspace.location import agent_json_workspace
@@ -116,6 +117,18 @@ class HookSurface(Protocol):
     def refuse_host_compression(self, enabled: bool, setting: str, remedy: str) -> None: ...
 
     def takes_call(self, agent: Any) -> bool: ...
+
+    async def model_call(
+        self,
+        agent: Any,
+        session: HostSession,
+        model_input: T,
+        send: Callable[[T], Awaitable[Any]],
+        rebuild: Callable[[], Awaitable[T]],
+        usage: UsageReader,
+        *,
+        fallback: Any = None,
+    ) -> Any: ...
 
     async def before_unhooked_call(
         self, agent: Any, step: Callable[[], Awaitable[None]]

@@ -2,12 +2,13 @@
 fail-open (:func:`fail_open`): whether and how stage 1 bounds a fresh tool result
 (:meth:`HookEvents.bound_result`), the pipeline before a reasoning step (``before_step``,
 with the host's own data limit, ``limit_data``), the repaired tool pairing of a model input
-(``repaired``), an input refitted for another model (``refit``, ``calling``), MEMORY.md in the
-system prompt (``memory_prompt``), which model call is the engine's (``mark_reasoning``,
-``takes_call``, ``before_unhooked_call``), tools added on the next call (``tools_pending``),
-the host's own compression refused (``refuse_host_compression``) and which reply input is a
-chat command (:func:`command_of`). ``EngineHook`` (``hook_base.py``) is one;
-an adapter translates its host's events into these calls."""
+(``repaired``), the model call and an input refitted for another model (``model_call``,
+``refit``, ``calling``), MEMORY.md in the system prompt (``memory_prompt``), which model
+call is the engine's (``mark_reasoning``, ``takes_call``, ``before_unhooked_call``), tools
+added on the next call (``tools_pending``), the host's own compression refused
+(``refuse_host_compression``) and which reply input is a chat command (:func:`command_of`).
+``EngineHook`` (``hook_base.py``) is one; an adapter translates its host's events into these
+calls."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from copaw_context.core.context.report import Limits
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.host.prompt import with_memory
 from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.steps.model_call import UsageReader
 
 __all__ = [
     "CALL_MODEL",
@@ -267,6 +269,28 @@ class HookEvents(ABC):
             if event is not None or self.engine.memory.enabled:
                 fitted = await rebuild()
         return fitted
+
+    async def model_call(
+        self,
+        agent: Any,
+        session: HostSession,
+        model_input: T,
+        send: Callable[[T], Awaitable[Any]],
+        rebuild: Callable[[], Awaitable[T]],
+        usage: UsageReader,
+        *,
+        fallback: Any = None,
+    ) -> Any:
+        """``agent``'s model call through the engine (``ContextEngine.call_model``). To a
+        ``fallback`` model (not the one the step before fitted the context to) the input is
+        refitted first (:meth:`refit`), and its usage does not calibrate the agent's count."""
+        if fallback is not None:
+            calling = self.calling(agent, fallback)
+            model_input = await self.refit(session, model_input, rebuild, calling)
+        calibrate = fallback is None
+        return await self.engine.call_model(
+            session, model_input, send, rebuild, usage, calibrate=calibrate
+        )
 
     async def memory_prompt(self, prompt: str, window: int, *, once: bool = False) -> str:
         """``prompt`` and the MEMORY.md block (bounded by the ``window`` in tokens) after it;
