@@ -79,8 +79,7 @@ class MemoryCompactionHook(EngineHook):
     def tool_functions(self) -> list[Any]:
         """``read_file`` bound to the workspace and the memory tools (unless memory is off),
         as 1.x tool functions returning ``ToolResponse``."""
-        read_file = make_read_file(self.read_file_tool())
-        return [read_file, *(as_tool_function(f) for f in self.engine.memory.tool_functions())]
+        return self.engine_tools(make_read_file, as_tool_function)
 
     # ------------------------------------------------------------------- session
     def window(self, agent: Any) -> Window:

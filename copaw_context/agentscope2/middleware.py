@@ -100,9 +100,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         (``memory_append_log``, ``memory_edit``, ``memory_search``) unless memory is off;
         add them to the agent's ``Toolkit``."""
         if self._tools is None:
-            read_file = make_read_file_tool(self.read_file_tool())
-            memory = [allowed_tool(f) for f in self.engine.memory.tool_functions()]
-            self._tools = [read_file, *memory]
+            self._tools = self.engine_tools(make_read_file_tool, allowed_tool)
         return list(self._tools)
 
     async def session(self, agent: Any, model: Any = None) -> AgentScope2Session:

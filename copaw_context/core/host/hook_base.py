@@ -229,6 +229,17 @@ class EngineHook(HookEvents):
         """``read_file`` bound to the workspace with the configured limits."""
         return ReadFileTool.from_config(self.config, self.workspace)
 
+    def engine_tools(
+        self,
+        read_file: Callable[[ReadFileTool], T],
+        tool: Callable[[Callable[..., Awaitable[str]]], T],
+    ) -> list[T]:
+        """The tools a host registers for the engine, in its tool form: ``read_file`` of
+        :meth:`read_file_tool`, and ``tool`` of each long-term memory tool (none while
+        memory is off)."""
+        memory = [tool(function) for function in self.engine.memory.tool_functions()]
+        return [read_file(self.read_file_tool()), *memory]
+
     async def close(self) -> None:
         """Stop background work: the memory consolidation schedule, and wait for the memory
         summaries still running (without this they are lost at exit)."""
