@@ -33,8 +33,9 @@ class MemoryPromptFormatter(Delegating, FormatterBase):
     """The agent's formatter, with ``memory_prompt`` (MEMORY.md added) applied to the system
     message it formats and ``repair`` to the messages (the memory is not changed)."""
 
-    # The memory prompt is the inner formatter's attribute, as it always was.
-    OWN = frozenset({"inner", "_memory_block", "_repair"})
+    # Kept here, not on the inner formatter: agents that share one formatter object each
+    # keep their own MEMORY.md.
+    OWN = frozenset({"inner", "_memory_prompt", "_repair"})
 
     def __init__(
         self,

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentscope.agent import ReActAgent
 from agentscope.message import Msg
+from agentscope.tool import Toolkit
 
-from copaw_context.testing import text_step
+from copaw_context.agentscope1 import MemoryCompactionHook
+from copaw_context.testing import ScriptedChatModel, text_step
 from tests.agentscope1.helpers import build_agent, settings
 
 MEMORY = "# MEMORY\n\n## Preferences\n- The user wants answers in bullet points.\n"
@@ -52,3 +55,27 @@ async def test_memory_off_leaves_the_prompt_alone(tmp_path: Path) -> None:
     await agent(Msg("user", "hi", "user"))
     assert _system(model.calls[0].formatted) == "You are a careful assistant."
     assert model.calls[0].tool_names == ["read_file"]
+
+
+async def test_agents_sharing_one_formatter_each_get_their_own_memory_md(tmp_path: Path) -> None:
+    """One formatter object given to two agents (a common 1.x setup): each agent's prompt
+    carries its own workspace's MEMORY.md, not the one attached last."""
+    agents, models = [], []
+    shared = ScriptedChatModel([]).formatter
+    for name in ("alpha", "beta"):
+        workspace = tmp_path / name
+        workspace.mkdir()
+        (workspace / "MEMORY.md").write_text(f"# MEMORY\n\n- Project {name}.\n", "utf-8")
+        model = ScriptedChatModel([text_step("ok")], context_size=200_000)
+        agent = ReActAgent(
+            name=name, sys_prompt="You help.", model=model, formatter=shared, toolkit=Toolkit()
+        )
+        agent.set_console_output_enabled(False)
+        await MemoryCompactionHook(settings(), workspace).attach(agent)
+        agents.append(agent)
+        models.append(model)
+    for agent in agents:
+        await agent(Msg("user", "hi", "user"))
+    alpha, beta = (_system(model.calls[0].formatted) for model in models)
+    assert "- Project alpha." in alpha and "beta" not in alpha
+    assert "- Project beta." in beta and "alpha" not in beta
