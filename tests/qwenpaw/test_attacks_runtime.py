@@ -137,3 +137,30 @@ async def test_sessions_in_parallel_keep_their_own_summaries_state_and_archive(
         assert ours["engine"]["stats"]["compactions"] >= 2
     assert len(ids) == len(sessions)
     assert {line["session_id"] for line in lines} == ids
+
+
+async def test_a_failed_compaction_keeps_the_summary_qwenpaw_holds(
+    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ported from QwenPaw's ``test_pre_reasoning_preserves_history_on_safe_reduction``
+    (tests/unit/agents/context/test_light_context_manager.py): when the summary cannot be
+    made, the summary already held is not lost (QwenPaw's keeps the history; ours archives
+    it and carries the held summary over into the extractive one)."""
+    site = QwenPawSite(qwenpaw_home, "keeps-summary", monkeypatch, window=WINDOW)
+    install_plugin(qwenpaw_home)
+    await load_plugins(qwenpaw_home)
+    workspace = await site.start()
+    for i in range(3):
+        await site.ask(workspace, f"turn {i}: count to 20000")
+    held = site.saved_memory()["_compressed_summary"]
+    assert "PARSE-17" in held
+    site.model = ScriptedChatModel([_with_compactor(_raises)] * 400, model_name=MODEL)
+    replies = [await site.ask(workspace, f"turn {i}: count to 20000") for i in (3, 4)]
+    compact = await site.ask(workspace, "/compact")
+    await workspace.stop()
+    assert all(r.startswith("done after") for r in replies), replies
+    assert compact.startswith("**Compact Complete!**"), compact
+    memory = site.saved_memory()
+    assert "PARSE-17" in memory["_compressed_summary"]  # the held summary carried over
+    ids, _lines = _held_ids(site, "s1")
+    assert set(site.sent_ids) - {site.sent_ids[-1]} <= ids
