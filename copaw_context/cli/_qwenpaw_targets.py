@@ -92,28 +92,65 @@ def manifest_target(manifest: dict[str, Any]) -> Target:
     return TARGETS.get(str(name), TARGETS["1.1"])
 
 
-def _agents(home: Path) -> list[tuple[str, Any]]:
-    """(agent id, parsed agent.json or None) of each agent in ``home``'s config.json."""
+def _unreadable(path: Path, error: Exception) -> str:
+    """Why ``path`` cannot be read, naming it and the fix."""
+    if isinstance(error, json.JSONDecodeError):
+        why = f"is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+    elif isinstance(error, OSError):
+        why = f"cannot be read ({error.strerror or error})"
+    else:
+        why = f"is not a JSON object ({error})"
+    return f"{path} {why}; fix or restore the file"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise TypeError(f"it holds a {type(data).__name__}")
+    return data
+
+
+def _agents(home: Path) -> tuple[list[tuple[str, Any, str]], str]:
+    """(agent id, parsed agent.json or None, what is wrong with it: "" when nothing) of each
+    agent in ``home``'s config.json, and what is wrong with config.json ("" when nothing,
+    also when there is none yet)."""
+    path = home / "config.json"
+    if not path.exists():
+        return [], ""
     try:
-        config = json.loads((home / "config.json").read_text(encoding="utf-8"))
-        profiles = config["agents"]["profiles"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    found: list[tuple[str, Any]] = []
+        profiles = _read_json(path)["agents"]["profiles"]
+    except (OSError, ValueError, TypeError) as error:
+        return [], _unreadable(path, error)
+    except KeyError:
+        return [], ""  # no agents yet
+    found: list[tuple[str, Any, str]] = []
     for agent_id, ref in profiles.items() if isinstance(profiles, dict) else ():
         folder = ref.get("workspace_dir") if isinstance(ref, dict) else None
+        if not isinstance(folder, str) or not folder:
+            found.append((str(agent_id), None, f"{path} names no workspace_dir for it"))
+            continue
+        agent_json = Path(folder).expanduser() / "agent.json"
         try:
-            data = json.loads((Path(str(folder)) / "agent.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError, TypeError):
-            data = None
-        found.append((str(agent_id), data))
-    return found
+            data = _read_json(agent_json)
+        except FileNotFoundError:
+            found.append((str(agent_id), None, ""))  # QwenPaw writes it at the agent's start
+            continue
+        except (OSError, ValueError, TypeError) as error:
+            problem = _unreadable(agent_json, error) + " (QwenPaw cannot load the agent until then)"
+            found.append((str(agent_id), None, problem))
+            continue
+        found.append((str(agent_id), data, ""))
+    return found, ""
 
 
 def agent_lines(home: Path, target: Target, installed: bool) -> list[str]:
     """One line per agent of ``home``: the setting that decides, and who runs its context."""
-    lines = []
-    for agent_id, data in _agents(home):
+    agents, problem = _agents(home)
+    lines = [f"? (no agents listed): {problem}"] if problem else []
+    for agent_id, data, problem in agents:
+        if problem:
+            lines.append(f"{agent_id}: {problem}")
+            continue
         running = data.get("running") if isinstance(data, dict) else None
         running = running if isinstance(running, dict) else {}
         if target.name == "1.1":

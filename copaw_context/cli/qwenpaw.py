@@ -70,6 +70,12 @@ def qwenpaw_home(home: str | None = None) -> Path:
     return (legacy if legacy.exists() else Path("~/.qwenpaw").expanduser()).resolve()
 
 
+_NEW_HOME = (
+    "did not exist and was created: QwenPaw loads plugins from its own working folder "
+    "(--home DIR, else $QWENPAW_WORKING_DIR, else ~/.qwenpaw); check that this is it"
+)
+
+
 def _plugin_dir(home: Path) -> Path:
     return home / "plugins" / PLUGIN_ID
 
@@ -128,6 +134,7 @@ def _python_note(target: Target) -> str | None:
 def _run_install(args: argparse.Namespace) -> int:
     home = qwenpaw_home(args.home)
     target, chosen = target_for(args.qwenpaw)
+    created = not home.exists()
     try:
         folder = install_plugin(home, target)
     except (FileExistsError, OSError) as error:
@@ -135,6 +142,8 @@ def _run_install(args: argparse.Namespace) -> int:
         return 1
     print(f"Installed the copaw-context plugin {copaw_context.__version__} in {folder}")
     print(f"  for QwenPaw {target.name} ({chosen})")
+    if created:
+        print(f"copaw-context: warning: {home} {_NEW_HOME}", file=sys.stderr)
     note = _python_note(target)
     if note is not None:
         print(f"copaw-context: warning: {note}", file=sys.stderr)
@@ -163,6 +172,11 @@ def _run_status(args: argparse.Namespace) -> int:
     target = _plugin_dir(home)
     manifest = _manifest(target) if target.exists() else None
     status = 0
+    if not home.is_dir():
+        print(
+            f"home       {home} does not exist (QwenPaw creates it at its first start; "
+            "--home DIR or $QWENPAW_WORKING_DIR for another folder)"
+        )
     if manifest is None or manifest.get("id") != PLUGIN_ID:
         print(f"plugin     not installed in {target.parent} (copaw-context qwenpaw install)")
         status = 1

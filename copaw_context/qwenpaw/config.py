@@ -9,5 +9,14 @@ from copaw_context.core.config.inside_qwenpaw import (
     without_own_memory,
 )
 from copaw_context.core.config.inside_qwenpaw import load_inside_qwenpaw as load_qwenpaw_config
+from copaw_context.core.config.inside_qwenpaw import (
+    load_inside_qwenpaw_or_defaults as load_qwenpaw_config_or_defaults,
+)
 
-__all__ = ["QWENPAW_OFFLOAD_DIR", "load_qwenpaw_config", "qwenpaw_defaults", "without_own_memory"]
+__all__ = [
+    "QWENPAW_OFFLOAD_DIR",
+    "load_qwenpaw_config",
+    "load_qwenpaw_config_or_defaults",
+    "qwenpaw_defaults",
+    "without_own_memory",
+]

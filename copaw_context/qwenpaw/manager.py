@@ -36,7 +36,7 @@ from copaw_context.core.commands import ChatCommand
 from copaw_context.core.host.hook_base import fail_open
 from copaw_context.core.steps.archive import archive_records, shielded, write_records
 from copaw_context.qwenpaw.attach import attach_to_agent
-from copaw_context.qwenpaw.config import load_qwenpaw_config
+from copaw_context.qwenpaw.config import load_qwenpaw_config_or_defaults
 from copaw_context.qwenpaw.context import CopawAgentContext
 from copaw_context.qwenpaw.hook import CommandAgent, QwenPawHook
 from copaw_context.qwenpaw.memory_manager import (
@@ -72,13 +72,20 @@ class CopawContextManager(BaseContextManager):
     def hook(self) -> QwenPawHook:
         """The hook (and engine) of this workspace, built from its agent.json."""
         if self._hook is None:
-            config = load_qwenpaw_config(Path(self.working_dir) / "agent.json")
+            config, error = load_qwenpaw_config_or_defaults(Path(self.working_dir) / "agent.json")
+            if error is not None:  # QwenPaw's agent still starts and answers
+                qwenpaw_log.error(
+                    "copaw-context: %s; fix the file and restart the agent (until then "
+                    "copaw-context runs without the settings of that file)",
+                    error,
+                )
             self._hook = QwenPawHook(config, self.working_dir, self.agent_id)
             self._hook.engine.add_compaction_listener(self.memory)
         return self._hook
 
     async def start(self) -> None:
-        """Read agent.json (an invalid one fails here, naming the key)."""
+        """Read agent.json and copaw-context.json (an invalid one is logged, naming the file
+        and the key, and left out)."""
         hook = self.hook
         qwenpaw_log.info(
             "copaw-context manages the context of agent %s (workspace %s, window %s)",

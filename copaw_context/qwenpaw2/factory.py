@@ -10,9 +10,10 @@ agent's ``AgentState.middle_context``, which the session load restores after the
 
 None (the agent is built without us) when QwenPaw's settings would leave the middleware
 unused (``strategy`` other than ``"native"``; our ``context_manager_backend`` other than
-``"light"``) or the settings files are invalid; each reason is logged once per workspace, in
-QwenPaw's log. With compaction disabled the middleware runs, and the log says what it cannot
-do then.
+``"light"``); each reason is logged once per workspace, in QwenPaw's log. An invalid
+settings file is logged too (naming the file and the key) and left out: the middleware runs
+on the other file's settings (the defaults when agent.json is the invalid one). With
+compaction disabled the middleware runs, and the log says what it cannot do then.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context.core.config.files import overlay_beside
-from copaw_context.core.config.inside_qwenpaw import load_inside_qwenpaw, qwenpaw2_unused_reasons
-from copaw_context.core.errors import ConfigError
+from copaw_context.core.config.inside_qwenpaw import (
+    load_inside_qwenpaw_or_defaults,
+    qwenpaw2_unused_reasons,
+)
 from copaw_context.qwenpaw2.hook import QwenPawHook
 
 __all__ = ["Middlewares", "qwenpaw_log", "workspace_of"]
@@ -71,12 +74,7 @@ class Middlewares:
     def for_agent(self, workspace: Path, agent_config: Any) -> tuple[QwenPawHook | None, str]:
         """The hook for QwenPaw agent settings ``agent_config`` in ``workspace`` and, when
         there is none, why (empty when there is one)."""
-        try:
-            hook = self.hook(workspace)
-        except ConfigError as error:
-            why = f"its settings are invalid: {error}"
-            self._say(workspace, f"copaw-context is off for the agent in {workspace}: {why}")
-            return None, why
+        hook = self.hook(workspace)
         light = agent_config.running.light_context_config
         blocking, partial = qwenpaw2_unused_reasons(
             light.strategy,
@@ -98,7 +96,14 @@ class Middlewares:
         known = self._hooks.get(workspace)
         if known is not None and known[0] == stamp:
             return known[1]
-        hook = QwenPawHook(load_inside_qwenpaw(agent_json), workspace)
+        config, error = load_inside_qwenpaw_or_defaults(agent_json)
+        if error is not None:  # the agent still runs, on the settings without that file
+            self._say(
+                workspace,
+                f"copaw-context: {error}; fix the file (until then copaw-context runs without "
+                "the settings of that file)",
+            )
+        hook = QwenPawHook(config, workspace)
         self._hooks[workspace] = (stamp, hook)
         if known is None:
             qwenpaw_log.info("copaw-context manages the context of the agent in %s", workspace)

@@ -105,3 +105,49 @@ def test_the_home_is_found_as_qwenpaw_finds_it(
     assert qwenpaw_home(str(tmp_path / "given")) == (tmp_path / "given").resolve()
     assert main(["qwenpaw", "install"]) == 0
     assert (tmp_path / "qp" / "plugins" / "copaw-context" / "plugin.json").is_file()
+
+
+def test_a_missing_home_is_said_and_a_new_one_is_warned_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "typo-home"
+    assert main(["qwenpaw", "status", "--home", str(home)]) == 1
+    assert f"home       {home} does not exist" in capsys.readouterr().out
+    assert not home.exists()  # status creates nothing
+    assert main(["qwenpaw", "uninstall", "--home", str(home)]) == 1
+    assert "not installed" in capsys.readouterr().out and not home.exists()
+    assert main(["qwenpaw", "install", "--home", str(home)]) == 0
+    assert f"warning: {home} did not exist and was created" in capsys.readouterr().err
+    assert main(["qwenpaw", "install", "--home", str(home)]) == 0  # again: no warning now
+    assert "did not exist" not in capsys.readouterr().err
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    assert main(["qwenpaw", "status", "--home", str(empty)]) == 1
+    out = capsys.readouterr().out
+    assert "not installed in" in out and "does not exist" not in out and "agent " not in out
+
+
+def test_unreadable_agent_files_are_named_and_left_as_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = _home(tmp_path)
+    agent_json = home / "workspaces" / "a1" / "agent.json"
+    agent_json.write_text("{bad")
+    agent_json.chmod(0o444)  # read-only and malformed: install never writes it
+    config = json.loads((home / "config.json").read_text())
+    config["agents"]["profiles"]["a3"] = "not a profile"
+    (home / "config.json").write_text(json.dumps(config))
+    assert main(["qwenpaw", "install", "--home", str(home)]) == 0
+    assert main(["qwenpaw", "install", "--home", str(home)]) == 0
+    out = capsys.readouterr().out
+    assert f"a1: {agent_json} is not valid JSON (line 1, column 2" in out
+    assert "QwenPaw cannot load the agent until then" in out
+    assert f"a3: {home / 'config.json'} names no workspace_dir for it" in out
+    assert "a2: context_manager_backend 'light' -> copaw-context" in out  # none yet: defaults
+    assert agent_json.read_text() == "{bad"
+    (home / "config.json").write_text("[1, 2]")
+    assert main(["qwenpaw", "status", "--home", str(home)]) == 0
+    assert f"{home / 'config.json'} is not a JSON object" in capsys.readouterr().out
+    assert main(["qwenpaw", "uninstall", "--home", str(home)]) == 0
+    assert main(["qwenpaw", "uninstall", "--home", str(home)]) == 1
+    assert agent_json.read_text() == "{bad" and (home / "config.json").read_text() == "[1, 2]"

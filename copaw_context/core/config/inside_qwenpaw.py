@@ -24,11 +24,13 @@ from typing import Any
 
 from copaw_context.core.config.memory import memory_warnings
 from copaw_context.core.config.running import RunningConfig, load_running_config
+from copaw_context.core.errors import ConfigError
 
 __all__ = [
     "QWENPAW2_NATIVE",
     "QWENPAW_OFFLOAD_DIR",
     "load_inside_qwenpaw",
+    "load_inside_qwenpaw_or_defaults",
     "qwenpaw2_unused_reasons",
     "qwenpaw2_warnings",
     "qwenpaw_defaults",
@@ -84,18 +86,33 @@ def _memory_warnings(path: Path) -> list[str]:
     return memory_warnings(running, "running") if isinstance(running, dict) else []
 
 
-def load_inside_qwenpaw(path: Path) -> RunningConfig:
+def load_inside_qwenpaw(path: Path, *, beside: bool = True) -> RunningConfig:
     """The settings of the QwenPaw agent.json at ``path`` (and the ``copaw-context.json``
-    beside it), our memory off; defaults when there is no agent.json. An invalid file raises
-    ``ConfigError`` naming the file and the key."""
+    beside it, unless ``beside`` is False), our memory off; defaults when there is no
+    agent.json. An invalid file raises ``ConfigError`` naming the file and the key."""
     if not path.exists():
         return qwenpaw_defaults(without_own_memory(RunningConfig()))
     quiet = _Without(_memory_warnings(path))
     logger.addFilter(quiet)
     try:
-        return qwenpaw_defaults(without_own_memory(load_running_config(path)))
+        return qwenpaw_defaults(without_own_memory(load_running_config(path, beside=beside)))
     finally:
         logger.removeFilter(quiet)
+
+
+def load_inside_qwenpaw_or_defaults(path: Path) -> tuple[RunningConfig, ConfigError | None]:
+    """:func:`load_inside_qwenpaw`, and where a file is invalid the settings without it: an
+    invalid ``copaw-context.json`` leaves agent.json's, an agent.json QwenPaw accepted but
+    copaw-context does not leaves the defaults (QwenPaw's agent still answers); the error
+    naming the file, the key and what it must be (``None`` when both files are valid)."""
+    try:
+        return load_inside_qwenpaw(path), None
+    except ConfigError as error:
+        first = error
+    try:
+        return load_inside_qwenpaw(path, beside=False), first
+    except ConfigError:
+        return qwenpaw_defaults(without_own_memory(RunningConfig())), first
 
 
 def qwenpaw2_unused_reasons(

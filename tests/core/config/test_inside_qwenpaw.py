@@ -12,6 +12,7 @@ import pytest
 from copaw_context.core.config.files import OVERLAY_NAME
 from copaw_context.core.config.inside_qwenpaw import (
     load_inside_qwenpaw,
+    load_inside_qwenpaw_or_defaults,
     qwenpaw2_unused_reasons,
     qwenpaw2_warnings,
 )
@@ -54,3 +55,23 @@ def test_what_leaves_the_middleware_unused() -> None:
     assert len(qwenpaw2_warnings({"running": {"light_context_config": light}}, "light")) == 1
     assert qwenpaw2_warnings({"running": {"light_context_config": {}}}, "light") == []
     assert qwenpaw2_warnings({"agents": {}}, "light") == []
+
+
+def test_an_invalid_file_is_left_out_and_named(tmp_path: Path) -> None:
+    path = tmp_path / "agent.json"
+    running = {"max_input_length": 30000, "light_context_config": {"compact_threshold": 0.5}}
+    path.write_text(json.dumps({"running": running}), encoding="utf-8")
+    config, error = load_inside_qwenpaw_or_defaults(path)
+    assert error is None and config.max_input_length == 30000
+    overlay = tmp_path / OVERLAY_NAME
+    overlay.write_text('{"running": {"light_context_config": 5}}', encoding="utf-8")
+    config, error = load_inside_qwenpaw_or_defaults(path)  # agent.json's settings still hold
+    assert error is not None and str(overlay) in str(error) and "light_context_config" in str(error)
+    assert config.max_input_length == 30000 and config.memory.enabled is False
+    overlay.unlink()
+    path.write_text(json.dumps({"running": {"max_input_length": "big"}}), encoding="utf-8")
+    config, error = load_inside_qwenpaw_or_defaults(path)  # the defaults
+    assert error is not None and "max_input_length" in str(error) and str(path) in str(error)
+    assert not config.max_input_length_is_set and config.memory.enabled is False
+    pruning = config.light_context_config.tool_result_pruning_config
+    assert pruning.tool_results_cache == "tool_results"

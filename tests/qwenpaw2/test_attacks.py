@@ -1,0 +1,204 @@
+"""Attacks on copaw-context inside real QwenPaw 2.2 (issue 19): the compactor down, several
+sessions at once, a provider's "input too long" raised by the model, invalid settings beside
+agent.json. QwenPaw's own request path (``Workspace.stream_query``); only the model is
+scripted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from copaw_context.core.config.files import OVERLAY_NAME
+from copaw_context.qwenpaw2 import STATE_KEY
+from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems, text_step
+from tests.qwenpaw2.kit import (
+    MODEL,
+    QwenPawSite,
+    agent_calls,
+    archive_lines,
+    call_tokens,
+    install_plugin,
+    load_plugins,
+    scripted_agent,
+)
+from tests.summaries import PREVIOUS_SUMMARY
+
+WINDOW = 20000
+LIMIT = 14000  # what the provider says its limit is
+
+
+def _with_compactor(answer: Callable[[ModelCall], Any]) -> Callable[[ModelCall], Any]:
+    agent = scripted_agent()
+
+    def step(call: ModelCall) -> Any:
+        return answer(call) if not call.tools else agent(call)
+
+    return step
+
+
+def _raises(call: ModelCall) -> Any:
+    raise RuntimeError("Error code: 503 - upstream connect error (the provider is down)")
+
+
+async def _hangs(call: ModelCall) -> Any:
+    await asyncio.sleep(120)
+    return text_step(PREVIOUS_SUMMARY)
+
+
+def _texts(messages: list[dict[str, Any]]) -> str:
+    return json.dumps(messages)
+
+
+@pytest.mark.parametrize("failure", ["raises", "hangs"])
+async def test_a_compactor_that_is_down_still_lets_the_reply_come_and_loses_nothing(
+    qwenpaw_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    failure: str,
+) -> None:
+    site = QwenPawSite(qwenpaw_home, f"down-{failure}", monkeypatch, window=WINDOW)
+    answer = {"raises": _raises, "hangs": _hangs}[failure]
+    site.model = ScriptedChatModel([_with_compactor(answer)] * 400, model_name=MODEL)
+    overlay = {"running": {"light_context_config": {"compactor_timeout_seconds": 0.05}}}
+    (site.workspace / OVERLAY_NAME).write_text(json.dumps(overlay), encoding="utf-8")
+    install_plugin(qwenpaw_home)
+    await load_plugins(qwenpaw_home)
+    app = await site.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="copaw_context"):
+            replies = [await site.ask(app, f"turn {i}: count to 20000") for i in range(3)]
+            compact = await site.ask(app, "/compact")
+    finally:
+        await app.stop()
+
+    assert all(r.startswith("done after") for r in replies), replies
+    assert compact.startswith("**Compact Complete!**"), compact  # the extractive summary
+    assert any("LLM compaction failed" in r.getMessage() for r in caplog.records)
+    state = site.saved_state()
+    assert state["middle_context"][STATE_KEY]["stats"]["compactions"] >= 2
+    held = _texts([*state["context"], *(line["message"] for line in archive_lines(site.workspace))])
+    assert all(f"turn {i}: count to 20000" in held for i in range(3))
+    for call in agent_calls(site.model):
+        assert call_tokens(call) <= WINDOW
+        assert openai_pairing_problems(call.formatted) == []
+
+
+def _tagged_summary(call: ModelCall) -> Any:
+    tags = sorted(set(re.findall(r"tag-p[a-z]", json.dumps(call.formatted))))
+    return text_step(PREVIOUS_SUMMARY + "\n- Sessions seen: " + " ".join(tags))
+
+
+async def test_sessions_in_parallel_keep_their_own_summaries_state_and_archive(
+    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = QwenPawSite(qwenpaw_home, "parallel", monkeypatch, window=WINDOW)
+    site.model = ScriptedChatModel([_with_compactor(_tagged_summary)] * 400, model_name=MODEL)
+    install_plugin(qwenpaw_home)
+    await load_plugins(qwenpaw_home)
+    app = await site.start()
+    sessions = ["pa", "pb", "pc"]
+    try:
+        for i in range(3):
+            await asyncio.gather(
+                *(site.ask(app, f"tag-{s} turn {i}: count to 20000", s) for s in sessions)
+            )
+        same = await asyncio.gather(
+            *(site.ask(app, f"tag-pa again {i}: count to 20000", "pa") for i in range(2))
+        )
+        await asyncio.gather(*(site.ask(app, "/compact", s) for s in sessions))
+    finally:
+        await app.stop()
+
+    assert all(r for r in same), same
+    lines = archive_lines(site.workspace)
+    ids = set()
+    for session in sessions:
+        state = site.saved_state(session)
+        ids.add(state["session_id"])
+        others = [f"tag-{s}" for s in sessions if s != session]
+        assert f"tag-{session}" in state["summary"], state["summary"]
+        assert not any(tag in state["summary"] for tag in others), session
+        assert not any(tag in json.dumps(state["context"]) for tag in others), session
+        archived = [line for line in lines if line["session_id"] == state["session_id"]]
+        assert archived and not any(tag in json.dumps(archived) for tag in others), session
+        assert state["middle_context"][STATE_KEY]["stats"]["compactions"] >= 1
+    assert len(ids) == len(sessions)
+    assert {line["session_id"] for line in lines} == ids
+
+
+class _Overflow(Exception):
+    """What a provider's client raises (only its text says why)."""
+
+
+OPENAI = (
+    "Error code: 400 - {'error': {'message': \"This model's maximum context length is 14000 "
+    "tokens. However, your messages resulted in 15801 tokens. Please reduce the length of the "
+    "messages.\", 'type': 'invalid_request_error', 'code': 'context_length_exceeded'}}"
+)
+ANTHROPIC = "prompt is too long: 15801 tokens > 14000 maximum"
+DASHSCOPE = "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 14000]"
+
+
+@pytest.mark.parametrize(
+    "text", [OPENAI, ANTHROPIC, DASHSCOPE], ids=["openai", "anthropic", "dashscope"]
+)
+async def test_a_providers_input_too_long_is_recovered_inside_qwenpaw(
+    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    site = QwenPawSite(qwenpaw_home, f"overflow-{len(text)}", monkeypatch, window=WINDOW)
+    agent = scripted_agent()
+    raised: list[int] = []
+
+    def step(call: ModelCall) -> Any:
+        tokens = call_tokens(call) if call.tools else 0
+        if not raised and tokens > LIMIT:
+            raised.append(tokens)
+            raise _Overflow(text)
+        return agent(call)
+
+    site.model = ScriptedChatModel([step] * 400, model_name=MODEL)
+    install_plugin(qwenpaw_home)
+    await load_plugins(qwenpaw_home)
+    app = await site.start()
+    try:
+        replies = [await site.ask(app, f"turn {i}: count to 20000") for i in range(3)]
+    finally:
+        await app.stop()
+    assert raised, "no call went over the provider's limit"
+    assert all(r.startswith("done after") for r in replies), replies
+    calls = agent_calls(site.model)
+    after = calls[[call_tokens(c) for c in calls].index(raised[0]) + 1]
+    assert call_tokens(after) <= LIMIT, call_tokens(after)
+    assert openai_pairing_problems(after.formatted) == []
+
+
+@pytest.mark.parametrize("overlay", ['{"running": ', '{"running": {"light_context_config": 5}}'])
+async def test_invalid_settings_beside_agent_json_name_the_file_and_the_agent_answers(
+    qwenpaw_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    overlay: str,
+) -> None:
+    site = QwenPawSite(qwenpaw_home, "bad-overlay", monkeypatch, window=WINDOW)
+    path = site.workspace / OVERLAY_NAME
+    path.write_text(overlay, encoding="utf-8")
+    install_plugin(qwenpaw_home)
+    await load_plugins(qwenpaw_home)
+    app = await site.start()
+    try:
+        with caplog.at_level(logging.WARNING):
+            reply = await site.ask(app, "turn 0: count to 20000")
+            context = await site.ask(app, "/context")
+    finally:
+        await app.stop()
+    assert reply.startswith("done after"), reply
+    assert any(str(path) in r.getMessage() for r in caplog.records)
+    assert context.startswith("**Context usage**"), context  # copaw-context runs
