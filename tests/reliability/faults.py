@@ -1,14 +1,14 @@
 """A fault-injecting file layer: every I/O call on files under a root passes through a hook.
 
 :func:`watch_io` patches ``open`` (``builtins`` and ``io``), ``os.fsync``, ``os.fdatasync``,
-``os.replace``, ``os.rename``, ``os.unlink``, ``os.mkdir`` and the offload writer's file sync
-(also by descriptor: a file opened by ``fd``, a name relative to ``dir_fd``),
-so that each call touching a path under ``root`` first calls ``hook(event)``; writes, syncs
-and truncations through files opened for writing are events too. The hook may raise (an
-``OSError`` such as ``ENOSPC``: a full disk), kill the process (crash tests), or let it be.
-An event's ``phase`` is ``"before"`` or ``"after"`` the call; a hook that returns True for
-a write's ``"before"`` gets half of the data written first, then a ``"mid"`` event (a write
-torn by a crash).
+``os.replace``, ``os.rename``, ``os.unlink`` and ``os.mkdir`` (the background group commit looks
+``os.fdatasync`` up at each call, so its syncs are events too; also by descriptor: a file opened
+by ``fd``, a name relative to ``dir_fd``), so that each call touching a path under ``root``
+first calls ``hook(event)``; writes, syncs and truncations through files opened for writing are
+events too. The hook may raise (an ``OSError`` such as ``ENOSPC``: a full disk), kill the
+process (crash tests), or let it be. An event's ``phase`` is ``"before"`` or ``"after"`` the
+call; a hook that returns True for a write's ``"before"`` gets half of the data written first,
+then a ``"mid"`` event (a write torn by a crash).
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from copaw_context.core.toolresults import _offload_write
 
 __all__ = ["IoEvent", "watch_io"]
 
@@ -146,7 +144,6 @@ def watch_io(root: Path, hook: Hook) -> Iterator[None]:
         ("mkdir", "mkdir"),
     ):
         patch(os, name, around(kind, getattr(os, name)))
-    patch(_offload_write, "_sync_file", around("fsync", _offload_write._sync_file))
     try:
         yield
     finally:

@@ -151,9 +151,11 @@ class OffloadStore:
 
         The text is encoded and written chunk by chunk in a worker thread (memory does not
         grow with it; it is never copied whole), its newlines counted on the way. The file
-        is fsynced, renamed into place and the directory fsynced before this returns, so a
-        notice naming the file can never outlive it in a crash; saves running at the same
-        time share their directory fsyncs. Returns the path, line count and size.
+        is renamed into place before this returns (whole and readable, so a notice naming
+        it can never outlive it in a crash of the process); its fsync and the directory's
+        run in the background, group-committed (:mod:`copaw_context.core.workspace.durable`),
+        and whatever makes a reference to it durable awaits them first. Returns the path,
+        line count and size.
         """
         codecs.lookup(encoding)  # LookupError here, before any file is created
         # Never through a link out of the workspace, even one swapped in after the check.

@@ -1,12 +1,13 @@
 """Reference manifests: what each session's context names in a shared offload store.
 
-Several sessions (QwenPaw's chats of one agent) share one ``tool_result/``. A TTL cleanup
-sees only its own session's context, so without help it would delete the files the other
-sessions still name once they all sat idle past ``offload_retention_days``. Each session
-therefore keeps ``<store>/.refs/<session id>.json`` listing the offload names its context
-references (written atomically, by descriptor, when they change; touched at least hourly
-while the session runs). A cleanup keeps every file named by a live manifest: one younger
-than ``offload_manifest_retention_days`` (never shorter than ``offload_retention_days``).
+Several sessions (QwenPaw's chats of one agent) share one ``tool_result/``. A TTL cleanup sees
+only its own session's context, so without help it would delete the files the other sessions
+still name once they all sat idle past ``offload_retention_days``. Each session therefore keeps
+``<store>/.refs/<session id>.json`` listing the offload names its context references (written
+atomically, by descriptor, when they change, its fsync group-committed in the background like
+the files'; touched at least hourly while the session runs). A cleanup keeps every file named by
+a live manifest: one younger than ``offload_manifest_retention_days`` (never shorter than
+``offload_retention_days``).
 
 Manifests are data, never paths: only names of the store's own form (``<32 hex>.txt``)
 count, so a hostile manifest can at worst keep files longer, never reach outside the
@@ -107,6 +108,7 @@ def write_manifest(
             f".{uuid.uuid4().hex}.tmp",
             lambda handle: handle.write(data),
             keep_mode=False,
+            deferred=True,  # synced in the background, with the files it names
         )
 
 
