@@ -32,6 +32,7 @@ class IoEvent:
     kind: str  # open | write | fsync | replace | unlink | mkdir | truncate
     path: str
     phase: str  # before | mid | after
+    target: str = ""  # a replace's destination
 
 
 Hook = Callable[[IoEvent], bool | None]
@@ -126,9 +127,16 @@ def watch_io(root: Path, hook: Hook) -> Iterator[None]:
             path = under(path) if isinstance(target, int) else under(target)
             if path is None:
                 return real(*args, **kwargs)
-            hook(IoEvent(kind, path, "before"))
+            destination = ""
+            if kind == "replace":
+                named = args[1] if len(args) > 1 else kwargs.get("dst")
+                into = kwargs.get("dst_dir_fd")
+                if isinstance(named, str) and isinstance(into, int):
+                    named = os.path.join(_fd_path(into), named)
+                destination = (under(named) or "") if named is not None else ""
+            hook(IoEvent(kind, path, "before", destination))
             result = real(*args, **kwargs)
-            hook(IoEvent(kind, path, "after"))
+            hook(IoEvent(kind, path, "after", destination))
             return result
 
         return call
