@@ -52,6 +52,7 @@ class ModelCaller:
         ``await rebuild()`` once; the response (a stream: the same stream) comes back."""
         if not self.ctx.is_light:
             response = await send(model_input)
+            await self.ctx.store.settle()
             await durable.durable()
             return response
         measure = await self._measure(host, model_input)
@@ -67,7 +68,9 @@ class ModelCaller:
 
         response = await self.recovery.call(host, first, again)
         # The outputs saved before this call are on disk before the reply can end (a host
-        # saves its state, which names them, after it): synced while the model answered.
+        # saves its state, which names them, after it): synced while the model answered;
+        # so is the session's offload manifest, written in the background.
+        await self.ctx.store.settle()
         await durable.durable()
         if not calibrate:
             return response

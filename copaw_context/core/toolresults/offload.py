@@ -48,8 +48,6 @@ _NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
 _TEMP_MAX_AGE_SECONDS = 3600.0
 _SECONDS_PER_DAY = 86400.0
 _MAX_EARLY_SAVES = 1024
-_TOUCH_SECONDS = 3600.0  # an unchanged manifest is touched at most this often
-_MAX_RECORDED = 4096  # sessions whose last manifest this store remembers
 
 
 def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
@@ -126,7 +124,7 @@ class OffloadStore:
         self._clock = clock
         self._last_cleanup: float | None = None
         self._early: dict[str, asyncio.Future[SavedText]] = {}
-        self._recorded: dict[str, tuple[frozenset[str], float]] = {}
+        self._manifests = offload_refs.ManifestWriter(self._directory, workspace, clock)
 
     @property
     def directory(self) -> Path:
@@ -190,8 +188,10 @@ class OffloadStore:
             return None
 
     async def drain(self) -> None:
-        """Wait for the early saves still running (they stay claimable)."""
+        """Wait for the early saves still running (they stay claimable) and the manifests
+        still being written."""
         await asyncio.gather(*self._early.values(), return_exceptions=True)
+        await self.settle()
 
     def owns(self, path: str | Path) -> bool:
         """True only for ``<32 lowercase hex>.txt`` directly inside this store's directory."""
@@ -256,34 +256,16 @@ class OffloadStore:
     async def record_references(self, session_id: str, names: Iterable[str]) -> None:
         """Record the offload names one session's context references (its manifest), so
         that the cleanups of other sessions sharing this store keep them. Rewritten when
-        they change, touched at most hourly otherwise; failures are logged, never raised."""
-        wanted = frozenset(names)
-        now = self._clock()
-        last = self._recorded.get(session_id)
-        if last is not None and last[0] == wanted and 0 <= now - last[1] < _TOUCH_SECONDS:
-            return
-        try:
-            await asyncio.to_thread(self._record_sync, session_id, wanted, last, now)
-        except (OSError, ValueError, filelock.Timeout) as error:
-            logger.warning("copaw-context: cannot record the offload references: %s", error)
-            self._recorded.pop(session_id, None)
-            return
-        if len(self._recorded) >= _MAX_RECORDED:
-            self._recorded.clear()
-        self._recorded[session_id] = (wanted, now)
+        they change, touched at most hourly otherwise; failures are logged, never raised.
 
-    def _record_sync(
-        self,
-        session_id: str,
-        wanted: frozenset[str],
-        last: tuple[frozenset[str], float] | None,
-        now: float,
-    ) -> None:
-        directory, workspace = self._directory, self._workspace
-        unchanged = last is not None and last[0] == wanted
-        if unchanged and offload_refs.touch_manifest(directory, workspace, session_id, now):
-            return
-        offload_refs.write_manifest(directory, workspace, session_id, wanted)
+        The write runs in the background, off the step (:class:`~.offload_refs.
+        ManifestWriter`): :meth:`settle` waits for it, and a model call settles before it
+        returns, so the manifest is on disk when a reply ends."""
+        self._manifests.record(session_id, names)
+
+    async def settle(self) -> None:
+        """Wait for the manifests queued by :meth:`record_references` to be written."""
+        await self._manifests.settle()
 
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
         try:  # by descriptor: never remove files through a link, even one swapped in now
