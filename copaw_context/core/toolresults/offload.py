@@ -36,7 +36,13 @@ from copaw_context.core.toolresults._offload_write import SavedText, write_atomi
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
 from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
 
-__all__ = ["OffloadStore", "SavedText", "referenced_offload_names", "referenced_offload_paths"]
+__all__ = [
+    "INLINE_CHARS",
+    "OffloadStore",
+    "SavedText",
+    "referenced_offload_names",
+    "referenced_offload_paths",
+]
 
 logger = logging.getLogger("copaw_context")
 
@@ -48,6 +54,8 @@ _NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
 _TEMP_MAX_AGE_SECONDS = 3600.0
 _SECONDS_PER_DAY = 86400.0
 _MAX_EARLY_SAVES = 1024
+INLINE_CHARS = 65_536
+"""A saved text at most this long is written on the event loop (see ``save_parts``)."""
 
 
 def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
@@ -147,8 +155,11 @@ class OffloadStore:
     ) -> SavedText:
         """Save ``separator.join(parts)`` like :meth:`save`, without joining them.
 
-        The text is encoded and written chunk by chunk in a worker thread (memory does not
-        grow with it; it is never copied whole), its newlines counted on the way. The file
+        The text is encoded and written chunk by chunk (memory does not grow with it; it is
+        never copied whole), its newlines counted on the way: in a worker thread, or on the
+        event loop for a text of at most ``INLINE_CHARS`` characters (a write to the page
+        cache and a rename, no sync: cheaper than the hop to a thread, which a busy loop
+        can hold back for milliseconds). The file
         is renamed into place before this returns (whole and readable, so a notice naming
         it can never outlive it in a crash of the process); its fsync and the directory's
         run in the background, group-committed (:mod:`copaw_context.core.workspace.durable`),
@@ -157,9 +168,10 @@ class OffloadStore:
         """
         codecs.lookup(encoding)  # LookupError here, before any file is created
         # Never through a link out of the workspace, even one swapped in after the check.
-        return await asyncio.to_thread(
-            write_atomically, self._directory, tuple(parts), separator, encoding, self._workspace
-        )
+        args = (self._directory, tuple(parts), separator, encoding, self._workspace)
+        if sum(len(part) for part in parts) <= INLINE_CHARS:
+            return write_atomically(*args)
+        return await asyncio.to_thread(write_atomically, *args)
 
     def save_early(self, parts: Sequence[str]) -> str:
         """Start :meth:`save_parts` in the background; return a token for :meth:`claim_early`.
