@@ -222,12 +222,22 @@ class ManifestWriter:
             self._recorded.clear()
         self._recorded[session_id] = (wanted, now)
         self._queued[session_id] = (wanted, now)
-        if self._writer is None or self._writer.done():
+        if not self._writing():  # none, finished, or left on a loop that is gone
             self._writer = asyncio.ensure_future(self._write_queued())
 
     async def settle(self) -> None:
-        while self._writer is not None and not self._writer.done():
+        while self._writing():
+            assert self._writer is not None
             await asyncio.shield(self._writer)
+
+    def _writing(self) -> bool:
+        """Whether this loop's writer is still running."""
+        writer = self._writer
+        return (
+            writer is not None
+            and not writer.done()
+            and writer.get_loop() is asyncio.get_running_loop()
+        )
 
     async def _write_queued(self) -> None:
         while self._queued:
