@@ -28,6 +28,7 @@ def profile_steps(root: Path, context: list[Any], counter: str, steps: int, top:
         profiler = cProfile.Profile()
         for step in make_steps(steps, seed=11):
             work.append(await run_stage1(hook, session, step))
+            await asyncio.sleep(0)  # the saves stage 1 started ahead (see steps.py)
             profiler.enable()
             await engine.before_reasoning(session, limits=limits)
             profiler.disable()

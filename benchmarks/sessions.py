@@ -37,7 +37,7 @@ from copaw_context import MemoryCompactionHook, RunningConfig
 from copaw_context.agentscope2.messages import METADATA_KEY
 from copaw_context.agentscope2.session import AgentScope2Session
 from copaw_context.core.config.running import parse_running_config
-from copaw_context.core.toolresults import _offload_write
+from copaw_context.core.workspace import durable
 from copaw_context.testing import ScriptedChatModel
 
 __all__ = [
@@ -146,13 +146,13 @@ async def run_stage1(hook: MemoryCompactionHook, session: AgentScope2Session, st
 @contextlib.contextmanager
 def no_fsync() -> Iterator[None]:
     """Skip fsyncs while seeding (seeding is not measured; files are still written)."""
-    saved = _offload_write._sync_file, _offload_write.fsync_directory
-    _offload_write._sync_file = lambda fd: None
-    _offload_write.fsync_directory = lambda directory: None
+    saved = durable._sync_data, durable._sync_folder
+    durable._sync_data = durable._sync_folder = lambda fd: None
     try:
         yield
+        durable.flush()  # the seeding's background syncs end before the measured steps
     finally:
-        _offload_write._sync_file, _offload_write.fsync_directory = saved
+        durable._sync_data, durable._sync_folder = saved
 
 
 def config(counter: str, compactor: str = "llm") -> RunningConfig:

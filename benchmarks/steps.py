@@ -49,8 +49,9 @@ class StepRow:
     counter: str
     pre_ms: float
     io_ms: float
-    """Mean time of the offload writes a step started and waited for (file and directory
-    fsync); the saves started ahead at stage 1 run in the background and are not counted."""
+    """Mean time of the offload writes a step started and waited for (write and rename; their
+    fsyncs are group-committed in the background); the saves started ahead at stage 1 are
+    counted with stage 1."""
     cpu_ms: float
     """Median of the step's time minus its offload writes."""
     stage1_ms: float
@@ -111,6 +112,9 @@ async def _measure(
         gc.collect()  # a collection of the previous step's garbage is not this step's cost
         started = time.perf_counter()
         message = await run_stage1(hook, session, step)
+        # The saves stage 1 started ahead run once the loop is free (in an agent: while the
+        # tool's next model call is prepared); counted with stage 1, which started them.
+        await asyncio.sleep(0)
         stage1 = 1000 * (time.perf_counter() - started)
         context.append(message)
         saves.clear()

@@ -15,10 +15,12 @@ import json
 import os
 import re
 import signal
+import threading
 from pathlib import Path
 from typing import Any
 
 from copaw_context.core.config.running import RunningConfig, parse_running_config
+from tests.reliability import power_cut
 from tests.reliability.drivers import HostDriver, available_drivers
 from tests.reliability.engine_session import filler
 from tests.reliability.faults import IoEvent, watch_io
@@ -117,15 +119,52 @@ async def session(driver: HostDriver, workspace: Path) -> None:
 
 class KillPlan:
     """Kill at I/O point ``at`` (``phase``: before, mid (a torn write) or after); ``None``:
-    only count the points (written to ``census`` as JSON lines)."""
+    only count the points (written to ``census`` as JSON lines). ``at`` may also be a
+    ``(role, n)`` pair: the ``n``-th point of that role (:func:`power_cut.role_of`), killed
+    before it or right after that same call in its own thread (the background syncs do not
+    move it). With ``journal``, every completed rename and sync is appended there first (one
+    ``os.write`` each, so the page cache has it when the process is killed): what a power
+    cut would keep is read from it."""
 
-    def __init__(self, at: int | None, phase: str, census: Path | None) -> None:
-        self.at, self.phase, self.census = at, phase, census
+    def __init__(
+        self,
+        at: int | tuple[str, int] | None,
+        phase: str,
+        census: Path | None,
+        journal: Path | None = None,
+        root: Path | None = None,
+    ) -> None:
+        self.at, self.phase, self.census, self.root = at, phase, census, root
         self.points: list[tuple[str, str]] = []
+        self._seen: dict[str, int] = {}
+        self._target: tuple[int, str, str] | None = None  # (thread, kind, path)
+        self._lock = threading.Lock()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        self._journal = os.open(journal, flags, 0o644) if journal is not None else None
+
+    def _by_role(self, event: IoEvent) -> bool:
+        assert isinstance(self.at, tuple) and self.root is not None
+        me = (threading.get_ident(), event.kind, event.path)
+        if event.phase == "before":
+            with self._lock:
+                role = power_cut.role_of(event.kind, os.path.relpath(event.path, self.root))
+                if role == self.at[0]:
+                    self._seen[role] = self._seen.get(role, 0) + 1
+                    if self._seen[role] == self.at[1]:
+                        self._target = me
+        if self._target == me and event.phase == self.phase:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return False
 
     def __call__(self, event: IoEvent) -> bool:
+        done = event.phase == "after" and event.kind in ("replace", "fsync")
+        if self._journal is not None and done:
+            line = json.dumps([event.kind, event.path, event.target]) + "\n"
+            os.write(self._journal, line.encode())
         if event.phase == "before":
             self.points.append((event.kind, event.path))
+        if isinstance(self.at, tuple):
+            return self._by_role(event)
         if len(self.points) - 1 != self.at:
             return False
         if event.phase == self.phase:
@@ -133,11 +172,20 @@ class KillPlan:
         return self.phase == "mid"  # at a write's "before": tear it (half, then "mid")
 
 
-def run(driver_name: str, workspace: str, at: int | None, phase: str, census: str | None) -> None:
+def run(
+    driver_name: str,
+    workspace: str,
+    at: int | tuple[str, int] | None,
+    phase: str,
+    census: str | None,
+    journal: str | None = None,
+) -> None:
     """The child's entry: the session, killed at I/O point ``at`` (see :class:`KillPlan`)."""
     driver = next(d for d in available_drivers() if d.name == driver_name)
     root = Path(workspace)
-    plan = KillPlan(at, phase, Path(census) if census else None)
+    plan = KillPlan(
+        at, phase, Path(census) if census else None, Path(journal) if journal else None, root
+    )
     with watch_io(root, plan):
         asyncio.run(session(driver, root))
     if plan.census is not None:

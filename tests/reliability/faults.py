@@ -1,14 +1,14 @@
 """A fault-injecting file layer: every I/O call on files under a root passes through a hook.
 
 :func:`watch_io` patches ``open`` (``builtins`` and ``io``), ``os.fsync``, ``os.fdatasync``,
-``os.replace``, ``os.rename``, ``os.unlink``, ``os.mkdir`` and the offload writer's file sync
-(also by descriptor: a file opened by ``fd``, a name relative to ``dir_fd``),
-so that each call touching a path under ``root`` first calls ``hook(event)``; writes, syncs
-and truncations through files opened for writing are events too. The hook may raise (an
-``OSError`` such as ``ENOSPC``: a full disk), kill the process (crash tests), or let it be.
-An event's ``phase`` is ``"before"`` or ``"after"`` the call; a hook that returns True for
-a write's ``"before"`` gets half of the data written first, then a ``"mid"`` event (a write
-torn by a crash).
+``os.replace``, ``os.rename``, ``os.unlink`` and ``os.mkdir`` (the background group commit looks
+``os.fdatasync`` up at each call, so its syncs are events too; also by descriptor: a file opened
+by ``fd``, a name relative to ``dir_fd``), so that each call touching a path under ``root``
+first calls ``hook(event)``; writes, syncs and truncations through files opened for writing are
+events too. The hook may raise (an ``OSError`` such as ``ENOSPC``: a full disk), kill the
+process (crash tests), or let it be. An event's ``phase`` is ``"before"`` or ``"after"`` the
+call; a hook that returns True for a write's ``"before"`` gets half of the data written first,
+then a ``"mid"`` event (a write torn by a crash).
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.toolresults import _offload_write
-
 __all__ = ["IoEvent", "watch_io"]
 
 _WRITE_MODES = ("w", "a", "x", "+")
@@ -34,6 +32,7 @@ class IoEvent:
     kind: str  # open | write | fsync | replace | unlink | mkdir | truncate
     path: str
     phase: str  # before | mid | after
+    target: str = ""  # a replace's destination
 
 
 Hook = Callable[[IoEvent], bool | None]
@@ -128,9 +127,16 @@ def watch_io(root: Path, hook: Hook) -> Iterator[None]:
             path = under(path) if isinstance(target, int) else under(target)
             if path is None:
                 return real(*args, **kwargs)
-            hook(IoEvent(kind, path, "before"))
+            destination = ""
+            if kind == "replace":
+                named = args[1] if len(args) > 1 else kwargs.get("dst")
+                into = kwargs.get("dst_dir_fd")
+                if isinstance(named, str) and isinstance(into, int):
+                    named = os.path.join(_fd_path(into), named)
+                destination = (under(named) or "") if named is not None else ""
+            hook(IoEvent(kind, path, "before", destination))
             result = real(*args, **kwargs)
-            hook(IoEvent(kind, path, "after"))
+            hook(IoEvent(kind, path, "after", destination))
             return result
 
         return call
@@ -146,7 +152,6 @@ def watch_io(root: Path, hook: Hook) -> Iterator[None]:
         ("mkdir", "mkdir"),
     ):
         patch(os, name, around(kind, getattr(os, name)))
-    patch(_offload_write, "_sync_file", around("fsync", _offload_write._sync_file))
     try:
         yield
     finally:

@@ -103,4 +103,6 @@ def test_a_kill_at_any_io_point_loses_and_duplicates_nothing(driver: HostDriver)
             for counted in ("lost", "duplicated", "torn_lines", "partial_files", "dangling_notices")
         },
         archive_lines_checked=sum(r["lines"] for r in results),
+        archived_notices_checked=sum(r["notices"] for r in results),
     )
+    assert sum(r["notices"] for r in results) > 0, "no archived notice was checked"

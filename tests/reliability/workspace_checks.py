@@ -12,7 +12,7 @@ from tests.reliability import crash_child
 from tests.reliability.drivers import HostDriver
 from tests.reliability.invariants import archived_keys
 
-__all__ = ["check_workspace", "dangling_notices", "saved_keys", "torn_lines"]
+__all__ = ["archived_texts", "check_workspace", "dangling_notices", "saved_keys", "torn_lines"]
 
 
 _OWN_FILE = re.compile(r"[0-9a-f]{32}\.txt")
@@ -57,9 +57,32 @@ def partial_files(workspace: Path) -> tuple[int, list[str]]:
     return len(files), partial
 
 
+def archived_texts(workspace: Path) -> list[str]:
+    """Every string of every archive line, decoded (a notice's quotes are escaped in JSON)."""
+    texts: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for path in sorted((workspace / "dialog").glob("*.jsonl")):
+        for raw in path.read_bytes().split(b"\n"):
+            try:
+                walk(json.loads(raw))
+            except ValueError:
+                continue  # torn_lines reports it
+    return texts
+
+
 def dangling_notices(workspace: Path) -> list[str]:
     """Files that archived notices name and that do not exist."""
-    texts = [p.read_text(encoding="utf-8") for p in (workspace / "dialog").glob("*.jsonl")]
+    texts = archived_texts(workspace)
     return [
         path
         for path in referenced_offload_paths(texts)
@@ -82,6 +105,7 @@ def check_workspace(workspace: Path, expected: set[str]) -> dict[str, int]:
     assert not partial, partial[:5]
     assert not dangling, f"notices name files that do not exist: {dangling[:5]}"
     return {
+        "notices": len(referenced_offload_paths(archived_texts(workspace))),
         "lines": lines,
         "keys": len(keys),
         "files": files,

@@ -7,7 +7,9 @@ inter-process lock with one write plus ``fsync``, and any failure raises
 :class:`~copaw_context.core.errors.ArchiveError` so the caller keeps the messages. A batch
 is all-or-nothing across its files: the locks of all of them are held while it is
 written, and a failure rolls back what this batch already wrote, so a retry of the same
-messages never duplicates a line.
+messages never duplicates a line. Before any line is written, the saved outputs still being
+synced in the background are on disk (:func:`copaw_context.core.workspace.durable.flush`):
+an archived notice never names a file a power cut could lose.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from copaw_context.core.archive.lines import (
 )
 from copaw_context.core.archive.reader import archived_keys, cached_line_count, read_archive
 from copaw_context.core.errors import ArchiveError
+from copaw_context.core.workspace import durable
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
 from copaw_context.core.workspace.confine_write import lock_name_at
 
@@ -269,6 +272,7 @@ class DialogArchive:
             raise ArchiveError(f"{error}; nothing was written") from error
 
     def _write_batches(self, batches: dict[date, list[ArchiveLine]]) -> list[ArchivedFile]:
+        durable.flush()  # the saved outputs these lines name are on disk before the lines
         self._confine(self._directory)
         with contextlib.ExitStack() as held:
             # The folder by descriptor: a folder swapped for a link after the check is refused.

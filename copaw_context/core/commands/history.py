@@ -33,6 +33,7 @@ from copaw_context.core.steps.archive import archive_records, shielded, write_re
 from copaw_context.core.steps.summary_room import bound_loaded_summary, loaded_summary_message
 from copaw_context.core.summary import split_summary_message
 from copaw_context.core.tools.read_tool import extra_read_roots
+from copaw_context.core.workspace import durable
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, outside_reason
 from copaw_context.core.workspace.confine_write import open_dir, replace_at
 from copaw_context.core.workspace.safe_open import ReadFailure, is_path_allowed, open_inside
@@ -127,6 +128,7 @@ def _write_new(workspace: Path, argument: str, default: Path, text: str) -> Path
     except OutsideWorkspaceError as error:
         raise HistoryFileError(str(error).rstrip(".")) from None
     temp = f".dump-{uuid.uuid4().hex}.tmp"
+    durable.flush()  # the saved outputs the dump names are on disk before it
     try:
         data = text.encode("utf-8")
         replace_at(dir_fd, temp, temp + "~", lambda handle: handle.write(data), keep_mode=False)

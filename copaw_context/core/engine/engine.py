@@ -35,6 +35,7 @@ from copaw_context.core.steps import (
 )
 from copaw_context.core.steps.model_call import UsageReader
 from copaw_context.core.toolresults.policy import OutputPart
+from copaw_context.core.workspace import durable
 
 __all__ = ["ContextEngine"]
 
@@ -154,6 +155,7 @@ class ContextEngine:
 
     async def close(self) -> None:
         """A host calls this when the agent is done: stops background work (early saves, the
-        memory schedule, pending memory summaries)."""
+        memory schedule, pending memory summaries); the saved outputs are on disk after it."""
         await self.context.store.drain()
+        await durable.durable()
         await self.context.memory.close()

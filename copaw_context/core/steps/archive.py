@@ -1,10 +1,12 @@
 """Writing what leaves the context: archive first, then commit, and never lose a message.
 
 Messages are fsynced to ``dialog/YYYY-MM-DD.jsonl`` before they leave the context, inside a
-section shielded from cancellation. When the archive cannot be written (disk full, a
-read-only workspace), the messages are kept whole in the agent's session state (a pending
-buffer the host saves with the session) and the context is still compacted, so the model's
-window holds; the buffer is written out as soon as the archive is writable again.
+section shielded from cancellation, and the saved outputs they name before them (the background
+group commit, :mod:`copaw_context.core.workspace.durable`, is awaited first). When the archive
+cannot be written (disk full, a read-only workspace), the messages are kept whole in the agent's
+session state (a pending buffer the host saves with the session) and the context is still
+compacted, so the model's window holds; the buffer is written out as soon as the archive is
+writable again.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from copaw_context.core.errors import ArchiveError
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host.protocol import ArchiveRecord, HostSession
 from copaw_context.core.summary import Summary, render_summary_message, split_summary_message
+from copaw_context.core.workspace import durable
 
 __all__ = [
     "FlushPendingArchive",
@@ -149,6 +152,9 @@ async def archive_and_apply(
     state = ctx.state(host)
 
     async def archive_then_apply() -> list[tuple[str, int]]:
+        # The saved outputs the dropped messages name are on disk before they are dropped
+        # (the archive's append waits too; this also covers a write kept in the state).
+        await durable.durable()
         written = await write_records(ctx, host, records) or []
         # Archived (or kept in the state): commit at once, so that nothing after this point
         # can archive them again.

@@ -20,6 +20,7 @@ from copaw_context.core.steps.measure import InputMeasure, InputMeter
 from copaw_context.core.steps.overflow import started_stream
 from copaw_context.core.steps.recover import OverflowRecovery
 from copaw_context.core.tokens.usage import ReportedUsage
+from copaw_context.core.workspace import durable
 
 __all__ = ["ModelCaller", "UsageReader"]
 
@@ -50,7 +51,10 @@ class ModelCaller:
         """``send(model_input)``, measured first; on "input too long", compact harder and send
         ``await rebuild()`` once; the response (a stream: the same stream) comes back."""
         if not self.ctx.is_light:
-            return await send(model_input)
+            response = await send(model_input)
+            await self.ctx.store.settle()
+            await durable.durable()
+            return response
         measure = await self._measure(host, model_input)
 
         async def first() -> Any:
@@ -63,6 +67,11 @@ class ModelCaller:
             return await started_stream(await send(fresh))
 
         response = await self.recovery.call(host, first, again)
+        # The outputs saved before this call are on disk before the reply can end (a host
+        # saves its state, which names them, after it): synced while the model answered;
+        # so is the session's offload manifest, written in the background.
+        await self.ctx.store.settle()
+        await durable.durable()
         if not calibrate:
             return response
         if isinstance(response, AsyncIterator):

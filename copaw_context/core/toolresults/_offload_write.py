@@ -1,12 +1,13 @@
-"""Streaming, crash-safe writes of offloaded text, with group-committed directory fsyncs.
+"""Streaming, crash-safe writes of offloaded text; their fsyncs group-committed in the background.
 
 A text is encoded and written chunk by chunk (memory does not grow with it) to a temp file,
-which is fsynced, renamed to its final name, and the directory is fsynced before the path
-is returned: the notice naming the file exists only after that, so a crash can never leave
-a notice pointing at a missing or partial file. Saves that run at the same time (parallel
-tool calls in one step) share directory fsyncs: one fsync covers every rename that finished
-before it started (group commit), so N concurrent saves cost about N file fsyncs (run in
-parallel) plus one or two directory fsyncs instead of N.
+which is renamed to its final name before the path is returned: the notice naming the file
+exists only after that, so a crash (``kill -9``: the page cache has the file) can never
+leave a notice pointing at a missing or partial file. The file's fsync and its directory's
+are not on the step path: :mod:`copaw_context.core.workspace.durable` batches them in a
+background thread (one directory fsync per batch), and everything that makes a reference to
+the file durable (the archive's append, the compaction commit, the reply's end after which
+a host saves its state, the engine's close) waits for them first.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -29,13 +30,12 @@ from copaw_context.core.toolresults._text_bytes import (
 )
 from copaw_context.core.workspace.confine_write import replace_at, writable_dir
 
-__all__ = ["SavedText", "directory_sync", "fsync_directory", "write_atomically"]
+__all__ = ["SavedText", "fsync_directory", "write_atomically"]
 
 logger = logging.getLogger("copaw_context")
 
 _ESCAPE_ERRORS = "copaw-context-offload-escape"
 _escaped = threading.local()
-_sync_file: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
 
 def _escape(error: UnicodeError) -> tuple[str | bytes, int]:
@@ -70,49 +70,6 @@ def fsync_directory(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-class _DirectorySync:
-    """Group commit: :meth:`sync` returns after a directory fsync that started after the call."""
-
-    def __init__(self, directory: Path) -> None:
-        self._directory = directory
-        self._condition = threading.Condition()
-        self._started = 0
-        self._finished = 0
-        self._running = False
-
-    def sync(self) -> None:
-        with self._condition:
-            wanted = self._started + 1  # any fsync starting from now covers our rename
-            while self._finished < wanted:
-                if self._running:
-                    self._condition.wait()
-                    continue
-                self._running = True
-                self._started += 1
-                generation = self._started
-                self._condition.release()
-                try:
-                    fsync_directory(self._directory)
-                finally:
-                    self._condition.acquire()
-                    self._running = False
-                    self._finished = generation
-                    self._condition.notify_all()
-
-
-_syncs: dict[Path, _DirectorySync] = {}
-_syncs_lock = threading.Lock()
-
-
-def directory_sync(directory: Path) -> Callable[[], None]:
-    """The group-committed directory fsync shared by every store writing to ``directory``."""
-    with _syncs_lock:
-        sync = _syncs.get(directory)
-        if sync is None:
-            sync = _syncs[directory] = _DirectorySync(directory)
-        return sync.sync
 
 
 def _write_encoded(
@@ -150,7 +107,9 @@ def write_atomically(
     encoding: str,
     workspace: Path | None = None,
 ) -> SavedText:
-    """Write ``separator.join(parts)`` to a new ``<uuid4 hex>.txt`` in ``directory``, durably.
+    """Write ``separator.join(parts)`` to a new ``<uuid4 hex>.txt`` in ``directory``: whole
+    under its name when this returns, on disk once :func:`~copaw_context.core.workspace.
+    durable.flush` returns.
 
     Raises OSError (no temp file is left behind). Characters ``encoding`` cannot represent
     are written as backslash escapes, with a warning. With ``workspace``, the folder is opened
@@ -165,8 +124,8 @@ def write_atomically(
             final_name,
             f".{uuid.uuid4().hex}.tmp",
             lambda handle: _write_encoded(handle, parts, separator, encoding),
-            sync=_sync_file,
             keep_mode=False,
+            deferred=True,
         )
     final_path = directory / final_name
     if _escaped.flag:
@@ -175,5 +134,4 @@ def write_atomically(
             encoding,
             final_path,
         )
-    directory_sync(directory)()
     return SavedText(final_path, newlines + 1, nbytes)

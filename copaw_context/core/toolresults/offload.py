@@ -36,7 +36,13 @@ from copaw_context.core.toolresults._offload_write import SavedText, write_atomi
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
 from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
 
-__all__ = ["OffloadStore", "SavedText", "referenced_offload_names", "referenced_offload_paths"]
+__all__ = [
+    "INLINE_CHARS",
+    "OffloadStore",
+    "SavedText",
+    "referenced_offload_names",
+    "referenced_offload_paths",
+]
 
 logger = logging.getLogger("copaw_context")
 
@@ -48,8 +54,8 @@ _NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
 _TEMP_MAX_AGE_SECONDS = 3600.0
 _SECONDS_PER_DAY = 86400.0
 _MAX_EARLY_SAVES = 1024
-_TOUCH_SECONDS = 3600.0  # an unchanged manifest is touched at most this often
-_MAX_RECORDED = 4096  # sessions whose last manifest this store remembers
+INLINE_CHARS = 65_536
+"""A saved text at most this long is written on the event loop (see ``save_parts``)."""
 
 
 def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
@@ -126,7 +132,7 @@ class OffloadStore:
         self._clock = clock
         self._last_cleanup: float | None = None
         self._early: dict[str, asyncio.Future[SavedText]] = {}
-        self._recorded: dict[str, tuple[frozenset[str], float]] = {}
+        self._manifests = offload_refs.ManifestWriter(self._directory, workspace, clock)
 
     @property
     def directory(self) -> Path:
@@ -149,17 +155,23 @@ class OffloadStore:
     ) -> SavedText:
         """Save ``separator.join(parts)`` like :meth:`save`, without joining them.
 
-        The text is encoded and written chunk by chunk in a worker thread (memory does not
-        grow with it; it is never copied whole), its newlines counted on the way. The file
-        is fsynced, renamed into place and the directory fsynced before this returns, so a
-        notice naming the file can never outlive it in a crash; saves running at the same
-        time share their directory fsyncs. Returns the path, line count and size.
+        The text is encoded and written chunk by chunk (memory does not grow with it; it is
+        never copied whole), its newlines counted on the way: in a worker thread, or on the
+        event loop for a text of at most ``INLINE_CHARS`` characters (a write to the page
+        cache and a rename, no sync: cheaper than the hop to a thread, which a busy loop
+        can hold back for milliseconds). The file
+        is renamed into place before this returns (whole and readable, so a notice naming
+        it can never outlive it in a crash of the process); its fsync and the directory's
+        run in the background, group-committed (:mod:`copaw_context.core.workspace.durable`),
+        and whatever makes a reference to it durable awaits them first. Returns the path,
+        line count and size.
         """
         codecs.lookup(encoding)  # LookupError here, before any file is created
         # Never through a link out of the workspace, even one swapped in after the check.
-        return await asyncio.to_thread(
-            write_atomically, self._directory, tuple(parts), separator, encoding, self._workspace
-        )
+        args = (self._directory, tuple(parts), separator, encoding, self._workspace)
+        if sum(len(part) for part in parts) <= INLINE_CHARS:
+            return write_atomically(*args)
+        return await asyncio.to_thread(write_atomically, *args)
 
     def save_early(self, parts: Sequence[str]) -> str:
         """Start :meth:`save_parts` in the background; return a token for :meth:`claim_early`.
@@ -188,8 +200,10 @@ class OffloadStore:
             return None
 
     async def drain(self) -> None:
-        """Wait for the early saves still running (they stay claimable)."""
+        """Wait for the early saves still running (they stay claimable) and the manifests
+        still being written."""
         await asyncio.gather(*self._early.values(), return_exceptions=True)
+        await self.settle()
 
     def owns(self, path: str | Path) -> bool:
         """True only for ``<32 lowercase hex>.txt`` directly inside this store's directory."""
@@ -254,34 +268,16 @@ class OffloadStore:
     async def record_references(self, session_id: str, names: Iterable[str]) -> None:
         """Record the offload names one session's context references (its manifest), so
         that the cleanups of other sessions sharing this store keep them. Rewritten when
-        they change, touched at most hourly otherwise; failures are logged, never raised."""
-        wanted = frozenset(names)
-        now = self._clock()
-        last = self._recorded.get(session_id)
-        if last is not None and last[0] == wanted and 0 <= now - last[1] < _TOUCH_SECONDS:
-            return
-        try:
-            await asyncio.to_thread(self._record_sync, session_id, wanted, last, now)
-        except (OSError, ValueError, filelock.Timeout) as error:
-            logger.warning("copaw-context: cannot record the offload references: %s", error)
-            self._recorded.pop(session_id, None)
-            return
-        if len(self._recorded) >= _MAX_RECORDED:
-            self._recorded.clear()
-        self._recorded[session_id] = (wanted, now)
+        they change, touched at most hourly otherwise; failures are logged, never raised.
 
-    def _record_sync(
-        self,
-        session_id: str,
-        wanted: frozenset[str],
-        last: tuple[frozenset[str], float] | None,
-        now: float,
-    ) -> None:
-        directory, workspace = self._directory, self._workspace
-        unchanged = last is not None and last[0] == wanted
-        if unchanged and offload_refs.touch_manifest(directory, workspace, session_id, now):
-            return
-        offload_refs.write_manifest(directory, workspace, session_id, wanted)
+        The write runs in the background, off the step (:class:`~.offload_refs.
+        ManifestWriter`): :meth:`settle` waits for it, and a model call settles before it
+        returns, so the manifest is on disk when a reply ends."""
+        self._manifests.record(session_id, names)
+
+    async def settle(self) -> None:
+        """Wait for the manifests queued by :meth:`record_references` to be written."""
+        await self._manifests.settle()
 
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
         try:  # by descriptor: never remove files through a link, even one swapped in now

@@ -1,12 +1,13 @@
 """Reference manifests: what each session's context names in a shared offload store.
 
-Several sessions (QwenPaw's chats of one agent) share one ``tool_result/``. A TTL cleanup
-sees only its own session's context, so without help it would delete the files the other
-sessions still name once they all sat idle past ``offload_retention_days``. Each session
-therefore keeps ``<store>/.refs/<session id>.json`` listing the offload names its context
-references (written atomically, by descriptor, when they change; touched at least hourly
-while the session runs). A cleanup keeps every file named by a live manifest: one younger
-than ``offload_manifest_retention_days`` (never shorter than ``offload_retention_days``).
+Several sessions (QwenPaw's chats of one agent) share one ``tool_result/``. A TTL cleanup sees
+only its own session's context, so without help it would delete the files the other sessions
+still name once they all sat idle past ``offload_retention_days``. Each session therefore keeps
+``<store>/.refs/<session id>.json`` listing the offload names its context references (written
+atomically, by descriptor, when they change, its fsync group-committed in the background like
+the files'; touched at least hourly while the session runs). A cleanup keeps every file named by
+a live manifest: one younger than ``offload_manifest_retention_days`` (never shorter than
+``offload_retention_days``).
 
 Manifests are data, never paths: only names of the store's own form (``<32 hex>.txt``)
 count, so a hostile manifest can at worst keep files longer, never reach outside the
@@ -17,6 +18,7 @@ Writes and cleanups hold a lock (``.refs/.lock``) so a cleanup sees a consistent
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -24,7 +26,7 @@ import os
 import re
 import stat
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import filelock
@@ -32,6 +34,7 @@ import filelock
 from copaw_context.core.workspace.confine_write import lock_name_at, replace_at, writable_dir
 
 __all__ = [
+    "ManifestWriter",
     "MAX_MANIFESTS",
     "MAX_MANIFEST_BYTES",
     "MAX_MANIFEST_NAMES",
@@ -59,6 +62,8 @@ _TEMP_MAX_AGE_SECONDS = 3600.0
 _LOCK_NAME = ".lock"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _READ_FLAGS |= getattr(os, "O_NONBLOCK", 0)  # a fifo planted as a manifest never blocks
+_TOUCH_SECONDS = 3600.0  # an unchanged manifest is touched at most this often
+_MAX_RECORDED = 4096  # sessions whose last manifest a writer remembers
 
 
 def is_session_id(value: object) -> bool:
@@ -107,6 +112,7 @@ def write_manifest(
             f".{uuid.uuid4().hex}.tmp",
             lambda handle: handle.write(data),
             keep_mode=False,
+            deferred=True,  # synced in the background, with the files it names
         )
 
 
@@ -191,3 +197,68 @@ def _read_manifest(refs_fd: int, path: Path) -> list[str] | None:
         return None
     assert isinstance(names, list)
     return [n for n in names if _OWN_FILE.fullmatch(n)]
+
+
+class ManifestWriter:
+    """One store's manifests, written in the background: :meth:`record` queues a session's
+    names (newer names replace its queued ones) and returns; one task writes the queue in a
+    worker thread, rewriting a manifest whose names changed and touching an unchanged one at
+    most hourly. Failures are logged (the next change tries again); :meth:`settle` waits."""
+
+    def __init__(self, store_dir: Path, workspace: Path | None, clock: Callable[[], float]) -> None:
+        self._store_dir, self._workspace, self._clock = store_dir, workspace, clock
+        self._recorded: dict[str, tuple[frozenset[str], float]] = {}
+        self._queued: dict[str, tuple[frozenset[str], float]] = {}
+        self._on_disk: dict[str, frozenset[str]] = {}
+        self._writer: asyncio.Future[None] | None = None
+
+    def record(self, session_id: str, names: Iterable[str]) -> None:
+        wanted = frozenset(names)
+        now = self._clock()
+        last = self._recorded.get(session_id)
+        if last is not None and last[0] == wanted and 0 <= now - last[1] < _TOUCH_SECONDS:
+            return
+        if len(self._recorded) >= _MAX_RECORDED:
+            self._recorded.clear()
+        self._recorded[session_id] = (wanted, now)
+        self._queued[session_id] = (wanted, now)
+        if not self._writing():  # none, finished, or left on a loop that is gone
+            self._writer = asyncio.ensure_future(self._write_queued())
+
+    async def settle(self) -> None:
+        while self._writing():
+            assert self._writer is not None
+            await asyncio.shield(self._writer)
+
+    def _writing(self) -> bool:
+        """Whether this loop's writer is still running."""
+        writer = self._writer
+        return (
+            writer is not None
+            and not writer.done()
+            and writer.get_loop() is asyncio.get_running_loop()
+        )
+
+    async def _write_queued(self) -> None:
+        while self._queued:
+            session_id = next(iter(self._queued))
+            wanted, now = self._queued.pop(session_id)
+            on_disk = self._on_disk.pop(session_id, None)
+            try:
+                await asyncio.to_thread(self._write, session_id, wanted, on_disk, now)
+            except (OSError, ValueError, filelock.Timeout) as error:
+                logger.warning("copaw-context: cannot record the offload references: %s", error)
+                if session_id not in self._queued:  # newer names try again anyway
+                    self._recorded.pop(session_id, None)
+                continue
+            if len(self._on_disk) >= _MAX_RECORDED:
+                self._on_disk.clear()
+            self._on_disk[session_id] = wanted
+
+    def _write(
+        self, session_id: str, wanted: frozenset[str], on_disk: frozenset[str] | None, now: float
+    ) -> None:
+        store_dir, workspace = self._store_dir, self._workspace
+        if on_disk == wanted and touch_manifest(store_dir, workspace, session_id, now):
+            return
+        write_manifest(store_dir, workspace, session_id, wanted)

@@ -1,7 +1,9 @@
 """Where an agent's workspace is, and keeping every file the package touches inside it.
 
 Modules: :mod:`.location` (the workspace folder), :mod:`.confine` and :mod:`.confine_write`
-(no link leaves the workspace; race-free writes), :mod:`.safe_open` (where ``read_file`` reads).
+(no link leaves the workspace; race-free writes), :mod:`.durable` (the fsyncs of renamed files,
+group-committed in the background, and the barrier before what depends on them),
+:mod:`.safe_open` (where ``read_file`` reads).
 """
 
 __all__: list[str] = []

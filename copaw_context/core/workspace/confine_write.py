@@ -4,7 +4,8 @@ A check by name (:func:`~copaw_context.core.workspace.confine.check_inside`) giv
 first. Then the target folder is opened component by component from the workspace root with
 ``O_DIRECTORY | O_NOFOLLOW`` (``dir_fd``), so a folder swapped for a symbolic link after the
 check makes the open fail instead of being followed. Temp files are created (``O_EXCL``),
-renamed and fsynced relative to that descriptor; appends open with ``O_NOFOLLOW`` and are
+renamed and fsynced relative to that descriptor (or, ``deferred``, synced in the background
+by :mod:`.durable`); appends open with ``O_NOFOLLOW`` and are
 checked with ``fstat`` (a regular file with one link). Nothing is ever created through a link.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside, refusal
+from copaw_context.core.workspace.durable import defer_sync
 
 __all__ = [
     "confined_dir",
@@ -150,16 +152,22 @@ def replace_at(
     *,
     sync: Callable[[int], None] = os.fsync,
     keep_mode: bool = True,
+    deferred: bool = False,
 ) -> _T:
     """Write a new file ``temp`` in the folder ``dir_fd`` with ``write``, sync it and rename it
     to ``name`` there (all by descriptor). An existing file's permission bits are kept; the
-    temp file is removed when anything fails. Returns what ``write`` returned."""
+    temp file is removed when anything fails. Returns what ``write`` returned.
+
+    ``deferred``: the file is renamed unsynced (whole and readable at once) and its sync and
+    the folder's are group-committed in the background (:mod:`.durable`); whatever depends
+    on it being on disk calls :func:`~copaw_context.core.workspace.durable.flush` first."""
     mode = None
     if keep_mode:
         with contextlib.suppress(OSError):
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
     fd = os.open(temp, _NEW_FLAGS, 0o666, dir_fd=dir_fd)
+    kept: int | None = None
     try:
         try:
             stream = os.fdopen(fd, "wb")
@@ -169,14 +177,21 @@ def replace_at(
         with stream as handle:
             result = write(handle)
             handle.flush()
-            sync(handle.fileno())
+            if deferred:
+                kept = os.dup(handle.fileno())
+            else:
+                sync(handle.fileno())
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
         os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
+        if kept is not None:
+            os.close(kept)
         with contextlib.suppress(OSError):
             os.unlink(temp, dir_fd=dir_fd)
         raise
+    if kept is not None:
+        defer_sync(kept, os.dup(dir_fd))
     return result
 
 

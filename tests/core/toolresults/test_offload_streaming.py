@@ -1,4 +1,5 @@
-"""The offload write: streamed in chunks, exact bytes, durable before it returns, shared fsyncs."""
+"""The offload write: streamed in chunks, exact bytes, whole when it returns, durable at the
+barrier, shared fsyncs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from copaw_context.core.toolresults import _offload_write
 from copaw_context.core.toolresults.offload import OffloadStore
 from copaw_context.core.toolresults.truncation import scrub_surrogates
+from copaw_context.core.workspace import durable
 
 
 @pytest.fixture
@@ -68,7 +70,7 @@ async def test_unencodable_characters_are_escaped_with_one_warning(
     assert len([r for r in caplog.records if "not fully encodable" in r.message]) == 1
 
 
-@pytest.mark.parametrize("fail_at", ["write", "fsync", "replace"])
+@pytest.mark.parametrize("fail_at", ["write", "replace"])
 async def test_a_failed_write_leaves_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: str
 ) -> None:
@@ -83,13 +85,34 @@ async def test_a_failed_write_leaves_no_file(
 
     if fail_at == "write":
         monkeypatch.setattr(_offload_write, "_write_encoded", write_then_fail)
-    elif fail_at == "fsync":
-        monkeypatch.setattr(_offload_write, "_sync_file", broken)
     else:
         monkeypatch.setattr(os, "replace", broken)
     with pytest.raises(OSError, match="No space left"):
         await store.save("x" * 100_000)
     assert os.listdir(store.directory) == []
+    await durable.durable()
+    assert durable.pending() == 0  # nothing was handed to the group commit
+
+
+async def test_a_failed_background_sync_is_logged_and_the_file_stays_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The sync runs after the rename now: a failing one cannot unname the file (the notice
+    already names it); it is logged, the barrier still returns, the file is whole."""
+    store = OffloadStore(tmp_path / "tool_result", 1)
+
+    def broken(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(durable, "_sync_data", broken)
+    with caplog.at_level(logging.ERROR, logger="copaw_context"):
+        path = await store.save("y" * 100_000)
+        assert path.read_text() == "y" * 100_000  # readable at once
+        await durable.durable()
+    assert durable.pending() == 0
+    assert [r for r in caplog.records if "could not be synced" in r.getMessage()]
+    assert path.read_text() == "y" * 100_000
+    assert sorted(os.listdir(store.directory)) == [path.name]
 
 
 async def test_saving_a_huge_text_uses_bounded_memory(tmp_path: Path) -> None:
@@ -108,14 +131,17 @@ async def test_saving_a_huge_text_uses_bounded_memory(tmp_path: Path) -> None:
     assert saved.lines == 500_001
 
 
-async def test_concurrent_saves_share_directory_fsyncs_and_none_returns_early(
+async def test_concurrent_saves_are_readable_at_once_and_share_directory_fsyncs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each save returns only after a directory fsync that started after its rename."""
+    """Each save is whole under its name when it returns; the barrier returns only after its
+    file's sync and a directory fsync that both started after its rename; saves running at
+    the same time share directory fsyncs (group commit)."""
     store = OffloadStore(tmp_path / "tool_result", 1)
     clock = itertools.count()
     lock = threading.Lock()
     renamed: dict[str, int] = {}
+    synced: dict[str, tuple[int, int]] = {}
     fsyncs: list[tuple[int, int]] = []
     real_replace = os.replace
 
@@ -124,7 +150,14 @@ async def test_concurrent_saves_share_directory_fsyncs_and_none_returns_early(
         with lock:
             renamed[os.path.basename(os.fspath(dst))] = next(clock)
 
-    def slow_fsync(directory: Path) -> None:
+    def sync_data(fd: int) -> None:
+        with lock:
+            started = next(clock)
+        name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+        with lock:
+            synced[name] = (started, next(clock))
+
+    def slow_fsync(fd: int) -> None:
         with lock:
             started = next(clock)
         time.sleep(0.05)
@@ -132,16 +165,22 @@ async def test_concurrent_saves_share_directory_fsyncs_and_none_returns_early(
             fsyncs.append((started, next(clock)))
 
     monkeypatch.setattr(os, "replace", replace)
-    monkeypatch.setattr(_offload_write, "fsync_directory", slow_fsync)
+    monkeypatch.setattr(durable, "_sync_data", sync_data)
+    monkeypatch.setattr(durable, "_sync_folder", slow_fsync)
 
-    async def save(i: int) -> tuple[int, Path, int]:
+    async def save(i: int) -> tuple[int, Path]:
         path = await store.save(f"output {i}\n" * 1000)
-        with lock:
-            return i, path, next(clock)
+        assert path.read_text() == f"output {i}\n" * 1000  # readable before any barrier
+        return i, path
 
     results = await asyncio.gather(*(save(i) for i in range(8)))
-    for i, path, returned in results:
+    await durable.durable()
+    with lock:
+        flushed = next(clock)
+    for i, path in results:
         rename = renamed[path.name]
-        assert any(rename < start and end < returned for start, end in fsyncs), path
+        start, end = synced[path.name]
+        assert rename < start and end < flushed, path
+        assert any(end < f_start and f_end < flushed for f_start, f_end in fsyncs), path
         assert path.read_text() == f"output {i}\n" * 1000
     assert 1 <= len(fsyncs) < 8
