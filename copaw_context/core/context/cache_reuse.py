@@ -10,31 +10,30 @@ the summary, then the context messages. Each message is keyed by what the ledger
 holds (its id and part count, its bytes and tokens): the keys of two inputs are compared in C
 (a tuple comparison per message, as the ledger's look at the part objects), and tokens come
 from the ledger's counts up to the first message that differs. Inside that message the parts
-that stayed the same are summed and only the common prefix of the first changed part's text
-is tokenised (of its head: :data:`HEAD_CHARS`). So a call costs a comparison per message and
-the new or changed messages' views, never a count of the whole context.
+that stayed the same (tokens and bytes) are summed; of the first changed part, when it was cut
+shorter in place (a stage-2 re-cut keeps the head of the same text), the excerpt before our
+notice is tokenised. So a call costs a comparison per message (in C), the part counts of the
+new or changed messages and at most one view, never a count of the whole context.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, ne
 
-from copaw_context.core.context.ledger import Ledger, MessageEntry
+from copaw_context.core.context.ledger import Ledger
 from copaw_context.core.host.protocol import FixedParts, HostSession
 from copaw_context.core.tokens.meter import MESSAGE_OVERHEAD_TOKENS, TokenMeter
+from copaw_context.core.toolresults.notice import find_notice
 
-__all__ = ["HEAD_CHARS", "PrefixReuse", "describe_reuse", "observe_input", "session_reuse"]
-
-HEAD_CHARS = 8192
-"""Characters of each part's text kept to count a common prefix inside a changed part."""
+__all__ = ["PrefixReuse", "describe_reuse", "observe_input", "session_reuse"]
 
 _SCRATCH_KEY = "copaw_context.cache_reuse"
 _STATE_KEY = "cache_reuse"
 _key = attrgetter("fingerprint", "nbytes", "tokens")
+_part_key = attrgetter("tokens", "nbytes")
 _tokens = attrgetter("tokens")
 
 
@@ -58,30 +57,13 @@ class PrefixReuse:
         return self.session_reused_tokens / self.session_input_tokens
 
 
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """What a later input's part is compared with: its tokens, length, hash and head."""
-
-    tokens: int
-    length: int
-    digest: int
-    head: str
-
-    @classmethod
-    def of(cls, tokens: int, text: str) -> _Part:
-        return cls(tokens, len(text), hash(text), text[:HEAD_CHARS])
-
-    def same(self, other: _Part) -> bool:
-        return (self.length, self.digest, self.tokens) == (other.length, other.digest, other.tokens)
-
-
 @dataclass(slots=True)
 class _Previous:
     """The previous input of one agent (in ``host.scratch``: never saved)."""
 
-    fixed: tuple[_Part, ...] = ()
+    fixed: tuple[tuple[int, str], ...] = ()
     keys: list[tuple[object, ...]] = field(default_factory=list)
-    parts: list[tuple[_Part, ...]] = field(default_factory=list)
+    parts: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
 
 
 def _previous(host: HostSession) -> _Previous:
@@ -91,57 +73,61 @@ def _previous(host: HostSession) -> _Previous:
     return previous
 
 
-def _message_parts(host: HostSession, index: int, entry: MessageEntry) -> tuple[_Part, ...]:
-    view = host.view(index, 0)
-    tokens = [part.tokens for part in entry.parts]
-    if len(tokens) != len(view.parts):
-        tokens = [entry.tokens] + [0] * (len(view.parts) - 1)
-    return tuple(
-        _Part.of(count, part.text if part.sent else "")
-        for count, part in zip(tokens, view.parts, strict=False)
-    )
+def _kept_head(host: HostSession, index: int, part: int, meter: TokenMeter) -> int:
+    """Tokens of what a part cut shorter in place still shares with its earlier text: the
+    excerpt before our ``<<<TRUNCATED>>>`` notice (a cut keeps the head of the same text)."""
+    view = host.view(index, part)
+    if not view.parts:
+        return 0
+    text = view.parts[0].text
+    found = find_notice(text)
+    return meter.text(text[: found[0]])[0] if found is not None else 0
 
 
-def _common(old: Sequence[_Part], new: Sequence[_Part], meter: TokenMeter) -> int:
-    """Tokens of the parts two versions of a segment share, and of the common prefix of the
-    first part that differs."""
-    reused = 0
-    for before, now in zip(old, new, strict=False):
-        if before.same(now):
-            reused += now.tokens
+def _in_message(
+    host: HostSession,
+    index: int,
+    old: tuple[tuple[int, int], ...],
+    new: tuple[tuple[int, int], ...],
+    meter: TokenMeter,
+) -> int:
+    """Tokens the two versions of message ``index`` share: the parts that stayed the same,
+    and the kept head of the first one, if it was cut shorter."""
+    reused = MESSAGE_OVERHEAD_TOKENS
+    for part, (before, now) in enumerate(zip(old, new, strict=False)):
+        if before == now:
+            reused += now[0]
             continue
-        prefix = os.path.commonprefix([before.head, now.head])
-        return reused + (meter.text(prefix)[0] if prefix else 0)
+        if now[1] < before[1]:
+            reused += _kept_head(host, index, part, meter)
+        return reused
     return reused
 
 
-def _fixed(fixed: FixedParts, report_tokens: Sequence[int]) -> tuple[_Part, ...]:
-    texts = (fixed.tool_schemas, fixed.system_prompt, fixed.summary_message)
-    return tuple(_Part.of(tokens, text) for tokens, text in zip(report_tokens, texts, strict=True))
-
-
 def _lcp(
+    host: HostSession,
     previous: _Previous,
-    fixed: tuple[_Part, ...],
+    fixed: tuple[tuple[int, str], ...],
     keys: list[tuple[object, ...]],
-    messages: Sequence[MessageEntry],
-    current_parts: dict[int, tuple[_Part, ...]],
+    ledger: Ledger,
     meter: TokenMeter,
 ) -> int:
     """Tokens of the current input's common prefix with the previous one."""
     if not previous.fixed:
         return 0  # no previous input (a new session, or the first call of this process)
-    for position, (before, now) in enumerate(zip(previous.fixed, fixed, strict=True)):
-        if not before.same(now):
-            return sum(p.tokens for p in fixed[:position]) + _common([before], [now], meter)
-    reused = sum(part.tokens for part in fixed)
+    reused = 0
+    for (tokens, text), (_, before) in zip(fixed, previous.fixed, strict=True):
+        if text != before:
+            common = os.path.commonprefix([before, text])
+            return reused + (meter.text(common)[0] if common else 0)
+        reused += tokens
     old = previous.keys
     first = next(compress(range(len(keys)), map(ne, keys, old)), min(len(keys), len(old)))
-    reused += sum(map(_tokens, messages[:first]))
+    messages = ledger.messages
+    reused += int(sum(map(_tokens, messages[:first])))
     if first < len(keys) and first < len(old):
-        common = _common(previous.parts[first], current_parts[first], meter)
-        if common:
-            reused += MESSAGE_OVERHEAD_TOKENS + common
+        new = tuple(map(_part_key, messages[first].parts))
+        reused += _in_message(host, first, previous.parts[first], new, meter)
     return reused
 
 
@@ -156,21 +142,20 @@ def observe_input(
     """Compare the input about to be sent (the ledger in sync with it, ``fixed`` its fixed
     parts; ``fixed_tokens``: the tokens of its tool schemas, system prompt and summary) with
     the previous one, add the figure to the session's sums (saved with the session) and
-    remember this input for the next call."""
+    remember this input for the next call. Only messages new or changed since the previous
+    call are looked at (their part counts, from the ledger); a view only of a part cut
+    shorter in the first message that differs."""
     previous = _previous(host)
     messages = ledger.messages
-    keys = list(map(_key, messages))
+    keys: list[tuple[object, ...]] = list(map(_key, messages))
+    texts = (fixed.tool_schemas, fixed.system_prompt, fixed.summary_message)
+    parts = tuple(zip(fixed_tokens, texts, strict=True))
+    reused = min(_lcp(host, previous, parts, keys, ledger, meter), input_tokens)
     old = previous.keys
-    changed = list(compress(range(min(len(keys), len(old))), map(ne, keys, old)))
-    current = {index: _message_parts(host, index, messages[index]) for index in changed}
-    for index in range(len(old), len(keys)):
-        current[index] = _message_parts(host, index, messages[index])
-    parts = _fixed(fixed, fixed_tokens)
-    reused = min(_lcp(previous, parts, keys, messages, current, meter), input_tokens)
     kept = previous.parts[: len(keys)]
-    kept.extend(() for _ in range(len(keys) - len(kept)))
-    for index, value in current.items():
-        kept[index] = value
+    for index in compress(range(len(kept)), map(ne, keys, old)):
+        kept[index] = tuple(map(_part_key, messages[index].parts))
+    kept.extend(tuple(map(_part_key, entry.parts)) for entry in messages[len(kept) :])
     previous.fixed, previous.keys, previous.parts = parts, keys, kept
     return _add(host, reused, input_tokens)
 
