@@ -11,7 +11,6 @@ from typing import Any
 from tests.ported.kit import fixed_tool, numbered, play, recover
 from tests.reliability.drivers import HostDriver
 
-
 PER_STEP = {"tool_result_pruning_config": {"pruning_batch_ratio": 0}}
 
 

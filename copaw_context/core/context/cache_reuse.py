@@ -79,9 +79,13 @@ def _kept_head(host: HostSession, index: int, part: int, meter: TokenMeter) -> i
     view = host.view(index, part)
     if not view.parts:
         return 0
-    text = view.parts[0].text
-    found = find_notice(text)
-    return meter.text(text[: found[0]])[0] if found is not None else 0
+    part_view = view.parts[0]
+    texts = [p for p in part_view.output if isinstance(p, str)]
+    found = find_notice(texts[-1]) if texts else None
+    if found is None or not part_view.text.endswith(texts[-1]):
+        return 0
+    notice = len(texts[-1]) - found[0]  # the view ends with the output's last text part
+    return meter.text(part_view.text[: len(part_view.text) - notice])[0]
 
 
 def _in_message(
