@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -125,8 +126,9 @@ def _qwenpaw(steps: int, seed: int, log: Any) -> dict[str, Any] | None:
         return None
     with tempfile.TemporaryDirectory(prefix="copaw-bench-qwenpaw-") as home:
         command = [str(_QWENPAW_PYTHON), "-m", "benchmarks.cache_qwenpaw", home, str(steps)]
+        env = {**os.environ, "AGENTSCOPE_DISABLE_CONSOLE_OUTPUT": "true"}
         done = subprocess.run(
-            [*command, str(seed)], cwd=_ROOT, capture_output=True, text=True, timeout=900
+            [*command, str(seed)], cwd=_ROOT, env=env, capture_output=True, text=True, timeout=900
         )
     if done.returncode != 0:
         log(f"cache: the QwenPaw run failed:\n{done.stderr[-3000:]}")

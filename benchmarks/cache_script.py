@@ -135,6 +135,9 @@ class Measured:
     )
     lost: dict[str, int] = field(default_factory=lambda: {"re-cut": 0, "compaction": 0, "other": 0})
     largest_input: int = 0
+    ceiling_tokens: int = 0
+    """What no context manager can reuse less than: each input's new tokens (those beyond
+    the previous input's length) are never in a cache."""
 
     @property
     def share(self) -> float:
@@ -149,6 +152,7 @@ class Measured:
             "breaks": dict(self.breaks),
             "lost": dict(self.lost),
             "largest_input": self.largest_input,
+            "ceiling": self.ceiling_tokens / self.input_tokens if self.input_tokens else 0.0,
         }
 
 
@@ -204,5 +208,6 @@ def measure_inputs(inputs: Sequence[list[str]]) -> Measured:
         figures.input_tokens += total
         figures.reused_tokens += min(reused, total)
         figures.largest_input = max(figures.largest_input, total)
+        figures.ceiling_tokens += min(previous_total, total) if previous else 0
         previous, previous_total = current, total
     return figures
