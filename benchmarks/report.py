@@ -131,6 +131,18 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
                 None,
             )
         )
+    cache = results.get("cache")
+    if cache and cache.get("ours"):
+        ours = cache["ours"]["share"]
+        anchors = [cache[k]["share"] for k in ("builtin", "qwenpaw") if cache.get(k)]
+        shown = " / ".join(f"{share:.1%}" for share in anchors)
+        out.append(
+            (
+                "prompt-cache reuse >= 90%, above both anchors",
+                f"{ours:.1%} (anchors {shown})",
+                ours >= 0.9 and all(ours > share for share in anchors),
+            )
+        )
     return out
 
 
@@ -162,6 +174,12 @@ def cache_table(cache: dict[str, Any]) -> list[str]:
             f"{breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
             f"{lost['re-cut']:,} / {lost['compaction']:,} / {lost['other']:,} |"
         )
+    if cache.get("ours", {}).get("engine_share") is not None:
+        lines += [
+            "",
+            f"The engine's own figure for copaw-context (the `model_call` events, counted from "
+            f"the ledger): {cache['ours']['engine_share']:.1%}.",
+        ]
     return lines
 
 
