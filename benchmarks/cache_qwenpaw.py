@@ -11,6 +11,7 @@ host (no plugin), so QwenPaw's ``"light"`` manager is its own.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import sys
@@ -23,19 +24,20 @@ PROVIDER, MODEL = "openai", "gpt-4.1"
 
 
 async def _run(home: Path, steps: int, seed: int) -> dict[str, Any]:
-    from agentscope.message import Msg
-    from agentscope_runtime.engine.schemas.agent_schemas import AgentRequest
-    from qwenpaw.agents import model_factory, react_agent
-    from qwenpaw.agents.context import light_context_manager
-    from qwenpaw.agents.memory import reme_light_memory_manager
-    from qwenpaw.app.workspace.workspace import Workspace
-    from qwenpaw.config.config import (
-        AgentProfileConfig,
-        ChannelConfig,
-        ModelSlotConfig,
-        save_agent_config,
-    )
-    from qwenpaw.providers import ProviderManager
+    # Imported by name: these are QwenPaw 1.1's and AgentScope 1.x's (this runs in
+    # .venv-qwenpaw1), which the benchmarks' type check in .venv does not have.
+    def load(name: str) -> Any:
+        return importlib.import_module(name)
+
+    msg_class = load("agentscope.message").Msg
+    agent_request = load("agentscope_runtime.engine.schemas.agent_schemas").AgentRequest
+    model_factory = load("qwenpaw.agents.model_factory")
+    react_agent = load("qwenpaw.agents.react_agent")
+    light_context_manager = load("qwenpaw.agents.context.light_context_manager")
+    reme_light_memory_manager = load("qwenpaw.agents.memory.reme_light_memory_manager")
+    workspace_class = load("qwenpaw.app.workspace.workspace").Workspace
+    qwenpaw_config = load("qwenpaw.config.config")
+    providers = load("qwenpaw.providers").ProviderManager.get_instance()
 
     from benchmarks.cache_script import SUMMARY, WINDOW, make_script, measure_inputs, segments
     from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
@@ -73,25 +75,24 @@ async def _run(home: Path, steps: int, seed: int) -> dict[str, Any]:
     profiles = {agent_id: {"id": agent_id, "workspace_dir": str(workspace_dir)}}
     config = {"agents": {"active_agent": agent_id, "profiles": profiles}}
     (home / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    profile = AgentProfileConfig(
+    profile = qwenpaw_config.AgentProfileConfig(
         id=agent_id,
         name="bench",
         workspace_dir=str(workspace_dir),
         language="en",
-        channels=ChannelConfig(),
-        active_model=ModelSlotConfig(provider_id=PROVIDER, model=MODEL),
+        channels=qwenpaw_config.ChannelConfig(),
+        active_model=qwenpaw_config.ModelSlotConfig(provider_id=PROVIDER, model=MODEL),
     )
-    save_agent_config(agent_id, profile)
-    providers = ProviderManager.get_instance()
+    qwenpaw_config.save_agent_config(agent_id, profile)
     await providers.update_model_config(PROVIDER, MODEL, {"max_input_length": WINDOW})
-    workspace = Workspace(agent_id, str(workspace_dir))
+    workspace = workspace_class(agent_id, str(workspace_dir))
     await workspace.start()
     try:
         for turn, (text, _) in enumerate(script.turns):
             script.begin(turn)
-            request = AgentRequest(session_id="s1", user_id="u1", channel="console", input=[])
+            request = agent_request(session_id="s1", user_id="u1", channel="console", input=[])
             async for _msg, _last in workspace.runner.query_handler(
-                [Msg("user", text, "user")], request=request
+                [msg_class("user", text, "user")], request=request
             ):
                 pass
     finally:
