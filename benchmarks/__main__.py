@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cache import bench_cache
 from benchmarks.compaction import bench_compaction
 from benchmarks.profile import profile_steps
 from benchmarks.report import markdown, plot_steps
@@ -26,7 +27,7 @@ from benchmarks.truncation import bench_cut, bench_save, bench_stage1
 
 __all__ = ["main"]
 
-PARTS = ("cut", "save", "stage1", "steps", "split", "compaction", "profile")
+PARTS = ("cut", "save", "stage1", "steps", "split", "compaction", "profile", "cache")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -81,6 +82,9 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             "n": middle,
             **bench_compaction(root, seeded[middle], 1 if quick else 3),
         }
+    if "cache" in only:
+        _log("prompt-cache reuse ...")
+        results["cache"] = bench_cache(root, quick, _log)
     if "profile" in only:
         _log("profile ...")
         results["profile"] = profile_steps(root, seeded[largest], "estimate", 5 if quick else 15)

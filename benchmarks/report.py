@@ -8,7 +8,7 @@ from typing import Any
 from benchmarks.measure import Figure
 from benchmarks.steps import StepRow, growth_exponent
 
-__all__ = ["markdown", "plot_steps", "targets"]
+__all__ = ["cache_table", "markdown", "plot_steps", "targets"]
 
 MB = 1_000_000
 
@@ -131,7 +131,56 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
                 None,
             )
         )
+    cache = results.get("cache")
+    if cache and cache.get("ours"):
+        ours = cache["ours"]["share"]
+        anchors = [cache[k]["share"] for k in ("builtin", "qwenpaw") if cache.get(k)]
+        shown = " / ".join(f"{share:.1%}" for share in anchors)
+        out.append(
+            (
+                "prompt-cache reuse >= 90%, above both anchors",
+                f"{ours:.1%} (anchors {shown})",
+                ours >= 0.9 and all(ours > share for share in anchors),
+            )
+        )
     return out
+
+
+_CACHE_ROWS = (
+    ("ours", "copaw-context (AgentScope 2.x middleware)"),
+    ("builtin", "AgentScope 2.x built-in compression"),
+    ("qwenpaw", "QwenPaw 1.1.12 light context manager"),
+)
+
+
+def cache_table(cache: dict[str, Any]) -> list[str]:
+    """The prompt-cache section: reused share, breaks by cause, per context manager."""
+    lines = [
+        f"## Prompt-cache reuse ({cache['steps']} steps, {cache['window']:,}-token window, "
+        "o200k LCP of consecutive model inputs)",
+        "",
+        "| context manager | model calls | reused | ceiling | breaks: re-cut / compaction / "
+        "other | tokens lost: re-cut / compaction / other |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for key, label in _CACHE_ROWS:
+        row = cache.get(key)
+        if not row:
+            lines.append(f"| {label} | n/a | n/a | n/a | n/a | n/a |")
+            continue
+        breaks, lost = row["breaks"], row["lost"]
+        lines.append(
+            f"| {label} | {row['calls']} | {row['share']:.1%} | {row['ceiling']:.1%} | "
+            f"{breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
+            f"{lost['re-cut']:,} / {lost['compaction']:,} / {lost['other']:,} |"
+        )
+    if cache.get("ours", {}).get("engine_share") is not None:
+        lines += [
+            "",
+            f"The engine's own figure for copaw-context (the `model_call` events, counted from "
+            f"the ledger): {cache['ours']['engine_share']:.1%}.",
+        ]
+    return lines
 
 
 def markdown(results: dict[str, Any], machine: str) -> str:
@@ -162,6 +211,8 @@ def markdown(results: dict[str, Any], machine: str) -> str:
             before, after = c["messages"][key]
             lines.append(f"| {label} | {c[key + '_s']:.3f} | {before} -> {after} |")
         lines.append("")
+    if results.get("cache"):
+        lines += [*cache_table(results["cache"]), ""]
     checks = targets(results)
     if checks:
         lines += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]

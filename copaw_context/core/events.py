@@ -27,6 +27,7 @@ EventKind = Literal[
     "archive_deferred",  # the archive could not be written; messages kept in the session state
     "archive_flushed",  # deferred messages were written to the archive
     "warning",  # e.g. the system prompt, summary and tools alone exceed the threshold
+    "model_call",  # a model input measured before it is sent: its prompt-cache figure
 ]
 
 
@@ -51,6 +52,8 @@ class ContextEvent:
     archive_files: tuple[str, ...] = field(default_factory=tuple)
     summary_dropped_lines: int = 0  # junk lines of the compactor's reply dropped or fixed
     summary_budget_chars: int = 0  # the summary budget of that compaction (characters)
+    prefix_reused_tokens: int = 0  # model_call: tokens of its common prefix with the previous input
+    session_reused_share: float = 0.0  # model_call: the session's sum LCP / sum input tokens
 
     def as_dict(self) -> dict[str, Any]:
         """The event as a JSON-able dict."""
@@ -84,6 +87,8 @@ async def emit_event(event: ContextEvent, callback: EventCallback | None) -> Non
     if event.kind == "compaction_failed" and event.message.startswith(NOT_FREEING):
         warn = False  # nothing changed and nothing was lost: not worth a warning
     level = logging.WARNING if warn else logging.INFO
+    if event.kind == "model_call":
+        level = logging.DEBUG  # one per model call: not worth a line at the default level
     logger.log(level, "copaw-context %s: %s", event.kind, event.as_dict())
     if callback is None:
         return

@@ -90,7 +90,9 @@ def assert_counted_and_cut(seen: tuple[tuple[tuple[int, int], ...], str]) -> Non
 
 async def agent_for(tmp_path: Path, steps: list[Step]) -> tuple[ReActAgent, Checks]:
     checks = Checks()
-    config = settings(tool_result_pruning_config={"pruning_recent_n": 1})
+    # stage 2 re-cuts each result once old and seen (no batches)
+    pruning = {"pruning_recent_n": 1, "pruning_batch_ratio": 0}
+    config = settings(tool_result_pruning_config=pruning)
     agent, hook, _model = await build_agent(tmp_path, [*steps, checks], [status], config=config)
     checks.hook, checks.agent = hook, agent
     return agent, checks

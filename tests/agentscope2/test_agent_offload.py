@@ -8,6 +8,7 @@ from pathlib import Path
 from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
 from tests.helpers import allow, follow_notices, last_result_text, make_agent, tool_results
@@ -53,7 +54,12 @@ async def test_agent_sees_excerpt_and_recovers_whole_original(tmp_path: Path) ->
         first_excerpt.append(last_result_text(call.messages))
         return follow(call)
 
-    hook = MemoryCompactionHook(RunningConfig(), tmp_path)
+    # The defaults, but stage 2 re-cuts each result once old and seen (no batches).
+    pruning = {"pruning_batch_ratio": 0}
+    config = parse_running_config(
+        {"running": {"light_context_config": {"tool_result_pruning_config": pruning}}}
+    )
+    hook = MemoryCompactionHook(config, tmp_path)
     model = ScriptedChatModel(
         [tool_calls_step(("fetch_page", {"url": "https://example.test/big"})), first]
         + [follow] * 40,

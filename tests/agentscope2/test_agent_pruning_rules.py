@@ -29,6 +29,14 @@ from tests.helpers import (
 FOREIGN_FILE = "/srv/other-agent/tool_result/" + "c" * 32 + ".txt"
 
 
+def per_step() -> RunningConfig:
+    """The defaults, but stage 2 re-cuts each result once old and seen (no batches)."""
+    pruning = {"pruning_batch_ratio": 0}
+    return parse_running_config(
+        {"running": {"light_context_config": {"tool_result_pruning_config": pruning}}}
+    )
+
+
 def pruning_config(**pruning: Any) -> RunningConfig:
     return parse_running_config(
         {
@@ -37,7 +45,8 @@ def pruning_config(**pruning: Any) -> RunningConfig:
                 "light_context_config": {
                     "token_counter": "o200k_base",
                     "compactor": "extractive",
-                    "tool_result_pruning_config": pruning,
+                    # stage 2 re-cuts each result once old and seen (no batches)
+                    "tool_result_pruning_config": {"pruning_batch_ratio": 0, **pruning},
                 },
             }
         }
@@ -77,7 +86,7 @@ async def test_fresh_output_ending_with_a_foreign_notice_is_saved_and_followable
 ) -> None:
     relayed = relayed_excerpt(3000, 90_000)
     assert len(relayed.encode()) > 50_000
-    bodies, seen = await follow_notices(tmp_path, relayed, RunningConfig())
+    bodies, seen = await follow_notices(tmp_path, relayed, per_step())
     first = parse_truncation_notice(seen[0])
     assert first is not None
     saved = Path(first[1].file_path or "")
@@ -159,7 +168,7 @@ async def test_a_result_with_many_text_blocks_is_bounded_as_a_whole(tmp_path: Pa
         seen.append(tool_results(call.messages)[0])
         return tool_calls_step(("small", {"query": str(len(seen))}))
 
-    hook = MemoryCompactionHook(RunningConfig(), tmp_path)  # 50000 recent, 3000 old, n=2
+    hook = MemoryCompactionHook(per_step(), tmp_path)  # 50000 recent, 3000 old, n=2
     model = ScriptedChatModel(
         [tool_calls_step(("multi", {"query": "x"})), look, look, look, text_step("done")]
     )
@@ -196,7 +205,7 @@ async def test_an_old_result_is_bounded_as_a_whole_too(tmp_path: Path) -> None:
     )
     a, b, c = (TextBlock(text=part) for part in parts)
     chunk = ToolChunk(content=[a, one, b, two, c])
-    hook = MemoryCompactionHook(RunningConfig(), tmp_path)  # old limit 3000, n=2
+    hook = MemoryCompactionHook(per_step(), tmp_path)  # old limit 3000, n=2
     model = ScriptedChatModel(
         [
             tool_calls_step(("shots", {"query": "x"})),

@@ -72,7 +72,7 @@ async def test_markdown_and_exempt_tools_get_larger_limits_in_both_stages(tmp_pa
         """
         return big
 
-    hook = MemoryCompactionHook(small_config(), tmp_path)
+    hook = MemoryCompactionHook(small_config(pruning={"pruning_batch_ratio": 0}), tmp_path)
     model = ScriptedChatModel(
         [
             tool_calls_step(("read_file", {"file_path": str(skill)})),

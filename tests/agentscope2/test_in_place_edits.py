@@ -40,7 +40,8 @@ def config() -> RunningConfig:
                 "memory": {"summarise_on_compact": False},
                 "light_context_config": {
                     "token_counter": "o200k_base",
-                    "tool_result_pruning_config": {"pruning_recent_n": 1},
+                    # stage 2 re-cuts each result once old and seen (no batches)
+                    "tool_result_pruning_config": {"pruning_recent_n": 1, "pruning_batch_ratio": 0},
                 },
             }
         }

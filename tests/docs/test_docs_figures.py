@@ -166,3 +166,15 @@ def test_the_bench_run_time_is_the_committed_one_everywhere() -> None:
     for text in (PERFORMANCE, bench):
         assert _about(text, r"default run[:,] about (\d+) minutes") == minutes
     assert f"run of {seconds} s" in re.sub(r"\s+", " ", PERFORMANCE)
+
+
+def test_the_cache_table_shows_the_committed_run() -> None:
+    committed = (ROOT / "benchmarks" / "results" / "cache.md").read_text(encoding="utf-8")
+    heading = next(line for line in committed.splitlines() if line.startswith("## Prompt-cache"))
+    doc_rows = table(section(PERFORMANCE, "## Prompt-cache reuse"))
+    assert doc_rows == table(section(committed, heading))
+    assert [row[0] for row in doc_rows] == [
+        "copaw-context (AgentScope 2.x middleware)",
+        "AgentScope 2.x built-in compression",
+        "QwenPaw 1.1.12 light context manager",
+    ]

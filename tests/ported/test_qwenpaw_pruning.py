@@ -11,6 +11,8 @@ from typing import Any
 from tests.ported.kit import fixed_tool, numbered, play, recover
 from tests.reliability.drivers import HostDriver
 
+PER_STEP = {"tool_result_pruning_config": {"pruning_batch_ratio": 0}}
+
 
 def _one_result(
     driver: HostDriver, workspace: Path, window: int, name: str, output: str, **options: Any
@@ -65,6 +67,7 @@ def test_qp_old_result_cut_to_old_limit(driver: HostDriver, tmp_path: Path) -> N
             ),
         ],
         [fixed_tool(big, "dump"), fixed_tool("small", "small")],
+        light=PER_STEP,  # QwenPaw cuts each result once old: our stage 2 without batches
     )
     first = run.tool_texts()[0]
     assert not run.problems, run.problems

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from copaw_context.core.commands.history import dump_history, history_lines, load_history
 from copaw_context.core.commands.parse import COMMANDS, format_compact_reply
+from copaw_context.core.context.cache_reuse import describe_reuse, session_reuse
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.host.protocol import HostSession
@@ -39,7 +40,8 @@ class Commands:
 async def run_command(ctx: StepContext, host: HostSession, name: str, argument: str) -> str:
     """Execute a chat command and return the reply text."""
     if name == "context":
-        return (await ctx.report(host)).describe()
+        report = (await ctx.report(host)).describe()
+        return f"{report}\n{describe_reuse(session_reuse(host))}"
     if name == "history":
         return await history_lines(ctx, host)
     if name == "dump_history":

@@ -106,6 +106,17 @@ class ToolResultPruningConfig(Section):
         description="Bytes of a recent tool result's text kept in the context; also read_file's "
         "limit per call. Must be >= pruning_old_msg_max_bytes.",
     )
+    pruning_batch_ratio: Float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Stage-2 re-cuts (results that left the pruning_recent_n newest, cut to "
+        "pruning_old_msg_max_bytes) wait until together they would free this share of the "
+        "window, or the input is over the compaction threshold (then they all run before the "
+        "check, with the compaction if one follows): each re-cut changes the input from that "
+        "result on, so one batch keeps a provider's prompt cache where one cut per step breaks "
+        "it every step. 0 = each result is re-cut as soon as it is old and seen.",
+    )
     offload_retention_days: Float = Field(
         5, gt=0, le=365, description="Days offloaded full tool results are kept before cleanup."
     )

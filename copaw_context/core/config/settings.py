@@ -45,6 +45,7 @@ class Settings:
     pruning_enabled: bool
     pruning_recent_n: int
     pruning_old_msg_max_bytes: int
+    pruning_batch_ratio: float
     pruning_recent_msg_max_bytes: int
     exempt_recent_max_bytes: int
     exempt_old_max_bytes: int
@@ -101,6 +102,7 @@ class Settings:
             pruning_enabled=pruning.enabled,
             pruning_recent_n=pruning.pruning_recent_n,
             pruning_old_msg_max_bytes=pruning.pruning_old_msg_max_bytes,
+            pruning_batch_ratio=pruning.pruning_batch_ratio,
             pruning_recent_msg_max_bytes=pruning.pruning_recent_msg_max_bytes,
             exempt_recent_max_bytes=pruning.effective_exempt_recent_max_bytes,
             exempt_old_max_bytes=pruning.effective_exempt_old_max_bytes,

@@ -7,6 +7,7 @@ import logging
 import math
 from dataclasses import dataclass
 
+from copaw_context.core.context.cache_reuse import PrefixReuse, observe_input
 from copaw_context.core.context.step_context import FLOOR_BYTES_PER_TOKEN, StepContext
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.tokens import UsageCalibration
@@ -24,6 +25,8 @@ class InputMeasure:
 
     tokens: int
     nbytes: int
+    reuse: PrefixReuse | None = None
+    """Its common prefix with the previous input (the prompt-cache figure)."""
 
 
 class InputMeter:
@@ -43,7 +46,20 @@ class InputMeter:
             ledger.update_meta(index, part, host.view(index, part).parts[0])
         report = await self.ctx.report(host)
         self.ctx.state(host).last_prompt_tokens = report.raw
-        return InputMeasure(report.raw, report.floor * FLOOR_BYTES_PER_TOKEN)
+        reuse = None
+        try:
+            fixed = await host.fixed_parts()
+            reuse = observe_input(
+                host,
+                ledger,
+                await self.ctx.meter(host),
+                fixed,
+                (report.tools, report.system, report.summary),
+                report.raw,
+            )
+        except Exception:
+            logger.exception("copaw-context: could not compare the input with the previous one")
+        return InputMeasure(report.raw, report.floor * FLOOR_BYTES_PER_TOKEN, reuse)
 
     async def observe_usage(self, host: HostSession, measure: InputMeasure, reported: int) -> None:
         """Calibrate an approximate counter with the input tokens the provider reported.

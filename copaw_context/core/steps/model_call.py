@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.events import ContextEvent
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.measure import InputMeasure, InputMeter
 from copaw_context.core.steps.overflow import started_stream
@@ -22,7 +23,7 @@ from copaw_context.core.steps.recover import OverflowRecovery
 from copaw_context.core.tokens.usage import ReportedUsage
 from copaw_context.core.workspace import durable
 
-__all__ = ["ModelCaller", "UsageReader"]
+__all__ = ["ModelCaller", "UsageReader", "call_event"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -30,6 +31,20 @@ _I = TypeVar("_I")
 
 UsageReader = Callable[[Any], ReportedUsage | None]
 """A response (or a stream's last chunk) -> its usage in neutral fields (None: not reported)."""
+
+
+def call_event(host: HostSession, measure: InputMeasure) -> ContextEvent:
+    """The ``model_call`` event of a measured input: its tokens and prompt-cache figure."""
+    reuse = measure.reuse
+    return ContextEvent(
+        kind="model_call",
+        agent_name=host.agent_name,
+        session_id=host.session_id,
+        tokens_before=measure.tokens,
+        tokens_after=measure.tokens,
+        prefix_reused_tokens=0 if reuse is None else reuse.reused_tokens,
+        session_reused_share=0.0 if reuse is None else reuse.session_share,
+    )
 
 
 class ModelCaller:
@@ -82,12 +97,15 @@ class ModelCaller:
     async def _measure(self, host: HostSession, model_input: object) -> InputMeasure | None:
         host.use_model_input(model_input)
         try:
-            return await self.meter.measure(host)
+            measure = await self.meter.measure(host)
         except Exception:
             logger.exception("copaw-context: could not measure the model input")
             return None
         finally:
             host.use_model_input(None)
+        if measure.reuse is not None:
+            await self.ctx.emit(call_event(host, measure))
+        return measure
 
     async def _observed(
         self,

@@ -1,16 +1,27 @@
 """Tool-result pruning: stage 1 (a fresh result, before the host stores it) and stage 2
-(results that became old and were seen, re-cut once to their old limit, same file)."""
+(results that became old and were seen, re-cut once to their old limit, same file).
+
+Stage 2 runs in batches (``pruning_batch_ratio``): a re-cut changes the model input from
+that result on, so a provider's prompt cache loses everything after it. The pipeline's
+``prune`` step re-cuts the pending results together once they would free the batch's share of
+the window, or once the input is over the compaction threshold (before the compaction's own
+check, so a compaction that follows breaks the cache in the same step).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from copaw_context.core.context.report import Limits
 from copaw_context.core.context.step import Turn
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.toolresults.policy import OutputPart, PruneStats
 
-__all__ = ["Pruner", "bound_stored", "prune_all"]
+__all__ = ["NOTICE_TOKENS", "Pruner", "bound_stored", "prune_all"]
+
+NOTICE_TOKENS = 80
+"""About what a cut's ``<<<TRUNCATED>>>`` notice costs (an estimate of a batch's gain)."""
 
 
 class Pruner:
@@ -38,10 +49,48 @@ class Pruner:
         return parts, meta
 
     async def run(self, host: HostSession, turn: Turn) -> None:
-        await self.prune_old(host)
+        if await self.batch_due(host, turn.limits):
+            await self.prune_old(host)
+
+    async def batch_due(self, host: HostSession, limits: Limits | None = None) -> bool:
+        """Whether stage 2's pending re-cuts run now: they would free at least
+        ``pruning_batch_ratio`` of the window, or the input is over the compaction threshold
+        (``limits``: the host's own, as the ``compact`` step takes them)."""
+        ctx = self.ctx
+        if not ctx.pruning.enabled:
+            return False
+        freed = await self.pending_gain(host)
+        if freed is None:
+            return False
+        if freed >= ctx.settings.pruning_batch_ratio * host.window().tokens:
+            return True
+        report = await ctx.report(host, limits)
+        return report.total > report.threshold
+
+    async def pending_gain(self, host: HostSession) -> int | None:
+        """About how many tokens the pending re-cuts would free (None: none is pending)."""
+        ctx = self.ctx
+        ledger, _ = await ctx.sync(host)
+        results = ledger.results()
+        old = max(0, len(results) - ctx.pruning.config.pruning_recent_n)
+        freed: int | None = None
+        for position in range(ledger.settled, old):
+            index, part = results[position]
+            entry = ledger.messages[index].parts[part]
+            limit = ctx.pruning.limit(recent=False, exempt=entry.exempt)
+            if entry.unseen:
+                continue
+            if entry.pruned_to == limit:
+                if position == ledger.settled:
+                    ledger.settled += 1
+                continue
+            kept = entry.tokens * min(1.0, limit / max(1, entry.nbytes))
+            freed = (freed or 0) + max(0, int(entry.tokens - kept) - NOTICE_TOKENS)
+        return freed
 
     async def prune_old(self, host: HostSession) -> PruneStats:
-        """Stage 2: re-cut each result outside the ``pruning_recent_n`` newest, once seen.
+        """Stage 2: re-cut each result outside the ``pruning_recent_n`` newest, once seen
+        (every pending one now: the pipeline's step decides when, :meth:`batch_due`).
 
         Results already cut to their old limit are counted as settled and not looked at again.
         """

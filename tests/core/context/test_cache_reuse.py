@@ -1,0 +1,102 @@
+"""The prompt-cache figure: each model input's common prefix with the previous one, counted
+from the ledger (host-neutral, through the engine's model call and ``/context``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from copaw_context.core.engine import ContextEngine
+from copaw_context.core.events import ContextEvent
+from copaw_context.core.tokens import make_token_counter
+from copaw_context.core.tokens.meter import MESSAGE_OVERHEAD_TOKENS
+from copaw_context.core.toolresults.notice import find_notice
+from tests.fake_host import FakeHost, FakeMessage, call, engine_config, result, user
+
+O200K = make_token_counter("o200k_base")
+
+
+def lines(count: int, seed: str) -> str:
+    return "".join(f"{seed} line {i:05d} of the build log\n" for i in range(count))
+
+
+async def model_call(engine: ContextEngine, host: FakeHost) -> None:
+    async def send(_: Any) -> str:
+        return "ok"
+
+    async def rebuild() -> str:
+        return "input"
+
+    await engine.call_model(host, "input", send, rebuild, lambda _: None)
+
+
+def calls(events: list[ContextEvent]) -> list[ContextEvent]:
+    return [e for e in events if e.kind == "model_call"]
+
+
+async def test_an_input_that_only_grew_reuses_all_of_the_previous(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    engine = ContextEngine(engine_config(50_000), tmp_path, on_event=events.append)
+    host = FakeHost([user("check the build")], window=50_000)
+    await engine.before_reasoning(host)
+    await model_call(engine, host)
+    host.messages.append(FakeMessage("assistant", [call("c1"), result("c1", "all green")]))
+    host.messages.append(user("and the tests?"))
+    await engine.before_reasoning(host)
+    await model_call(engine, host)
+    first, second = calls(events)
+    assert first.prefix_reused_tokens == 0, "nothing before the session's first input"
+    assert second.prefix_reused_tokens == first.tokens_before  # exactly the previous input
+    share = first.tokens_before / (first.tokens_before + second.tokens_before)
+    assert second.session_reused_share == share
+
+    host.system_prompt = "You are a careful assistant. Today: run the slow tests."
+    await model_call(engine, host)
+    common = os.path.commonprefix(["You are a careful assistant.", host.system_prompt])
+    assert calls(events)[-1].prefix_reused_tokens == O200K.count(common)
+
+
+async def test_a_recut_result_keeps_its_head_and_what_is_before_it(tmp_path: Path) -> None:
+    events: list[ContextEvent] = []
+    pruning = {"pruning_recent_n": 1, "pruning_batch_ratio": 0}
+    config = engine_config(200_000, tool_result_pruning_config=pruning)
+    engine = ContextEngine(config, tmp_path, on_event=events.append)
+    host = FakeHost([user("look at the logs")], window=200_000)
+    for name in ("a", "b"):
+        parts, meta = await engine.on_tool_result(host, "tool", "{}", [lines(400, name)], {})
+        message = FakeMessage("assistant", [call(name), result(name, parts[0], **meta)])
+        host.messages.append(message)
+        await engine.before_reasoning(host)  # for "b": stage 2, "a" is old and seen now
+        await model_call(engine, host)
+    before = calls(events)[0]
+    cut = host.messages[1].parts[1].output[0]
+    assert len(cut) < len(lines(400, "a")) and find_notice(cut) is not None
+    ledger = engine.context.ledger(host)
+    report = await engine.report(host)
+    body_end = find_notice(cut)
+    assert body_end is not None
+    expected = (
+        report.fixed
+        + ledger.messages[0].tokens
+        + MESSAGE_OVERHEAD_TOKENS
+        + ledger.messages[1].parts[0].tokens  # the call before the result
+        + O200K.count("tool " + cut[: body_end[0]])  # the view: the tool's name, its text
+    )
+    after = calls(events)[-1]
+    assert after.prefix_reused_tokens == expected < before.tokens_before
+
+
+async def test_context_shows_the_figure(tmp_path: Path) -> None:
+    engine = ContextEngine(engine_config(50_000), tmp_path)
+    host = FakeHost([user("check the build")], window=50_000)
+    reply = await engine.run_command(host, "context", "")
+    assert "Prompt-cache reuse: no model call in this session yet" in reply
+    await model_call(engine, host)
+    host.messages.append(user("again"))
+    await model_call(engine, host)
+    reply = await engine.run_command(host, "context", "")
+    first = engine.context.state(host).data["cache_reuse"]
+    assert f"session {first['reused'] / first['tokens']:.1%}" in reply
+    assert f"last call {first['last_reused']} of {first['last_tokens']} tokens" in reply
+    assert "2 calls" in reply
