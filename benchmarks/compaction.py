@@ -115,7 +115,7 @@ async def _ours(workspace: Path, context: list[Msg], counter: str) -> Run:
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     if event is None or event.kind != "compaction":
         raise RuntimeError(f"expected a compaction, got {event}")
-    reasons = tuple(getattr(event, "compactor_call_reasons", ()) or ())
+    reasons = event.compactor_calls
     return Run(seconds, cpu, before, len(agent.state.context), model.call_count, reasons)
 
 

@@ -51,6 +51,9 @@ class ContextEvent:
     archive_files: tuple[str, ...] = field(default_factory=tuple)
     summary_dropped_lines: int = 0  # junk lines of the compactor's reply dropped or fixed
     summary_budget_chars: int = 0  # the summary budget of that compaction (characters)
+    compactor_calls: tuple[str, ...] = field(default_factory=tuple)
+    """Why each compactor model call of that compaction was made, in order (its length: the
+    calls made): each stage the transcript needed, each retry and its cause."""
 
     def as_dict(self) -> dict[str, Any]:
         """The event as a JSON-able dict."""

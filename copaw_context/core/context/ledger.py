@@ -28,7 +28,7 @@ from copaw_context.core.context.fingerprint import (
 from copaw_context.core.context.ledger_split import split_items
 from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
 from copaw_context.core.planning.pairing import OpenCalls
-from copaw_context.core.planning.split import SplitItem
+from copaw_context.core.planning.units import SplitIndex, SplitItem, index_items
 from copaw_context.core.tokens.meter import (
     BLOCK_OVERHEAD_TOKENS,
     DATA_BLOCK_TOKENS,
@@ -96,6 +96,9 @@ class MessageEntry:
 ExemptCheck = Callable[[str | None, str | None], bool]
 """Whether a result of this tool (name, raw call input) gets the larger limits."""
 
+SplitItems = tuple[list[SplitItem], list[tuple[int, int]]]
+"""The split items of the context and their (message, part) positions."""
+
 _FULL_CHECK_EVERY = 64  # steps between full fingerprint checks on the fast path
 
 
@@ -127,6 +130,8 @@ class Ledger:
         """Where the next sync compares part objects from: 0 every message, -1 the newest,
         None only those of messages that grew."""
         self._open = OpenCalls()  # folds all messages but the last (which may grow)
+        self._changes = 0  # counts every change of an entry: the split items' cache key
+        self._split: tuple[int, SplitItems, SplitIndex] | None = None
 
     def expect_outside_edits(self, *, everywhere: bool = True) -> None:
         """The next :meth:`sync` compares the part objects of every message (``everywhere``;
@@ -298,12 +303,14 @@ class Ledger:
             self.unseen = {r for r in self.unseen if r[0] < index}
 
     def _add(self, entry: MessageEntry) -> None:
+        self._changes += 1
         self.tokens += entry.tokens
         self.nbytes += entry.nbytes
         self.data += entry.data
         self._offloads.add(entry)
 
     def _subtract(self, entry: MessageEntry) -> None:
+        self._changes += 1
         self.tokens -= entry.tokens
         self.nbytes -= entry.nbytes
         self.data -= entry.data
@@ -330,6 +337,8 @@ class Ledger:
         self._key = None
         self._look = 0
         self._open = OpenCalls()
+        self._changes += 1
+        self._split = None
 
     def total(self) -> tuple[int, int]:
         """(tokens, bytes) of every message."""
@@ -349,6 +358,7 @@ class Ledger:
 
     def update_meta(self, index: int, part: int, view: PartView) -> None:
         """Take over a part's changed bookkeeping (cut limit, seen) when its text did not change."""
+        self._changes += 1
         entry = self.messages[index].parts[part]
         entry.pruned_to = _pruned_to(view)
         entry.unseen = bool(view.meta.get("unseen"))
@@ -375,10 +385,22 @@ class Ledger:
             self._open.fold(_ids(self.messages[self._open.folded]))
         return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
 
-    def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
+    def split_items(self) -> SplitItems:
         """The context as split items and their (message, part) positions (see
-        :func:`~copaw_context.core.context.ledger_split.split_items`)."""
-        return split_items(self.messages)
+        :func:`~copaw_context.core.context.ledger_split.split_items`); made again only after
+        an entry changed (do not modify)."""
+        return self._split_cache()[1]
+
+    def split_index(self) -> SplitIndex:
+        """The :class:`~copaw_context.core.planning.units.SplitIndex` of :meth:`split_items`
+        (pass it to ``plan_split``): kept with the items."""
+        return self._split_cache()[2]
+
+    def _split_cache(self) -> tuple[int, SplitItems, SplitIndex]:
+        if self._split is None or self._split[0] != self._changes:
+            made = split_items(self.messages)
+            self._split = (self._changes, made, index_items(made[0]))
+        return self._split
 
     # ------------------------------------------------------------------ build
     def _entry(
