@@ -6,15 +6,14 @@ its parts' token counts, byte sizes and tool pairing data. :meth:`Ledger.sync` c
 host's fingerprints with the stored ones and views only messages that are new or changed, and
 of a changed message only the parts that changed (a part replaced in place by the host or
 another middleware, the new parts of a message that grew): a step costs about the new
-content, not the whole context. The engine updates the entries it edits itself (pruning,
-request cuts).
+content, not the whole context (what an entry holds: :mod:`.ledger_entries`). The engine
+updates the entries it edits itself (pruning, request cuts).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from copaw_context.core.context.file_counts import OffloadCounts
 from copaw_context.core.context.fingerprint import (
@@ -25,8 +24,19 @@ from copaw_context.core.context.fingerprint import (
     kept,
     reused_parts,
 )
+from copaw_context.core.context.ledger_entries import (
+    Calls,
+    ExemptCheck,
+    MessageEntry,
+    PartEntry,
+    call_ids,
+    message_entry,
+    offloads_of,
+    part_entries,
+    pruned_to,
+)
 from copaw_context.core.context.ledger_split import split_items
-from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
+from copaw_context.core.host.protocol import ContextSource, PartView
 from copaw_context.core.planning.pairing import OpenCalls
 from copaw_context.core.planning.units import SplitIndex, SplitItem, index_items
 from copaw_context.core.tokens.meter import (
@@ -35,7 +45,6 @@ from copaw_context.core.tokens.meter import (
     MESSAGE_OVERHEAD_TOKENS,
     TokenMeter,
 )
-from copaw_context.core.toolresults.offload import referenced_offload_names
 
 # TokenMeter and the overhead constants live in token_meter; kept here for old imports.
 __all__ = [
@@ -48,53 +57,6 @@ __all__ = [
     "TokenMeter",
 ]
 
-
-@dataclass(slots=True)
-class PartEntry:
-    """What the engine remembers of one part."""
-
-    kind: PartKind
-    tokens: int
-    nbytes: int
-    call_id: str | None = None
-    unfinished: bool = False
-    exempt: bool = False
-    pruned_to: int | None = None
-    unseen: bool = False
-    data: int = 0
-    offloads: frozenset[str] = frozenset()  # offload file names its text references
-
-
-@dataclass(slots=True)
-class MessageEntry:
-    """What the engine remembers of one message; ``tokens``/``nbytes`` are its sums."""
-
-    fingerprint: tuple[str, int]
-    role: Role
-    pinned: bool
-    parts: list[PartEntry] = field(default_factory=list)
-    tokens: int = MESSAGE_OVERHEAD_TOKENS
-    nbytes: int = 0
-    data: int = 0
-    """Data blocks (images, audio, PDF) in it."""
-
-    @property
-    def is_request(self) -> bool:
-        """A message the user typed: role ``user`` carrying no tool call or result. A 1.x
-        ``Msg(role="user")`` holding tool results (ReMe's layout, loaded histories) is paired
-        by block like any other message, so its result never stays without its call."""
-        return self.role == "user" and not any(
-            p.call_id is not None and p.kind in ("tool_call", "tool_result") for p in self.parts
-        )
-
-    def recount(self) -> None:
-        self.tokens = MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
-        self.nbytes = sum(p.nbytes for p in self.parts)
-        self.data = sum(p.data for p in self.parts)
-
-
-ExemptCheck = Callable[[str | None, str | None], bool]
-"""Whether a result of this tool (name, raw call input) gets the larger limits."""
 
 SplitItems = tuple[list[SplitItem], list[tuple[int, int]]]
 """The split items of the context and their (message, part) positions."""
@@ -117,7 +79,7 @@ class Ledger:
         self._offloads = OffloadCounts()
         self._fingerprints: list[tuple[str, int]] = []
         self._parts: list[Parts] = []  # per message, its part objects when last viewed
-        self._calls: dict[str, tuple[str | None, str | None]] = {}
+        self._calls: Calls = {}
         self._results: list[tuple[int, int]] = []
         self.settled = 0
         """How many of the oldest results stage 2 has cut to their old limit (not looked at
@@ -211,7 +173,7 @@ class Ledger:
         self._drop_from(first)
         for offset, fingerprint in enumerate(fingerprints):
             index = first + offset
-            entry = self._entry(fingerprint, host.view(index, 0), meter, exempt)
+            entry = message_entry(fingerprint, host.view(index, 0), meter, exempt, self._calls)
             self.messages.append(entry)
             self._add(entry)
             self._index_results(index)
@@ -250,8 +212,8 @@ class Ledger:
             first, view = 0, host.view(index, 0)
             states = [REPLACED] * len(view.parts)
         reused = [state == SAME for state in states[first:]]
-        fresh = iter(self._part_entries(view.parts, meter, exempt, reused))
-        ids = _ids(entry)
+        fresh = iter(part_entries(view.parts, meter, exempt, self._calls, reused))
+        ids = call_ids(entry)
         self._subtract(entry)
         kept_entries = entry.parts[:first]
         for offset, state in enumerate(states[first:], first):
@@ -268,7 +230,7 @@ class Ledger:
         self._parts[index] = kept(parts)
         entry.recount()
         self._add(entry)
-        if index < self._open.folded and _ids(entry) != ids:
+        if index < self._open.folded and call_ids(entry) != ids:
             self._open = OpenCalls()
         self._reindex_results(index, old_results, first)
         return True
@@ -351,7 +313,7 @@ class Ledger:
         self._subtract(message)
         entry.tokens, entry.nbytes = meter.part(view)
         entry.data = view.data_blocks
-        entry.offloads = _offloads(view)
+        entry.offloads = offloads_of(view)
         self.update_meta(index, part, view)
         message.recount()
         self._add(message)
@@ -360,7 +322,7 @@ class Ledger:
         """Take over a part's changed bookkeeping (cut limit, seen) when its text did not change."""
         self._changes += 1
         entry = self.messages[index].parts[part]
-        entry.pruned_to = _pruned_to(view)
+        entry.pruned_to = pruned_to(view)
         entry.unseen = bool(view.meta.get("unseen"))
         if entry.unseen:
             self.unseen.add((index, part))
@@ -382,8 +344,8 @@ class Ledger:
         incrementally: a step costs about its new parts."""
         last = len(self.messages) - 1
         while self._open.folded < last:
-            self._open.fold(_ids(self.messages[self._open.folded]))
-        return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
+            self._open.fold(call_ids(self.messages[self._open.folded]))
+        return self._open.count(call_ids(self.messages[last]) if last >= self._open.folded else [])
 
     def split_items(self) -> SplitItems:
         """The context as split items and their (message, part) positions (see
@@ -401,56 +363,3 @@ class Ledger:
             made = split_items(self.messages)
             self._split = (self._changes, made, index_items(made[0]))
         return self._split
-
-    # ------------------------------------------------------------------ build
-    def _entry(
-        self,
-        fingerprint: tuple[str, int],
-        view: MessageView,
-        meter: TokenMeter,
-        exempt: ExemptCheck,
-    ) -> MessageEntry:
-        entry = MessageEntry(fingerprint, view.role, view.pinned)
-        entry.parts = self._part_entries(view.parts, meter, exempt)
-        entry.recount()
-        return entry
-
-    def _part_entries(
-        self,
-        parts: Sequence[PartView],
-        meter: TokenMeter,
-        exempt: ExemptCheck,
-        reused: Sequence[bool] = (),
-    ) -> list[PartEntry]:
-        """Entries of ``parts``, but for those ``reused`` marks (an entry kept elsewhere)."""
-        entries: list[PartEntry] = []
-        for offset, part in enumerate(parts):
-            if offset < len(reused) and reused[offset]:
-                continue
-            tokens, size = meter.part(part)
-            entry = PartEntry(part.kind, tokens, size, call_id=part.call_id, data=part.data_blocks)
-            entry.offloads = _offloads(part)
-            if part.kind == "tool_call" and part.call_id is not None:
-                self._calls[part.call_id] = (part.tool_name, part.tool_input)
-            elif part.kind == "tool_result":
-                name, tool_input = self._calls.get(part.call_id or "", (part.tool_name, None))
-                entry.exempt = exempt(part.tool_name or name, tool_input)
-                entry.unfinished = part.unfinished
-                entry.pruned_to = _pruned_to(part)
-                entry.unseen = bool(part.meta.get("unseen"))
-            entries.append(entry)
-        return entries
-
-
-def _offloads(part: PartView) -> frozenset[str]:
-    text = part.text
-    return frozenset(referenced_offload_names([text])) if ".txt" in text else frozenset()
-
-
-def _pruned_to(part: PartView) -> int | None:
-    value = part.meta.get("pruned_to")
-    return value if isinstance(value, int) else None
-
-
-def _ids(message: MessageEntry) -> list[tuple[str, str]]:
-    return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]

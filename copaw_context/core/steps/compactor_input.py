@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from copaw_context.core.context.ledger import MessageEntry
+from copaw_context.core.context.ledger_entries import MessageEntry
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession, MessageView
 from copaw_context.core.tokens.meter import (

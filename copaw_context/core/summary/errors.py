@@ -14,6 +14,7 @@ itself. English and Chinese output are both recognised.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -92,8 +93,10 @@ class ErrorLine:
     rank: int
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def rank_line(line: str) -> int | None:
-    """The rank of ``line`` as an error line (``None``: not one)."""
+    """The rank of ``line`` as an error line (``None``: not one). Remembered per line: logs
+    repeat their lines (a warning per file, a retry's output), and a line's rank is its own."""
     inner = _PREFIX_RE.sub("", line.strip(), count=1).strip()
     lower = inner.lower()
     if WRAPPER_RULES.search(inner, lower) or EXIT_CODE_RULES.search(inner, lower):

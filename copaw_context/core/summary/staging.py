@@ -115,7 +115,8 @@ class StagePacker:
         if low == len(parts):
             return None  # the whole message fits after all
         k, part, before = low, parts[low], parts[:low]
-        cut = self._cut_point(part.text, room - self._cost(replace(message, parts=before)))
+        left = room - self._cost(replace(message, parts=before))
+        cut = self._cut_point(part.text, left, part.tokens)
         for _attempt in range(6):  # counted again: the label and the joins cost too
             if cut <= 0:
                 break
@@ -129,12 +130,13 @@ class StagePacker:
             return replace(message, parts=before), replace(message, parts=parts[k:])
         return None
 
-    def _cut_point(self, text: str, tokens: int) -> int:
-        """Where to cut ``text`` so its head holds about ``tokens`` tokens (a line or word end)."""
+    def _cut_point(self, text: str, tokens: int, known: int | None = None) -> int:
+        """Where to cut ``text`` (of ``known`` tokens, when known) so its head holds about
+        ``tokens`` tokens (a line or word end)."""
         tokens -= 24  # the part's label, the continuation mark, the joins
         if tokens <= 16 or not text:
             return 0
-        ratio = len(text) / max(1, self._counter.count(text))
+        ratio = len(text) / max(1, self._counter.count(text) if known is None else known)
         cut = min(len(text) - 1, int(tokens * ratio))
         for _attempt in range(4):
             cut = _snap(text, cut)
