@@ -70,13 +70,21 @@ def _compaction_table(results: dict[str, Any]) -> list[str]:
             f"{ours['messages'][1]}, {builtin['messages'][1]} |"
         )
     reasons = [
-        f"- N={row['n']}, {_counter(row['counter'])}: {'; '.join(row['ours']['reasons'])}"
+        f"- N={row['n']}, {_counter(row['counter'])}: {_calls(row['ours']['reasons'])}"
         for row in results["compaction"]["rows"]
         if row["ours"]["reasons"]
     ]
     if reasons:
-        lines += ["", "Why each compactor call after the first was made (ours):", "", *reasons]
+        lines += ["", "Why ours made its compactor calls (the compaction event's list):", ""]
+        lines += reasons
     return lines
+
+
+def _calls(reasons: list[str]) -> str:
+    """The first call's reason and how many stages and retries followed."""
+    retries = sum(1 for why in reasons if why.startswith("retry"))
+    stages = len(reasons) - retries
+    return f"{reasons[0]}; {stages} stages, {retries} retries"
 
 
 def _counter(name: str) -> str:

@@ -170,10 +170,14 @@ class Ledger:
             and self._edit(host, meter, exempt, first, fingerprints[0], objects, look)
         ):
             first, fingerprints = first + 1, fingerprints[1:]
+        spare = self._spare_from(first) if objects is not None else {}
         self._drop_from(first)
         for offset, fingerprint in enumerate(fingerprints):
             index = first + offset
-            entry = message_entry(fingerprint, host.view(index, 0), meter, exempt, self._calls)
+            entry = _reusable(spare, fingerprint, objects, index - look)
+            if entry is None:
+                view = host.view(index, 0)
+                entry = message_entry(fingerprint, view, meter, exempt, self._calls)
             self.messages.append(entry)
             self._add(entry)
             self._index_results(index)
@@ -186,6 +190,16 @@ class Ledger:
             if objects is not None
             else [None] * len(fingerprints)
         )
+
+    def _spare_from(self, first: int) -> dict[tuple[str, int], tuple[MessageEntry, Parts]]:
+        """The entries from ``first`` on by fingerprint, with the part objects they were
+        counted from: a message that only moved (the kept tail after a commit) keeps its
+        entry instead of being viewed and counted again."""
+        spare: dict[tuple[str, int], tuple[MessageEntry, Parts]] = {}
+        for entry, parts in zip(self.messages[first:], self._parts[first:], strict=False):
+            if parts is not None:
+                spare.setdefault(entry.fingerprint, (entry, parts))
+        return spare
 
     def _edit(
         self,
@@ -363,3 +377,24 @@ class Ledger:
             made = split_items(self.messages)
             self._split = (self._changes, made, index_items(made[0]))
         return self._split
+
+
+def _reusable(
+    spare: dict[tuple[str, int], tuple[MessageEntry, Parts]],
+    fingerprint: tuple[str, int],
+    objects: Sequence[Sequence[object]] | None,
+    at: int,
+) -> MessageEntry | None:
+    """The spare entry of the message at ``at`` of ``objects`` when it holds the very part
+    objects that entry was counted from (taken out of ``spare``: used once)."""
+    found = spare.get(fingerprint)
+    if found is None or objects is None or not 0 <= at < len(objects):
+        return None
+    entry, parts = found
+    current = objects[at]
+    if parts is None or len(parts) != len(current):
+        return None
+    if not all(a is b for a, b in zip(current, parts, strict=True)):
+        return None
+    del spare[fingerprint]
+    return entry

@@ -254,6 +254,7 @@ class SummaryCompactor:
         fixed = self._request_overhead(extra_instruction, told)
         packer = StagePacker(job.messages, self.counter, include_thinking=self.include_thinking)
         summary, stages = job.previous, 0
+        total = packer.known_tokens()
         while (
             staged := await asyncio.to_thread(
                 self._next, packer, _text(summary), window, fixed, told
@@ -270,11 +271,12 @@ class SummaryCompactor:
                 max_chars=told,
             )
             why = (
-                f"stage 1: {packer.last_tokens} tokens of transcript"
-                if stages == 1
-                else f"stage {stages}: transcript left after stage {stages - 1} "
+                f"stage {stages}: transcript left after stage {stages - 1} "
                 f"(a stage holds {room} tokens with the summary carried in)"
             )
+            if stages == 1:
+                needs = "" if total is None else f" of {total} (at least {-(-total // room)})"
+                why = f"stage 1: {packer.last_tokens} tokens of transcript{needs}"
             tokens = fixed + self._carried_tokens + packer.last_tokens
             summary = await self._asker.ask(
                 model,

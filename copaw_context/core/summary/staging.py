@@ -60,6 +60,17 @@ class StagePacker:
         self.last_tokens = 0
         """Tokens of the last stage handed out, as packed (at most its room)."""
 
+    def known_tokens(self) -> int | None:
+        """Tokens of the messages not handed out yet, when every part's count is known
+        (``None``: some are not, and counting them here would count them twice)."""
+        total = 0
+        for message in self._pending:
+            cost = known_cost(message, include_thinking=self._thinking)
+            if cost is None:
+                return None
+            total += cost + 1
+        return total
+
     def _cost(self, message: TranscriptMessage) -> int:
         known = known_cost(message, include_thinking=self._thinking)
         if known is not None:
