@@ -26,7 +26,7 @@ from agentscope.tool import ToolChoice
 from benchmarks.sessions import WINDOW, builtin_twin, copy_context, make_agent
 from benchmarks.steps import COUNTERS
 from copaw_context.core.context.report import Limits
-from copaw_context.core.summary.errors import rank_line
+from copaw_context.core.summary.errors import forget_lines
 from copaw_context.testing import ScriptedChatModel
 
 __all__ = ["InstantModel", "Run", "bench_compaction"]
@@ -110,7 +110,7 @@ async def _ours(workspace: Path, context: list[Msg], counter: str) -> Run:
     await engine.before_reasoning(session, limits=Limits(10**12, WINDOW // 10))  # warm counts
     await engine.input_meter.measure(session)
     before = len(context)
-    rank_line.cache_clear()  # each run as cold as the first: the sessions are the same
+    forget_lines()  # each run as cold as the first: the sessions are the same
     gc.collect()
     started, cpu = time.perf_counter(), time.process_time()
     event = await engine.before_reasoning(session)

@@ -36,6 +36,7 @@ __all__ = [
     "WRAPPER",
     "ErrorLine",
     "error_lines",
+    "forget_lines",
     "keep_newest",
     "keep_newest_ranked",
     "most_telling",
@@ -198,7 +199,13 @@ def pasted_error_lines(text: str) -> list[str]:
 
 def shows_failure(lines: Iterable[str]) -> bool:
     """Whether error lines say that the command itself failed."""
-    return any(EXIT_CODE_RULES.search(x) or FAILURE_RULES.search(x) for x in lines)
+    return any(_says_failed(x) for x in lines)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _says_failed(line: str) -> bool:
+    """Whether one error line says that the command failed (remembered, as :func:`rank_line`)."""
+    return EXIT_CODE_RULES.search(line) or FAILURE_RULES.search(line)
 
 
 def most_telling(found: Sequence[ErrorLine]) -> str:
@@ -228,3 +235,9 @@ def keep_newest_ranked(found: Sequence[ErrorLine], limit: int) -> tuple[list[Err
     )
     kept = sorted(order[:limit])
     return [found[i] for i in kept], len(found) - len(kept)
+
+
+def forget_lines() -> None:
+    """Forget the lines :func:`rank_line` and :func:`shows_failure` remember."""
+    rank_line.cache_clear()
+    _says_failed.cache_clear()
