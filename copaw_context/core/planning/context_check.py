@@ -55,7 +55,7 @@ def plan_context(
         force=force,
         index=ledger.split_index(),
     )
-    splits = [MessageSplit([], []) for _ in range(len(source.fingerprint()))]
+    splits = [MessageSplit([], []) for _ in range(len(ledger.messages))]  # synced above
     for index in plan.compact:
         message, block = refs[index]
         splits[message].compact.append(block)
@@ -147,9 +147,9 @@ class _Messages(Generic[M]):
 
     def part_objects(self, start: int = 0) -> list[Sequence[object]] | None:
         blocks = [self.splitter.blocks(m) for m in self.messages[start:]]
-        if any(b is None for b in blocks):
+        if None in blocks:
             return None  # not known: the fingerprints alone
-        return [b for b in blocks if b is not None]
+        return blocks  # type: ignore[return-value]  # no None in it
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return self.splitter.view(self.messages[index], first_part)
