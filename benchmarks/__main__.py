@@ -78,10 +78,8 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         results["split"] = {"n": largest, "ms": split_ms(seeded[largest], reserves, 5)}
     if "compaction" in only:
         _log("compaction ...")
-        results["compaction"] = {
-            "n": middle,
-            **bench_compaction(root, seeded[middle], 1 if quick else 3),
-        }
+        sessions = {n: seeded[n] for n in sorted({middle, largest})}
+        results["compaction"] = bench_compaction(root, sessions, 1 if quick else 3)
     if "cache" in only:
         _log("prompt-cache reuse ...")
         results["cache"] = bench_cache(root, quick, _log)

@@ -2,15 +2,20 @@
 
 Both use an instant scripted model (a fixed six-section summary, no latency), so the figure
 is each pipeline's own cost: count, split, prompt, summary handling, archive (ours writes
-and fsyncs the dialog archive before the context changes), commit.
+and fsyncs the dialog archive before the context changes), commit. Measured per session size
+and per counter of ours (bytes/4, o200k; the built-in always counts bytes/4): wall time, the
+process's CPU time (every thread: the worker threads' fact extraction and packing too; the
+fsync waits are not CPU) and the model calls each pipeline made.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +24,12 @@ from agentscope.model import ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
 from benchmarks.sessions import WINDOW, builtin_twin, copy_context, make_agent
+from benchmarks.steps import COUNTERS
 from copaw_context.core.context.report import Limits
+from copaw_context.core.summary.errors import forget_lines
 from copaw_context.testing import ScriptedChatModel
 
-__all__ = ["InstantModel", "bench_compaction"]
+__all__ = ["InstantModel", "Run", "bench_compaction"]
 
 SUMMARY = "\n".join(
     [
@@ -54,7 +61,9 @@ SUMMARY = "\n".join(
 
 class InstantModel(ScriptedChatModel):
     """Answers every call at once with :data:`SUMMARY` (text, or AgentScope's structured
-    output tool call); records nothing, copies nothing."""
+    output tool call); records nothing, copies nothing, counts its calls (``call_count``)."""
+
+    call_count = 0
 
     async def _call_api(
         self,
@@ -64,6 +73,7 @@ class InstantModel(ScriptedChatModel):
         tool_choice: ToolChoice | None = None,
         **kwargs: Any,
     ) -> ChatResponse:
+        self.call_count += 1
         usage = ChatUsage(input_tokens=1, output_tokens=1, time=0.0)
         if tools and tools[0].get("function", {}).get("name") == "generate_structured_output":
             schema = tools[0]["function"].get("parameters", {})
@@ -81,48 +91,77 @@ class InstantModel(ScriptedChatModel):
         return ChatResponse(content=[block], is_last=True, usage=usage)
 
 
-async def _ours(workspace: Path, context: list[Msg]) -> tuple[float, int, int]:
+@dataclass(frozen=True)
+class Run:
+    """One compaction: wall and CPU seconds, messages before and after, model calls."""
+
+    wall_s: float
+    cpu_s: float
+    before: int
+    after: int
+    calls: int
+    reasons: tuple[str, ...] = ()
+
+
+async def _ours(workspace: Path, context: list[Msg], counter: str) -> Run:
     model = InstantModel([], context_size=WINDOW)
-    agent, hook, session = await make_agent(workspace, "estimate", context, model)
+    agent, hook, session = await make_agent(workspace, counter, context, model)
     engine = hook.engine
     await engine.before_reasoning(session, limits=Limits(10**12, WINDOW // 10))  # warm counts
     await engine.input_meter.measure(session)
     before = len(context)
-    started = time.perf_counter()
+    forget_lines()  # each run as cold as the first: the sessions are the same
+    gc.collect()
+    started, cpu = time.perf_counter(), time.process_time()
     event = await engine.before_reasoning(session)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     if event is None or event.kind != "compaction":
         raise RuntimeError(f"expected a compaction, got {event}")
-    return seconds, before, len(agent.state.context)
+    reasons = event.compactor_calls
+    return Run(seconds, cpu, before, len(agent.state.context), model.call_count, reasons)
 
 
-async def _builtin(context: list[Msg]) -> tuple[float, int, int]:
+async def _builtin(context: list[Msg]) -> Run:
     model = InstantModel([], context_size=WINDOW)
     agent = builtin_twin(context, WINDOW, model)
     before = len(context)
-    started = time.perf_counter()
+    gc.collect()
+    started, cpu = time.perf_counter(), time.process_time()
     await agent.compress_context()
-    seconds = time.perf_counter() - started
-    return seconds, before, len(agent.state.context)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return Run(seconds, cpu, before, len(agent.state.context), model.call_count)
 
 
-def bench_compaction(root: Path, context: list[Msg], repeat: int) -> dict[str, Any]:
-    """Median seconds of one compaction of ``context``: ours and the built-in."""
-    ours: list[float] = []
-    builtin: list[float] = []
-    kept: dict[str, tuple[int, int]] = {}
-    for index in range(repeat):
-        seconds, before, after = asyncio.run(
-            _ours(root / f"compact-{index}", copy_context(context))
-        )
-        ours.append(seconds)
-        kept["ours"] = (before, after)
-        seconds, before, after = asyncio.run(_builtin(copy_context(context)))
-        builtin.append(seconds)
-        kept["builtin"] = (before, after)
+def _median(runs: list[Run]) -> dict[str, Any]:
+    last = runs[-1]
     return {
-        "ours_s": statistics.median(ours),
-        "builtin_s": statistics.median(builtin),
-        "messages": kept,
-        "repeat": repeat,
+        "wall_s": statistics.median(r.wall_s for r in runs),
+        "cpu_s": statistics.median(r.cpu_s for r in runs),
+        "messages": (last.before, last.after),
+        "calls": last.calls,
+        "reasons": list(last.reasons),
     }
+
+
+def bench_compaction(
+    root: Path,
+    sessions: dict[int, list[Msg]],
+    repeat: int,
+    counters: tuple[str, ...] = COUNTERS,
+) -> dict[str, Any]:
+    """Median wall and CPU seconds of one compaction of each session (by its size N): ours
+    with each counter, and the built-in; the model calls of each."""
+    rows: list[dict[str, Any]] = []
+    for n, context in sorted(sessions.items()):
+        builtin = [asyncio.run(_builtin(copy_context(context))) for _ in range(repeat)]
+        for counter in counters:
+            ours = [
+                asyncio.run(
+                    _ours(root / f"compact-{n}-{counter}-{i}", copy_context(context), counter)
+                )
+                for i in range(repeat)
+            ]
+            rows.append(
+                {"n": n, "counter": counter, "ours": _median(ours), "builtin": _median(builtin)}
+            )
+    return {"rows": rows, "repeat": repeat}

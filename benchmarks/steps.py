@@ -166,6 +166,7 @@ def split_ms(context: list[Any], reserves: list[int], repeat: int) -> dict[int, 
                         threshold_tokens=report.threshold,
                         reserve_tokens=reserve,
                         fixed_tokens=report.fixed,
+                        index=ledger.split_index(),
                     )
                     times.append(1000 * (time.perf_counter() - started))
                 out[reserve] = statistics.median(times)

@@ -180,5 +180,8 @@ class AsMsgHandler(MessageSplitter[Msg]):
     def view(self, msg: Msg, first_part: int = 0) -> MessageView:
         return message_view(msg, self.count_thinking, first_part)
 
+    def blocks(self, msg: Msg) -> Sequence[object] | None:
+        return msg.content if isinstance(msg.content, list) else None
+
     def with_blocks(self, msg: Msg, blocks: Sequence[int], *, kept: bool) -> Msg:
         return with_blocks(msg, blocks, usage=kept)

@@ -54,6 +54,9 @@ class ContextEvent:
     summary_budget_chars: int = 0  # the summary budget of that compaction (characters)
     prefix_reused_tokens: int = 0  # model_call: tokens of its common prefix with the previous input
     session_reused_share: float = 0.0  # model_call: the session's sum LCP / sum input tokens
+    compactor_calls: tuple[str, ...] = field(default_factory=tuple)
+    """Why each compactor model call of that compaction was made, in order (its length: the
+    calls made): each stage the transcript needed, each retry and its cause."""
 
     def as_dict(self) -> dict[str, Any]:
         """The event as a JSON-able dict."""

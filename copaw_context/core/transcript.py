@@ -21,6 +21,9 @@ class TranscriptPart:
 
     ``text`` holds the text, the thinking, the tool input (raw JSON) or the tool output;
     ``tool_name`` is set for tool calls and results; ``is_error`` marks failed tool results.
+    ``tokens``: the tokens of ``text`` under the compaction's counter when the engine already
+    knows them (its ledger counted the block), so the compactor does not count it again;
+    ``None``: not known. A part made with another text must not keep it.
     """
 
     kind: PartKind
@@ -28,6 +31,7 @@ class TranscriptPart:
     tool_name: str | None = None
     tool_call_id: str | None = None
     is_error: bool = False
+    tokens: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

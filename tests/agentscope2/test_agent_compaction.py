@@ -478,3 +478,11 @@ async def test_chinese_setting_gives_a_chinese_summary_and_guide(tmp_path: Path)
     ):
         assert title in summary
     assert "dialog/" in summary and "Never touch prod.yaml." in summary
+
+
+async def test_the_compaction_event_says_why_each_compactor_call_was_made(tmp_path: Path) -> None:
+    agent, events = await _compact_with_failing_compactor(tmp_path, RuntimeError("provider 500"))
+    (event,) = [e for e in events if e.kind == "compaction"]
+    first, *retries = event.compactor_calls
+    assert first.startswith("stage 1: ") and retries
+    assert all(why == "retry: RuntimeError: provider 500" for why in retries), retries

@@ -128,3 +128,32 @@ def test_split_reply_yields_two_valid_messages() -> None:
     assert [b.type for b in check.to_keep[-1].content] == ["text", "tool_call", "tool_result"]
     assert check.to_keep[-1].id == reply.id and check.to_compact[-1].id == reply.id
     assert check.to_keep[0].get_text_content() == "go"  # the latest request stays
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(contexts(), st.integers(0, 3000), st.integers(0, 6000), st.integers(0, 9))
+def test_a_handler_kept_between_calls_decides_as_a_fresh_one(
+    context: list[Msg], reserve: int, threshold: int, cut: int
+) -> None:
+    """One handler over a growing context, then with blocks replaced in place, splits
+    exactly as a handler made for each call (its ledger counts only what changed)."""
+    kept = AsMsgHandler(EstimateTokenCounter(4))
+    options = {"threshold_tokens": threshold, "reserve_tokens": reserve}
+
+    def same_decisions(step: list[Msg]) -> None:
+        fresh = AsMsgHandler(EstimateTokenCounter(4)).context_check(step, **options)
+        again = kept.context_check(step, **options)
+        assert again.plan == fresh.plan
+        for ours, theirs in ((again.to_keep, fresh.to_keep), (again.to_compact, fresh.to_compact)):
+            assert [(m.id, len(m.content)) for m in ours] == [
+                (m.id, len(m.content)) for m in theirs
+            ]
+
+    same_decisions(context[: max(1, len(context) * cut // 10)])
+    same_decisions(context)
+    for msg in context:  # a block replaced in place: same message, same number of blocks
+        for i, block in enumerate(msg.content):
+            if isinstance(block, TextBlock):
+                msg.content[i] = TextBlock(text=block.text + " edited" * 200)
+                break
+    same_decisions(context)

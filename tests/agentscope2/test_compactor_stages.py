@@ -143,3 +143,57 @@ def test_messages_of_many_parts_are_split_between_and_inside_parts() -> None:
     assert any(len(m.parts) < 6 for stage in stages for m in stage)  # some were split
     words = [w for s in stages for m in s for p in m.parts for w in p.text.split() if w != "[…]"]
     assert words == [w for m in messages for p in m.parts for w in p.text.split()]
+
+
+class _Recording:
+    """A counter that records what it counted."""
+
+    def __init__(self, counter: TiktokenCounter) -> None:
+        self.counter = counter
+        self.texts: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.counter.name
+
+    def count(self, text: str) -> int:
+        self.texts.append(text)
+        return self.counter.count(text)
+
+
+async def test_known_counts_are_not_counted_again_and_stages_still_fit() -> None:
+    counter = TiktokenCounter("o200k_base")
+    known = [
+        TranscriptMessage(
+            m.role,
+            m.name,
+            tuple(
+                TranscriptPart(
+                    p.kind,
+                    p.text,
+                    p.tool_name,
+                    p.tool_call_id,
+                    p.is_error,
+                    tokens=counter.count(p.text),
+                )
+                for p in m.parts
+            ),
+            m.timestamp,
+        )
+        for m in _conversation(22)
+    ]
+    recording = _Recording(counter)
+    model = ScriptedTextModel(context_size=COMPACTOR_WINDOW, default=_faithful)
+    cap = summary_budget_chars(AGENT_WINDOW)
+    compactor = SummaryCompactor(mode="llm", counter=recording, max_summary_chars=cap)  # type: ignore[arg-type]
+    result = await compactor.summarise(known, previous=None, model=model)
+
+    assert result.method == "llm", result.fallback_reason
+    assert all(call.tokens <= COMPACTOR_WINDOW for call in model.calls)
+    assert len(result.calls) == len(model.calls) == result.stages >= 2
+    whole = [m.parts[0].text for m in known]
+    # Only a message split across two stages is counted (its head); no whole message is.
+    assert not [t for t in recording.texts if any(text in t for text in whole)]
+    seen = " ".join(_transcript_of(call.request) for call in model.calls)
+    expected = {i for m in known for i in _IDS.findall(m.text())}
+    assert set(_IDS.findall(seen)) == expected

@@ -245,3 +245,24 @@ async def test_no_compactor_request_exceeds_its_window(counter_name: str, window
     for call in model.calls:
         sent = counter.count(call.system_prompt) + counter.count(call.request)
         assert sent <= window, f"a {sent}-token request for a {window}-token compactor"
+
+
+async def test_the_result_says_why_each_call_was_made() -> None:
+    big = six_section_summary(200)
+    model = ScriptedTextModel([big, PREVIOUS_SUMMARY])
+    result = await _compactor(max_summary_chars=2000, adaptive_budget=False).summarise(
+        _messages(), previous=None, model=model
+    )
+    assert len(result.calls) == len(model.requests) == 2
+    assert result.calls[0].startswith("stage 1: ")
+    assert result.calls[1] == f"retry: summary too long: {len(big)} characters, the limit is 2000"
+    counter = make_token_counter("estimate")
+    model = ScriptedTextModel([PREVIOUS_SUMMARY] * 30, context_size=1500)
+    result = await _compactor(counter=counter).summarise(
+        _messages(turns=12, size=80), previous=None, model=model
+    )
+    assert len(result.calls) == len(model.requests) == result.stages >= 2
+    assert [why.split(":")[0] for why in result.calls] == [
+        f"stage {n}" for n in range(1, result.stages + 1)
+    ]
+    assert not (await _compactor().summarise(_messages(), model=None)).calls

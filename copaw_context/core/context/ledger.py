@@ -6,15 +6,14 @@ its parts' token counts, byte sizes and tool pairing data. :meth:`Ledger.sync` c
 host's fingerprints with the stored ones and views only messages that are new or changed, and
 of a changed message only the parts that changed (a part replaced in place by the host or
 another middleware, the new parts of a message that grew): a step costs about the new
-content, not the whole context. The engine updates the entries it edits itself (pruning,
-request cuts).
+content, not the whole context (what an entry holds: :mod:`.ledger_entries`). The engine
+updates the entries it edits itself (pruning, request cuts).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 
 from copaw_context.core.context.file_counts import OffloadCounts
 from copaw_context.core.context.fingerprint import (
@@ -25,17 +24,27 @@ from copaw_context.core.context.fingerprint import (
     kept,
     reused_parts,
 )
+from copaw_context.core.context.ledger_entries import (
+    Calls,
+    ExemptCheck,
+    MessageEntry,
+    PartEntry,
+    call_ids,
+    message_entry,
+    offloads_of,
+    part_entries,
+    pruned_to,
+)
 from copaw_context.core.context.ledger_split import split_items
-from copaw_context.core.host.protocol import ContextSource, MessageView, PartKind, PartView, Role
+from copaw_context.core.host.protocol import ContextSource, PartView
 from copaw_context.core.planning.pairing import OpenCalls
-from copaw_context.core.planning.split import SplitItem
+from copaw_context.core.planning.units import SplitIndex, SplitItem, index_items
 from copaw_context.core.tokens.meter import (
     BLOCK_OVERHEAD_TOKENS,
     DATA_BLOCK_TOKENS,
     MESSAGE_OVERHEAD_TOKENS,
     TokenMeter,
 )
-from copaw_context.core.toolresults.offload import referenced_offload_names
 
 # TokenMeter and the overhead constants live in token_meter; kept here for old imports.
 __all__ = [
@@ -49,52 +58,8 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class PartEntry:
-    """What the engine remembers of one part."""
-
-    kind: PartKind
-    tokens: int
-    nbytes: int
-    call_id: str | None = None
-    unfinished: bool = False
-    exempt: bool = False
-    pruned_to: int | None = None
-    unseen: bool = False
-    data: int = 0
-    offloads: frozenset[str] = frozenset()  # offload file names its text references
-
-
-@dataclass(slots=True)
-class MessageEntry:
-    """What the engine remembers of one message; ``tokens``/``nbytes`` are its sums."""
-
-    fingerprint: tuple[str, int]
-    role: Role
-    pinned: bool
-    parts: list[PartEntry] = field(default_factory=list)
-    tokens: int = MESSAGE_OVERHEAD_TOKENS
-    nbytes: int = 0
-    data: int = 0
-    """Data blocks (images, audio, PDF) in it."""
-
-    @property
-    def is_request(self) -> bool:
-        """A message the user typed: role ``user`` carrying no tool call or result. A 1.x
-        ``Msg(role="user")`` holding tool results (ReMe's layout, loaded histories) is paired
-        by block like any other message, so its result never stays without its call."""
-        return self.role == "user" and not any(
-            p.call_id is not None and p.kind in ("tool_call", "tool_result") for p in self.parts
-        )
-
-    def recount(self) -> None:
-        self.tokens = MESSAGE_OVERHEAD_TOKENS + sum(p.tokens for p in self.parts)
-        self.nbytes = sum(p.nbytes for p in self.parts)
-        self.data = sum(p.data for p in self.parts)
-
-
-ExemptCheck = Callable[[str | None, str | None], bool]
-"""Whether a result of this tool (name, raw call input) gets the larger limits."""
+SplitItems = tuple[list[SplitItem], list[tuple[int, int]]]
+"""The split items of the context and their (message, part) positions."""
 
 _FULL_CHECK_EVERY = 64  # steps between full fingerprint checks on the fast path
 
@@ -114,7 +79,7 @@ class Ledger:
         self._offloads = OffloadCounts()
         self._fingerprints: list[tuple[str, int]] = []
         self._parts: list[Parts] = []  # per message, its part objects when last viewed
-        self._calls: dict[str, tuple[str | None, str | None]] = {}
+        self._calls: Calls = {}
         self._results: list[tuple[int, int]] = []
         self.settled = 0
         """How many of the oldest results stage 2 has cut to their old limit (not looked at
@@ -127,6 +92,8 @@ class Ledger:
         """Where the next sync compares part objects from: 0 every message, -1 the newest,
         None only those of messages that grew."""
         self._open = OpenCalls()  # folds all messages but the last (which may grow)
+        self._changes = 0  # counts every change of an entry: the split items' cache key
+        self._split: tuple[int, SplitItems, SplitIndex] | None = None
 
     def expect_outside_edits(self, *, everywhere: bool = True) -> None:
         """The next :meth:`sync` compares the part objects of every message (``everywhere``;
@@ -203,10 +170,14 @@ class Ledger:
             and self._edit(host, meter, exempt, first, fingerprints[0], objects, look)
         ):
             first, fingerprints = first + 1, fingerprints[1:]
+        spare = self._spare_from(first) if objects is not None else {}
         self._drop_from(first)
         for offset, fingerprint in enumerate(fingerprints):
             index = first + offset
-            entry = self._entry(fingerprint, host.view(index, 0), meter, exempt)
+            entry = _reusable(spare, fingerprint, objects, index - look)
+            if entry is None:
+                view = host.view(index, 0)
+                entry = message_entry(fingerprint, view, meter, exempt, self._calls)
             self.messages.append(entry)
             self._add(entry)
             self._index_results(index)
@@ -219,6 +190,16 @@ class Ledger:
             if objects is not None
             else [None] * len(fingerprints)
         )
+
+    def _spare_from(self, first: int) -> dict[tuple[str, int], tuple[MessageEntry, Parts]]:
+        """The entries from ``first`` on by fingerprint, with the part objects they were
+        counted from: a message that only moved (the kept tail after a commit) keeps its
+        entry instead of being viewed and counted again."""
+        spare: dict[tuple[str, int], tuple[MessageEntry, Parts]] = {}
+        for entry, parts in zip(self.messages[first:], self._parts[first:], strict=False):
+            if parts is not None:
+                spare.setdefault(entry.fingerprint, (entry, parts))
+        return spare
 
     def _edit(
         self,
@@ -245,8 +226,8 @@ class Ledger:
             first, view = 0, host.view(index, 0)
             states = [REPLACED] * len(view.parts)
         reused = [state == SAME for state in states[first:]]
-        fresh = iter(self._part_entries(view.parts, meter, exempt, reused))
-        ids = _ids(entry)
+        fresh = iter(part_entries(view.parts, meter, exempt, self._calls, reused))
+        ids = call_ids(entry)
         self._subtract(entry)
         kept_entries = entry.parts[:first]
         for offset, state in enumerate(states[first:], first):
@@ -263,7 +244,7 @@ class Ledger:
         self._parts[index] = kept(parts)
         entry.recount()
         self._add(entry)
-        if index < self._open.folded and _ids(entry) != ids:
+        if index < self._open.folded and call_ids(entry) != ids:
             self._open = OpenCalls()
         self._reindex_results(index, old_results, first)
         return True
@@ -298,12 +279,14 @@ class Ledger:
             self.unseen = {r for r in self.unseen if r[0] < index}
 
     def _add(self, entry: MessageEntry) -> None:
+        self._changes += 1
         self.tokens += entry.tokens
         self.nbytes += entry.nbytes
         self.data += entry.data
         self._offloads.add(entry)
 
     def _subtract(self, entry: MessageEntry) -> None:
+        self._changes += 1
         self.tokens -= entry.tokens
         self.nbytes -= entry.nbytes
         self.data -= entry.data
@@ -330,6 +313,8 @@ class Ledger:
         self._key = None
         self._look = 0
         self._open = OpenCalls()
+        self._changes += 1
+        self._split = None
 
     def total(self) -> tuple[int, int]:
         """(tokens, bytes) of every message."""
@@ -342,15 +327,16 @@ class Ledger:
         self._subtract(message)
         entry.tokens, entry.nbytes = meter.part(view)
         entry.data = view.data_blocks
-        entry.offloads = _offloads(view)
+        entry.offloads = offloads_of(view)
         self.update_meta(index, part, view)
         message.recount()
         self._add(message)
 
     def update_meta(self, index: int, part: int, view: PartView) -> None:
         """Take over a part's changed bookkeeping (cut limit, seen) when its text did not change."""
+        self._changes += 1
         entry = self.messages[index].parts[part]
-        entry.pruned_to = _pruned_to(view)
+        entry.pruned_to = pruned_to(view)
         entry.unseen = bool(view.meta.get("unseen"))
         if entry.unseen:
             self.unseen.add((index, part))
@@ -372,63 +358,43 @@ class Ledger:
         incrementally: a step costs about its new parts."""
         last = len(self.messages) - 1
         while self._open.folded < last:
-            self._open.fold(_ids(self.messages[self._open.folded]))
-        return self._open.count(_ids(self.messages[last]) if last >= self._open.folded else [])
+            self._open.fold(call_ids(self.messages[self._open.folded]))
+        return self._open.count(call_ids(self.messages[last]) if last >= self._open.folded else [])
 
-    def split_items(self) -> tuple[list[SplitItem], list[tuple[int, int]]]:
+    def split_items(self) -> SplitItems:
         """The context as split items and their (message, part) positions (see
-        :func:`~copaw_context.core.context.ledger_split.split_items`)."""
-        return split_items(self.messages)
+        :func:`~copaw_context.core.context.ledger_split.split_items`); made again only after
+        an entry changed (do not modify)."""
+        return self._split_cache()[1]
 
-    # ------------------------------------------------------------------ build
-    def _entry(
-        self,
-        fingerprint: tuple[str, int],
-        view: MessageView,
-        meter: TokenMeter,
-        exempt: ExemptCheck,
-    ) -> MessageEntry:
-        entry = MessageEntry(fingerprint, view.role, view.pinned)
-        entry.parts = self._part_entries(view.parts, meter, exempt)
-        entry.recount()
-        return entry
+    def split_index(self) -> SplitIndex:
+        """The :class:`~copaw_context.core.planning.units.SplitIndex` of :meth:`split_items`
+        (pass it to ``plan_split``): kept with the items."""
+        return self._split_cache()[2]
 
-    def _part_entries(
-        self,
-        parts: Sequence[PartView],
-        meter: TokenMeter,
-        exempt: ExemptCheck,
-        reused: Sequence[bool] = (),
-    ) -> list[PartEntry]:
-        """Entries of ``parts``, but for those ``reused`` marks (an entry kept elsewhere)."""
-        entries: list[PartEntry] = []
-        for offset, part in enumerate(parts):
-            if offset < len(reused) and reused[offset]:
-                continue
-            tokens, size = meter.part(part)
-            entry = PartEntry(part.kind, tokens, size, call_id=part.call_id, data=part.data_blocks)
-            entry.offloads = _offloads(part)
-            if part.kind == "tool_call" and part.call_id is not None:
-                self._calls[part.call_id] = (part.tool_name, part.tool_input)
-            elif part.kind == "tool_result":
-                name, tool_input = self._calls.get(part.call_id or "", (part.tool_name, None))
-                entry.exempt = exempt(part.tool_name or name, tool_input)
-                entry.unfinished = part.unfinished
-                entry.pruned_to = _pruned_to(part)
-                entry.unseen = bool(part.meta.get("unseen"))
-            entries.append(entry)
-        return entries
+    def _split_cache(self) -> tuple[int, SplitItems, SplitIndex]:
+        if self._split is None or self._split[0] != self._changes:
+            made = split_items(self.messages)
+            self._split = (self._changes, made, index_items(made[0]))
+        return self._split
 
 
-def _offloads(part: PartView) -> frozenset[str]:
-    text = part.text
-    return frozenset(referenced_offload_names([text])) if ".txt" in text else frozenset()
-
-
-def _pruned_to(part: PartView) -> int | None:
-    value = part.meta.get("pruned_to")
-    return value if isinstance(value, int) else None
-
-
-def _ids(message: MessageEntry) -> list[tuple[str, str]]:
-    return [(p.kind, p.call_id) for p in message.parts if p.call_id is not None]
+def _reusable(
+    spare: dict[tuple[str, int], tuple[MessageEntry, Parts]],
+    fingerprint: tuple[str, int],
+    objects: Sequence[Sequence[object]] | None,
+    at: int,
+) -> MessageEntry | None:
+    """The spare entry of the message at ``at`` of ``objects`` when it holds the very part
+    objects that entry was counted from (taken out of ``spare``: used once)."""
+    found = spare.get(fingerprint)
+    if found is None or objects is None or not 0 <= at < len(objects):
+        return None
+    entry, parts = found
+    current = objects[at]
+    if parts is None or len(parts) != len(current):
+        return None
+    if not all(a is b for a, b in zip(current, parts, strict=True)):
+        return None
+    del spare[fingerprint]
+    return entry

@@ -36,10 +36,15 @@ def plan_context(
     reserve_tokens: int,
     fixed_tokens: int = 0,
     force: bool = False,
+    ledger: Ledger | None = None,
 ) -> tuple[SplitPlan, list[MessageSplit]]:
     """Plan a pair-safe split of ``source`` (see :func:`plan_split` for the rules); per
-    message, the blocks compacted and kept. No tool is exempt from the count."""
-    ledger = Ledger()
+    message, the blocks compacted and kept. No tool is exempt from the count. A ``ledger``
+    kept from an earlier call over the same messages counts only what is new or changed
+    (the source's part objects are compared with those it last saw)."""
+    if ledger is None:
+        ledger = Ledger()
+    ledger.expect_outside_edits()
     ledger.sync(source, meter, lambda _name, _input: False)
     items, refs = ledger.split_items()
     plan = plan_split(
@@ -48,8 +53,9 @@ def plan_context(
         reserve_tokens=reserve_tokens,
         fixed_tokens=fixed_tokens,
         force=force,
+        index=ledger.split_index(),
     )
-    splits = [MessageSplit([], []) for _ in range(len(source.fingerprint()))]
+    splits = [MessageSplit([], []) for _ in range(len(ledger.messages))]  # synced above
     for index in plan.compact:
         message, block = refs[index]
         splits[message].compact.append(block)
@@ -75,6 +81,7 @@ class MessageSplitter(ABC, Generic[M]):
     def __init__(self, counter: TokenCounter, *, count_thinking: ThinkingSent = True) -> None:
         self.meter = TokenMeter(counter)
         self.count_thinking = count_thinking
+        self._ledger = Ledger()  # kept between calls: a call counts what is new or changed
 
     @abstractmethod
     def fingerprint(self, msg: M) -> tuple[str, int]:
@@ -83,6 +90,11 @@ class MessageSplitter(ABC, Generic[M]):
     @abstractmethod
     def view(self, msg: M, first_part: int = 0) -> MessageView:
         """The message as the engine sees it (thinking counted by :attr:`count_thinking`)."""
+
+    def blocks(self, msg: M) -> Sequence[object] | None:
+        """The message's blocks as the host's own objects (a block replaced in place is then
+        counted again); ``None``: not known, a message is trusted by its fingerprint."""
+        return None
 
     @abstractmethod
     def with_blocks(self, msg: M, blocks: Sequence[int], *, kept: bool) -> M:
@@ -105,6 +117,7 @@ class MessageSplitter(ABC, Generic[M]):
             reserve_tokens=reserve_tokens,
             fixed_tokens=fixed_tokens,
             force=force,
+            ledger=self._ledger,
         )
         to_compact: list[M] = []
         to_keep: list[M] = []
@@ -132,8 +145,11 @@ class _Messages(Generic[M]):
     def context_key(self) -> None:
         return None  # a list handed over once: nothing to reuse
 
-    def part_objects(self, start: int = 0) -> None:
-        return None  # viewed once: nothing to compare
+    def part_objects(self, start: int = 0) -> list[Sequence[object]] | None:
+        blocks = [self.splitter.blocks(m) for m in self.messages[start:]]
+        if None in blocks:
+            return None  # not known: the fingerprints alone
+        return blocks  # type: ignore[return-value]  # no None in it
 
     def view(self, index: int, first_part: int = 0) -> MessageView:
         return self.splitter.view(self.messages[index], first_part)

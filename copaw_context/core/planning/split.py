@@ -22,101 +22,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from copaw_context.core.planning.pairing import pair_by_occurrence
+from copaw_context.core.planning.units import (
+    SplitIndex,
+    SplitItem,
+    Unit,
+    group_units,
+    index_items,
+    require_count,
+)
 
 __all__ = [
+    "SplitIndex",
     "SplitItem",
     "SplitPlan",
     "SplitReason",
     "Unit",
     "group_units",
+    "index_items",
     "plan_split",
 ]
 
 SplitReason = Literal["below-threshold", "compacted", "nothing-safe-to-compact", "forced"]
-
-
-def _require_count(name: str, value: object) -> None:
-    """Raise unless ``value`` is a non-negative int (bools are rejected)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}; pass 0 or a positive token count")
-
-
-@dataclass(frozen=True, slots=True)
-class SplitItem:
-    """One content block (or one whole user message) of the context, as the planner sees it.
-
-    ``message_index`` is the index of the host message the item comes from (non-decreasing
-    along the sequence). ``call_ids``/``result_ids`` are the tool calls made / tool results
-    carried by the item. ``is_user_request`` marks a message typed by the user (the latest one
-    is always kept); it carries no tool ids. ``pinned`` marks a block that must never be
-    compacted, and ``unfinished`` a tool call that has no result yet (pending, running,
-    awaiting confirmation).
-    """
-
-    message_index: int
-    tokens: int
-    call_ids: frozenset[str] = frozenset()
-    result_ids: frozenset[str] = frozenset()
-    is_user_request: bool = False
-    pinned: bool = False
-    unfinished: bool = False
-
-    def __post_init__(self) -> None:
-        if (
-            type(self.message_index) is int
-            and type(self.tokens) is int
-            and self.message_index >= 0
-            and self.tokens >= 0
-            and type(self.call_ids) is frozenset
-            and type(self.result_ids) is frozenset
-            and not (self.is_user_request and (self.call_ids or self.result_ids))
-        ):
-            return  # the common, valid case, checked in one go
-        _require_count("SplitItem.message_index", self.message_index)
-        _require_count("SplitItem.tokens", self.tokens)
-        for name in ("call_ids", "result_ids"):
-            ids = getattr(self, name)
-            if isinstance(ids, frozenset):
-                continue
-            if not isinstance(ids, (set, list, tuple)):
-                raise TypeError(
-                    f"SplitItem.{name} must be a frozenset of tool call ids, got {ids!r}"
-                )
-            object.__setattr__(self, name, frozenset(ids))
-        if self.is_user_request and (self.call_ids or self.result_ids):
-            raise ValueError(
-                "SplitItem: a user request item cannot carry tool call/result ids "
-                f"(got call_ids={sorted(self.call_ids)}, result_ids={sorted(self.result_ids)}); "
-                "put tool calls and results in their own items with is_user_request=False"
-            )
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """An atomic group: the contiguous items ``[start, end)`` that must stay together.
-
-    ``orphan_result``: the unit carries a tool result that answers no open call (its call is
-    missing, e.g. compacted by an older tool, comes later, or already has a result).
-    ``malformed``: the unit carries a call whose id is still open from an earlier call (two
-    concurrent calls with one id), or a call that is never answered and not flagged
-    ``unfinished``. Reusing an id after its earlier call was answered is fine. Keeping either
-    kind would make the provider reject the request, so :func:`plan_split` never keeps such a
-    unit (only the latest user request inside it, on its own).
-    """
-
-    start: int
-    end: int
-    tokens: int
-    orphan_result: bool
-    malformed: bool = False
-
-    @property
-    def keepable(self) -> bool:
-        """Whether the unit can be kept without breaking tool call/result pairing."""
-        return not (self.orphan_result or self.malformed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,44 +63,6 @@ class SplitPlan:
     request_over_reserve: bool
 
 
-def group_units(items: Sequence[SplitItem]) -> list[Unit]:
-    """Group ``items`` into the minimal contiguous units that keep each call with its result.
-
-    Parallel calls ``call1 call2 result1 result2`` form one unit; ``call1 result1 text call2
-    result2`` forms three, also when ``call2`` reuses the id of ``call1``. Items between a call
-    and its result (text, other messages) fall inside that unit. A result without an open call,
-    or a call without a result, is its own unit. Runs in O(n + number of ids).
-    """
-    pairing = pair_by_occurrence([(item.call_ids, item.result_ids) for item in items])
-    reach = list(range(len(items)))  # reach[i]: furthest item sharing a unit with item i
-    orphan_at = [False] * len(items)
-    malformed_at = [False] * len(items)
-    for _, call_index, result_index in pairing.pairs:
-        reach[call_index] = max(reach[call_index], result_index)
-    for _, result_index in pairing.orphans:
-        orphan_at[result_index] = True
-    for _, call_index, _earlier in pairing.duplicates:
-        malformed_at[call_index] = True
-    for _, call_index in pairing.unanswered:
-        if not items[call_index].unfinished:
-            malformed_at[call_index] = True
-
-    units: list[Unit] = []
-    start = span_end = tokens = 0
-    orphan = malformed = False
-    for index, item in enumerate(items):
-        span_end = max(span_end, reach[index])
-        tokens += item.tokens
-        orphan = orphan or orphan_at[index]
-        malformed = malformed or malformed_at[index]
-        if index == span_end:
-            units.append(Unit(start, index + 1, tokens, orphan, malformed))
-            start = span_end = index + 1
-            tokens = 0
-            orphan = malformed = False
-    return units
-
-
 def plan_split(
     items: Sequence[SplitItem],
     *,
@@ -182,6 +70,7 @@ def plan_split(
     reserve_tokens: int,
     fixed_tokens: int = 0,
     force: bool = False,
+    index: SplitIndex | None = None,
 ) -> SplitPlan:
     """Plan which items to compact so that the context shrinks back under the threshold.
 
@@ -200,21 +89,19 @@ def plan_split(
     it cannot break pairing) and the rest of the unit is compacted. ``force`` (the
     ``/compact`` command) compacts everything except the forced units. When that leaves
     nothing to compact the reason is ``"nothing-safe-to-compact"`` and the adapter should
-    truncate instead. Runs in O(n).
+    truncate instead. Runs in O(n); ``index`` (:func:`index_items` of these ``items``, kept
+    by the caller while they do not change) spares the O(n) walks but the plan's assembly.
     """
-    _require_count("threshold_tokens", threshold_tokens)
-    _require_count("reserve_tokens", reserve_tokens)
-    _require_count("fixed_tokens", fixed_tokens)
+    require_count("threshold_tokens", threshold_tokens)
+    require_count("reserve_tokens", reserve_tokens)
+    require_count("fixed_tokens", fixed_tokens)
     if not isinstance(force, bool):
         raise TypeError(f"force must be a bool, got {force!r}")
 
-    latest_request: int | None = None
-    item_tokens = 0
-    for index, item in enumerate(items):
-        item_tokens += item.tokens
-        if item.is_user_request:
-            latest_request = index
-    total = fixed_tokens + item_tokens
+    if index is None or index.items is not items:
+        index = index_items(items)
+    latest_request = index.latest_request
+    total = fixed_tokens + index.item_tokens
     if not force and total <= threshold_tokens:
         return SplitPlan((), tuple(range(len(items))), total, total, "below-threshold", False)
 
@@ -227,8 +114,8 @@ def plan_split(
             keep_from = latest_request
         else:
             latest_request = None
-    units = group_units(items)
-    forced = _forced_units(items, units, latest_request, keep_from)
+    units = index.units
+    forced = _forced_units(index, latest_request, keep_from)
     kept_units = [
         is_forced and unit.keepable for unit, is_forced in zip(units, forced, strict=True)
     ]
@@ -328,22 +215,29 @@ def _start_tail_at_user_turn(
 
 
 def _forced_units(
-    items: Sequence[SplitItem],
-    units: Sequence[Unit],
+    index: SplitIndex,
     latest_request: int | None,
     keep_from: int | None = None,
 ) -> list[bool]:
-    """Per unit: must it be kept (latest request, pinned, unfinished or after unfinished,
-    at or after ``keep_from``)?"""
-    forced: list[bool] = []
-    after_unfinished = False
-    for unit in units:
-        pinned = False
-        for index in range(unit.start, unit.end):
-            item = items[index]
-            after_unfinished = after_unfinished or item.unfinished
-            pinned = pinned or item.pinned
-        has_request = latest_request is not None and unit.start <= latest_request < unit.end
-        kept_turn = keep_from is not None and unit.end > keep_from
-        forced.append(after_unfinished or pinned or has_request or kept_turn)
+    """Per unit: must it be kept (pinned, unfinished or after unfinished: ``index.held``;
+    the latest request; at or after ``keep_from``)?"""
+    forced = list(index.held)
+    units = index.units
+    if latest_request is not None:
+        forced[_unit_of(units, latest_request)] = True
+    if keep_from is not None:
+        for position in range(_unit_of(units, keep_from), len(units)):
+            forced[position] = True
     return forced
+
+
+def _unit_of(units: Sequence[Unit], item: int) -> int:
+    """The position of the unit holding item ``item`` (units are contiguous and ordered)."""
+    low, high = 0, len(units) - 1
+    while low < high:
+        middle = (low + high) // 2
+        if units[middle].end <= item:
+            low = middle + 1
+        else:
+            high = middle
+    return low

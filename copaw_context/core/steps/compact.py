@@ -184,6 +184,7 @@ class _Run:
             archive_files=tuple(p for p, _ in guide),
             summary_dropped_lines=result.dropped_lines,
             summary_budget_chars=result.budget_chars,
+            compactor_calls=result.calls,
             **self.base,
         )
         await ctx.emit(event, host)
@@ -282,6 +283,7 @@ async def _plan(
         reserve_tokens=reserve_raw,
         fixed_tokens=report.fixed,
         force=trigger == "command",
+        index=ledger.split_index(),
     )
     return plan, refs
 

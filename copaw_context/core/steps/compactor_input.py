@@ -7,8 +7,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from copaw_context.core.context.ledger_entries import MessageEntry
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession, MessageView
+from copaw_context.core.tokens.meter import (
+    BLOCK_OVERHEAD_TOKENS,
+    DATA_BLOCK_TOKENS,
+    MESSAGE_OVERHEAD_TOKENS,
+)
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
@@ -45,15 +51,44 @@ async def compacted_transcript(
     tool output added (the excerpt in the context is its head; build logs and test runs
     print their errors last, and those exact lines belong in the summary)."""
     include_thinking = ctx.settings.compact_with_thinking_block
+    ledger = ctx.ledger(host)
     transcript: list[TranscriptMessage] = []
     for index, parts in groups:
-        message = transcript_of(host.view(index), parts)
+        view = host.view(index)
+        message = transcript_of(view, parts)
+        if index < len(ledger.messages):
+            message = _with_counts(message, view, ledger.messages[index], parts)
         if not include_thinking:
             message = replace(
                 message, parts=tuple(p for p in message.parts if p.kind != "thinking")
             )
         transcript.append(message)
     return await _with_saved_tails(ctx, transcript)
+
+
+def _with_counts(
+    message: TranscriptMessage,
+    view: MessageView,
+    entry: MessageEntry,
+    parts: Sequence[int] | None,
+) -> TranscriptMessage:
+    """``message`` (:func:`transcript_of` ``view``, one part per chosen block) with each
+    part's tokens as the ledger counted its block (its text under the compaction's counter,
+    the overheads taken off), so the compactor counts no text twice. A block not sent, a
+    data block or one the ledger holds otherwise stays unknown (counted when needed)."""
+    if len(entry.parts) != len(view.parts):
+        return message
+    chosen = range(len(view.parts)) if parts is None else parts
+    out: list[TranscriptPart] = []
+    for i, part in zip(chosen, message.parts, strict=True):
+        block, known = view.parts[i], entry.parts[i]
+        if block.kind == "data" or known.kind != block.kind or not block.sent:
+            out.append(part)
+            continue
+        overhead = BLOCK_OVERHEAD_TOKENS + DATA_BLOCK_TOKENS * known.data
+        overhead += MESSAGE_OVERHEAD_TOKENS if known.kind == "tool_result" else 0
+        out.append(replace(part, tokens=max(0, known.tokens - overhead)))
+    return replace(message, parts=tuple(out))
 
 
 async def _with_saved_tails(
@@ -76,7 +111,11 @@ async def _with_saved_tails(
         if not tail or not tail.strip() or tail in part.text:
             continue
         text = f"{part.text}\n[last lines of the saved output {shown}]\n{tail}"
+        tokens = None
+        if part.tokens is not None:  # the tail at the excerpt's characters per token
+            added = len(text) - len(part.text)
+            tokens = part.tokens + -(-added * max(1, part.tokens) // max(1, len(part.text)))
         parts = list(message.parts)
-        parts[pi] = replace(part, text=text)
+        parts[pi] = replace(part, text=text, tokens=tokens)
         transcript[mi] = replace(message, parts=tuple(parts))
     return transcript

@@ -92,7 +92,14 @@ class ReplyAsker:
         *,
         previous: Summary | None,
         budget: SummaryBudget,
+        request_tokens: int | None = None,
+        calls: list[str] | None = None,
+        why: str = "",
     ) -> Summary:
+        """The parsed reply to ``request``, retried as the class says; ``request_tokens``
+        (system prompt and request, when the caller knows them) spares counting them for the
+        call's timeout; ``calls`` gets why each call was made (``why``, then each retry's
+        cause)."""
         last_reason = "no attempt"
         failures = 0  # calls that raised so far
         pause = 0.0
@@ -101,8 +108,10 @@ class ReplyAsker:
             if pause:
                 await asyncio.sleep(pause)
                 pause = 0.0
+            if calls is not None:
+                calls.append((why or "a summary") if _attempt == 0 else f"retry: {last_reason}")
             try:
-                text = await self._call(model, prompt, budget)
+                text = await self._call(model, prompt, budget, request_tokens)
             except TimeoutError as exc:
                 last_reason = str(exc) or f"compactor timed out after {self.timeout_seconds:g} s"
                 continue
@@ -137,13 +146,21 @@ class ReplyAsker:
             last_reason = f"invalid summary: {problem}"
         raise SummaryRejected(last_reason)
 
-    async def _call(self, model: CompactorModel, request: str, budget: SummaryBudget) -> str:
+    async def _call(
+        self,
+        model: CompactorModel,
+        request: str,
+        budget: SummaryBudget,
+        request_tokens: int | None = None,
+    ) -> str:
         """One compactor call, bounded by the progress-based timeout (see :mod:`.deadline`)."""
         system_prompt = compactor_system_prompt(self.language)
         streams = bool(getattr(model, "reports_progress", False))
+        if request_tokens is None:
+            request_tokens = self.counter.count(system_prompt) + self.counter.count(request)
         limits = call_timeout(
             self.timeout_seconds,
-            self.counter.count(system_prompt) + self.counter.count(request),
+            request_tokens,
             budget.ask // 2,  # about 2 characters a token, mixed text
             reference_tokens=self.reference_tokens,
             max_reply_chars=budget.hard_limit,

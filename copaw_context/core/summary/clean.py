@@ -168,13 +168,22 @@ def restore_paths(item: str, transcript: str, known: Sequence[str]) -> str:
 
 
 def _restore_all_paths(summary: Summary, transcript: str, known: Sequence[str]) -> int:
-    shown = sorted(set(known) | set(_REL_PATH_RE.findall(transcript)), key=len, reverse=True)
-    if not shown or not transcript:
+    """:func:`restore_paths` on every item; the paths the transcript shows are gathered
+    (a scan of the whole transcript) only once an item names a path it never showed."""
+    if not transcript:
         return 0
+    shown: list[str] | None = None
     changed = 0
     for key in _all_keys(summary):
         items = summary.items(key)
         for n, item in enumerate(items):
+            if all(m.group(0) in transcript for m in _ABS_PATH_RE.finditer(item)):
+                continue  # every path it names was shown: nothing to restore
+            if shown is None:
+                found = set(known) | set(_REL_PATH_RE.findall(transcript))
+                shown = sorted(found, key=len, reverse=True)
+            if not shown:
+                return 0
             fixed = restore_paths(item, transcript, shown)
             if fixed != item:
                 items[n] = fixed

@@ -14,6 +14,7 @@ itself. English and Chinese output are both recognised.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Sequence
@@ -35,6 +36,7 @@ __all__ = [
     "WRAPPER",
     "ErrorLine",
     "error_lines",
+    "forget_lines",
     "keep_newest",
     "keep_newest_ranked",
     "most_telling",
@@ -92,8 +94,10 @@ class ErrorLine:
     rank: int
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def rank_line(line: str) -> int | None:
-    """The rank of ``line`` as an error line (``None``: not one)."""
+    """The rank of ``line`` as an error line (``None``: not one). Remembered per line: logs
+    repeat their lines (a warning per file, a retry's output), and a line's rank is its own."""
     inner = _PREFIX_RE.sub("", line.strip(), count=1).strip()
     lower = inner.lower()
     if WRAPPER_RULES.search(inner, lower) or EXIT_CODE_RULES.search(inner, lower):
@@ -195,7 +199,13 @@ def pasted_error_lines(text: str) -> list[str]:
 
 def shows_failure(lines: Iterable[str]) -> bool:
     """Whether error lines say that the command itself failed."""
-    return any(EXIT_CODE_RULES.search(x) or FAILURE_RULES.search(x) for x in lines)
+    return any(_says_failed(x) for x in lines)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _says_failed(line: str) -> bool:
+    """Whether one error line says that the command failed (remembered, as :func:`rank_line`)."""
+    return EXIT_CODE_RULES.search(line) or FAILURE_RULES.search(line)
 
 
 def most_telling(found: Sequence[ErrorLine]) -> str:
@@ -225,3 +235,9 @@ def keep_newest_ranked(found: Sequence[ErrorLine], limit: int) -> tuple[list[Err
     )
     kept = sorted(order[:limit])
     return [found[i] for i in kept], len(found) - len(kept)
+
+
+def forget_lines() -> None:
+    """Forget the lines :func:`rank_line` and :func:`shows_failure` remember."""
+    rank_line.cache_clear()
+    _says_failed.cache_clear()

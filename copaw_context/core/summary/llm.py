@@ -71,6 +71,8 @@ class CompactorResult:
     fallback_reason: str | None = None
     stages: int = 1
     dropped_lines: int = 0  # junk lines of the model's reply dropped or fixed
+    calls: tuple[str, ...] = ()
+    """Why each compactor model call was made, in order (its length: the calls made)."""
 
     @property
     def text(self) -> str:
@@ -123,6 +125,7 @@ class SummaryCompactor:
         self.adaptive_budget = adaptive_budget
         self.reference_tokens = reference_tokens
         self.clock = clock
+        self._carried_tokens = 0  # tokens of the summary the current stage carries in
 
     def budget_for(
         self,
@@ -175,10 +178,15 @@ class SummaryCompactor:
             summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
             return CompactorResult(summary, "extractive", job.budget)
         reason = "no attempt"
+        calls: list[str] = []
         try:
-            reply, stages = await self._llm_in_stages(job, model, extra_instruction, reply_window)
+            reply, stages = await self._llm_in_stages(
+                job, model, extra_instruction, reply_window, calls
+            )
             final, dropped = await asyncio.to_thread(self._finish, job, reply)
-            return CompactorResult(final, "llm", job.budget, stages=stages, dropped_lines=dropped)
+            return CompactorResult(
+                final, "llm", job.budget, stages=stages, dropped_lines=dropped, calls=tuple(calls)
+            )
         except SummaryRejected as exc:
             reason = exc.reason
         except Exception as exc:  # any model/provider failure degrades to extractive
@@ -187,7 +195,9 @@ class SummaryCompactor:
             "copaw-context: LLM compaction failed (%s); using the extractive summary", reason
         )
         summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
-        return CompactorResult(summary, "extractive", job.budget, fallback_reason=reason)
+        return CompactorResult(
+            summary, "extractive", job.budget, fallback_reason=reason, calls=tuple(calls)
+        )
 
     # ----------------------------------------------------------------- internals
     def _prepare(
@@ -236,25 +246,47 @@ class SummaryCompactor:
         model: CompactorModel,
         extra_instruction: str,
         window: int,
+        calls: list[str],
     ) -> tuple[Summary | None, int]:
+        """The summary of every stage in turn (each carrying the previous stage's summary
+        in); ``calls`` gets why each model call was made."""
         told = job.budget.ask  # the reply reserve fits this window
         fixed = self._request_overhead(extra_instruction, told)
         packer = StagePacker(job.messages, self.counter, include_thinking=self.include_thinking)
         summary, stages = job.previous, 0
+        total = packer.known_tokens()
         while (
-            transcript := await asyncio.to_thread(
+            staged := await asyncio.to_thread(
                 self._next, packer, _text(summary), window, fixed, told
             )
         ) is not None:
+            transcript, room = staged
             stages += 1
+            carried = _text(summary)
             request = build_compactor_request(
                 transcript,
-                previous_summary=_text(summary),
+                previous_summary=carried,
                 extra_instruction=extra_instruction,
                 language=self.language,
                 max_chars=told,
             )
-            summary = await self._ask(model, request, previous=summary, budget=job.budget)
+            why = (
+                f"stage {stages}: transcript left after stage {stages - 1} "
+                f"(a stage holds {room} tokens with the summary carried in)"
+            )
+            if stages == 1:
+                needs = "" if total is None else f" of {total} (at least {-(-total // room)})"
+                why = f"stage 1: {packer.last_tokens} tokens of transcript{needs}"
+            tokens = fixed + self._carried_tokens + packer.last_tokens
+            summary = await self._asker.ask(
+                model,
+                request,
+                previous=summary,
+                budget=job.budget,
+                request_tokens=tokens,
+                calls=calls,
+                why=why,
+            )
         return summary, stages
 
     def _request_overhead(self, extra_instruction: str, told: int) -> int:
@@ -272,17 +304,15 @@ class SummaryCompactor:
 
     def _next(
         self, packer: StagePacker, summary: str, window: int, fixed: int, told: int
-    ) -> str | None:
-        """The rendered transcript of the next stage, packed up to the room the summary
-        carried in leaves (see :func:`~.staging.stage_room`); None when all are sent."""
-        carried = self.counter.count(summary)
+    ) -> tuple[str, int] | None:
+        """The rendered transcript of the next stage and its room, packed up to the room the
+        summary carried in leaves (see :func:`~.staging.stage_room`); None when all are sent."""
+        carried = self._carried_tokens = self.counter.count(summary) if summary else 0
         room = stage_room(window, fixed_tokens=fixed, carried_tokens=carried, reply_chars=told)
         stage = packer.next_stage(room)
-        return (
-            None
-            if stage is None
-            else render_transcript(stage, include_thinking=self.include_thinking)
-        )
+        if stage is None:
+            return None
+        return render_transcript(stage, include_thinking=self.include_thinking), room
 
     def _keep_previous(self, previous: Summary | None, summary: Summary) -> Summary:
         """Put back the previous Goal, Constraints and Critical Context a model reply dropped.

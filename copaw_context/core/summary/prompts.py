@@ -34,6 +34,7 @@ __all__ = [
     "SYSTEM_PROMPTS",
     "UPDATE_LEAD",
     "build_compactor_request",
+    "known_cost",
     "compactor_system_prompt",
     "render_transcript",
     "size_retry_note",
@@ -284,6 +285,24 @@ def render_transcript(
         parts = [_render_part(p, include_thinking) for p in message.parts]
         blocks.append("\n".join([header, *(p for p in parts if p is not None)]))
     return "\n\n".join(blocks)
+
+
+def known_cost(message: TranscriptMessage, *, include_thinking: bool = True) -> int | None:
+    """The tokens of :func:`render_transcript` ``([message])`` from its parts' known tokens
+    (``TranscriptPart.tokens``), its labels at 3 bytes a token (a little over what any
+    counter gives them); ``None`` when a part rendered has no known count."""
+    who = message.role if message.name in ("", message.role) else f"{message.role} {message.name}"
+    label_bytes = len(who.encode("utf-8")) + len(message.timestamp) + 4
+    tokens = 0
+    for part in message.parts:
+        if part.kind == "thinking" and not include_thinking:
+            continue
+        if part.tokens is None:
+            return None
+        tokens += part.tokens
+        name = part.tool_name or "tool"
+        label_bytes += 24 + (len(name.encode("utf-8")) if part.kind.startswith("tool") else 0)
+    return tokens + -(-label_bytes // 3)
 
 
 def _fenced(opening: str, body: str, closing: str) -> str:

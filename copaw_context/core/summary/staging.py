@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 
-from copaw_context.core.summary.prompts import render_transcript
+from copaw_context.core.summary.prompts import known_cost, render_transcript
 from copaw_context.core.tokens import TokenCounter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
@@ -57,8 +57,24 @@ class StagePacker:
         self._counter = counter
         self._thinking = include_thinking
         self._handed = 0
+        self.last_tokens = 0
+        """Tokens of the last stage handed out, as packed (at most its room)."""
+
+    def known_tokens(self) -> int | None:
+        """Tokens of the messages not handed out yet, when every part's count is known
+        (``None``: some are not, and counting them here would count them twice)."""
+        total = 0
+        for message in self._pending:
+            cost = known_cost(message, include_thinking=self._thinking)
+            if cost is None:
+                return None
+            total += cost + 1
+        return total
 
     def _cost(self, message: TranscriptMessage) -> int:
+        known = known_cost(message, include_thinking=self._thinking)
+        if known is not None:
+            return known
         return self._counter.count(render_transcript([message], include_thinking=self._thinking))
 
     def next_stage(self, room: int) -> list[TranscriptMessage] | None:
@@ -70,6 +86,7 @@ class StagePacker:
         room = max(MIN_STAGE_TOKENS, room)
         stage: list[TranscriptMessage] = []
         used = 0
+        self.last_tokens = 0
         while self._pending:
             message = self._pending[0]
             cost = self._cost(message)
@@ -80,6 +97,7 @@ class StagePacker:
                 stage.append(message)
                 self._pending.popleft()
                 used += cost + 1  # the blank line between two messages
+                self.last_tokens = used
                 continue
             left = room - used
             if left * _MIN_SPLIT_SHARE >= room:
@@ -87,6 +105,7 @@ class StagePacker:
                 if pieces is not None:
                     stage.append(pieces[0])
                     self._pending[0] = pieces[1]
+                    self.last_tokens = room  # at most
             break
         return stage
 
@@ -107,26 +126,28 @@ class StagePacker:
         if low == len(parts):
             return None  # the whole message fits after all
         k, part, before = low, parts[low], parts[:low]
-        cut = self._cut_point(part.text, room - self._cost(replace(message, parts=before)))
+        left = room - self._cost(replace(message, parts=before))
+        cut = self._cut_point(part.text, left, part.tokens)
         for _attempt in range(6):  # counted again: the label and the joins cost too
             if cut <= 0:
                 break
-            first = replace(part, text=f"{part.text[:cut].rstrip()} {_CONTINUED}")
+            first = replace(part, text=f"{part.text[:cut].rstrip()} {_CONTINUED}", tokens=None)
             head = replace(message, parts=(*before, first))
             if self._cost(head) <= room:
-                second = replace(part, text=f"{_CONTINUED} {part.text[cut:].lstrip()}")
+                second = replace(part, text=f"{_CONTINUED} {part.text[cut:].lstrip()}", tokens=None)
                 return head, replace(message, parts=(second, *parts[k + 1 :]))
             cut = _snap(part.text, cut * 9 // 10)
         if before:
             return replace(message, parts=before), replace(message, parts=parts[k:])
         return None
 
-    def _cut_point(self, text: str, tokens: int) -> int:
-        """Where to cut ``text`` so its head holds about ``tokens`` tokens (a line or word end)."""
+    def _cut_point(self, text: str, tokens: int, known: int | None = None) -> int:
+        """Where to cut ``text`` (of ``known`` tokens, when known) so its head holds about
+        ``tokens`` tokens (a line or word end)."""
         tokens -= 24  # the part's label, the continuation mark, the joins
         if tokens <= 16 or not text:
             return 0
-        ratio = len(text) / max(1, self._counter.count(text))
+        ratio = len(text) / max(1, self._counter.count(text) if known is None else known)
         cut = min(len(text) - 1, int(tokens * ratio))
         for _attempt in range(4):
             cut = _snap(text, cut)
@@ -172,7 +193,7 @@ def shorten_message(
     is measured in tokens with its own characters-per-token ratio (CJK text has about one
     character a token, English four), and checked again after the cut.
     """
-    counts = [max(1, counter.count(p.text)) for p in msg.parts]
+    counts = [max(1, counter.count(p.text) if p.tokens is None else p.tokens) for p in msg.parts]
     total = sum(counts) or 1
     parts: list[TranscriptPart] = []
     for part, tokens in zip(msg.parts, counts, strict=True):

@@ -26,7 +26,7 @@ def fresh_totals(host: FakeHost) -> tuple[int, int, int, list[tuple[int, int]]]:
 
 
 operations = st.lists(
-    st.sampled_from(["append", "grow", "replace", "pop", "tool", "new_list", "noop"]),
+    st.sampled_from(["append", "grow", "replace", "pop", "tool", "new_list", "drop_head", "noop"]),
     min_size=1,
     max_size=40,
 )
@@ -53,6 +53,8 @@ def test_incremental_sync_matches_a_full_rebuild(ops: list[str], seed: int) -> N
             host.messages = host.messages[:-1]
         elif op == "new_list":
             host.messages = list(host.messages)
+        elif op == "drop_head":  # a compaction: the oldest messages leave, the rest move
+            host.messages = host.messages[1 + n % 3 :]
         ledger.sync(host, METER, never)
         expected = fresh_totals(host)
         assert (ledger.tokens, ledger.nbytes, ledger.data, list(ledger.results())) == expected
@@ -164,6 +166,23 @@ def test_only_the_replaced_part_is_counted_again() -> None:
     ledger.expect_outside_edits()
     ledger.sync(host, meter, never)
     assert meter.counted == [], "nothing changed since"
+
+
+def test_messages_kept_by_a_compaction_are_not_counted_again() -> None:
+    """After a commit the kept tail only moved: its entries are reused, not counted again;
+    a message whose blocks are other objects now is counted again."""
+    host = FakeHost([user(f"request {n} " + "x" * n) for n in range(30)])
+    host.messages.append(FakeMessage("assistant", [call("c1"), result("c1", "out " * 40)]))
+    meter = CountingMeter()
+    ledger = Ledger()
+    ledger.sync(host, meter, never)
+    meter.counted.clear()
+    host.messages = host.messages[25:]  # the first 25 compacted away
+    host.messages[1] = user("request 26, another object now")
+    ledger.expect_outside_edits()
+    ledger.sync(host, meter, never)
+    assert meter.counted == ["request 26, another object now"]
+    assert snapshot(ledger) == full(host)
 
 
 def test_a_host_without_part_objects_still_works() -> None:

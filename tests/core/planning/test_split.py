@@ -15,6 +15,7 @@ from copaw_context.core.planning.split import (
     SplitPlan,
     Unit,
     group_units,
+    index_items,
     plan_split,
 )
 
@@ -408,6 +409,21 @@ def test_any_input_gives_a_valid_plan(items: list[SplitItem], budget: dict[str, 
     check_structure(items, plan, force=budget["force"])
     if budget["force"] and plan.reason != "nothing-safe-to-compact":
         assert plan.reason == "forced"
+
+
+@SETTINGS
+@given(conversations(), st.lists(budgets, min_size=1, max_size=4))
+def test_one_index_serves_every_plan_of_the_same_items(
+    items: list[SplitItem], plans: list[dict[str, int]]
+) -> None:
+    """The ledger keeps one index per sequence and plans from it at every reserve: each
+    plan is the one made from scratch, item by item."""
+    index = index_items(items)
+    assert index.units == tuple(group_units(items))
+    for budget in plans:
+        fresh = plan_split(list(items), **budget)  # type: ignore[arg-type]
+        assert plan_split(items, index=index, **budget) == fresh  # type: ignore[arg-type]
+        check_structure(items, fresh, force=budget["force"])
 
 
 @SETTINGS
