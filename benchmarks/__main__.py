@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="copaw-bench-") as tmp:
         results = _run(args, Path(tmp))
     elapsed = time.perf_counter() - started
-    machine = _machine() + f" Run: {'--quick' if args.quick else 'default'}, {elapsed:.0f} s."
+    flags = (["--quick"] if args.quick else []) + (["--only", *args.only] if args.only else [])
+    kind = " ".join(flags) or "default"
+    machine = _machine() + f" Run: {kind}, {elapsed:.0f} s."
     report = markdown(results, machine)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.md").write_text(report + "\n", encoding="utf-8")
