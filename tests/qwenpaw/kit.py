@@ -33,7 +33,7 @@ from qwenpaw.providers import ProviderManager
 
 from copaw_context.cli import main
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
-from tests.compactor_faults import agent_calls, call_tokens
+from tests.qwenpaw_attacks import agent_calls, call_tokens
 from tests.summaries import PREVIOUS_SUMMARY
 
 __all__ = [

@@ -17,14 +17,6 @@ import pytest
 
 from copaw_context.core.config.files import OVERLAY_NAME
 from copaw_context.testing import ScriptedChatModel
-from tests.compactor_faults import (
-    assert_inputs_fit,
-    compactor_hangs,
-    compactor_junk,
-    compactor_raises,
-    tagged_summary,
-    with_compactor,
-)
 from tests.qwenpaw.kit import (
     MODEL,
     QwenPawSite,
@@ -32,6 +24,14 @@ from tests.qwenpaw.kit import (
     install_plugin,
     load_plugins,
     scripted_agent,
+)
+from tests.qwenpaw_attacks import (
+    assert_inputs_fit,
+    compactor_hangs,
+    compactor_junk,
+    compactor_raises,
+    tagged_summary,
+    with_compactor,
 )
 
 WINDOW = 20000

@@ -16,14 +16,7 @@ import pytest
 
 from copaw_context.core.config.files import OVERLAY_NAME
 from copaw_context.qwenpaw2 import STATE_KEY
-from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems
-from tests.compactor_faults import (
-    assert_inputs_fit,
-    compactor_hangs,
-    compactor_raises,
-    tagged_summary,
-    with_compactor,
-)
+from copaw_context.testing import ScriptedChatModel, openai_pairing_problems
 from tests.qwenpaw2.kit import (
     MODEL,
     QwenPawSite,
@@ -34,9 +27,19 @@ from tests.qwenpaw2.kit import (
     load_plugins,
     scripted_agent,
 )
+from tests.qwenpaw_attacks import (
+    OVERFLOWS,
+    PROVIDER_LIMIT,
+    assert_inputs_fit,
+    compactor_hangs,
+    compactor_raises,
+    overflow_once,
+    tagged_summary,
+    with_compactor,
+)
 
 WINDOW = 20000
-LIMIT = 14000  # what the provider says its limit is
+LIMIT = PROVIDER_LIMIT
 
 
 def _texts(messages: list[dict[str, Any]]) -> str:
@@ -117,36 +120,12 @@ async def test_sessions_in_parallel_keep_their_own_summaries_state_and_archive(
     assert {line["session_id"] for line in lines} == ids
 
 
-class _Overflow(Exception):
-    """What a provider's client raises (only its text says why)."""
-
-
-OPENAI = (
-    "Error code: 400 - {'error': {'message': \"This model's maximum context length is 14000 "
-    "tokens. However, your messages resulted in 15801 tokens. Please reduce the length of the "
-    "messages.\", 'type': 'invalid_request_error', 'code': 'context_length_exceeded'}}"
-)
-ANTHROPIC = "prompt is too long: 15801 tokens > 14000 maximum"
-DASHSCOPE = "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 14000]"
-
-
-@pytest.mark.parametrize(
-    "text", [OPENAI, ANTHROPIC, DASHSCOPE], ids=["openai", "anthropic", "dashscope"]
-)
+@pytest.mark.parametrize("provider", sorted(OVERFLOWS))
 async def test_a_providers_input_too_long_is_recovered_inside_qwenpaw(
-    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch, text: str
+    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch, provider: str
 ) -> None:
-    site = QwenPawSite(qwenpaw_home, f"overflow-{len(text)}", monkeypatch, window=WINDOW)
-    agent = scripted_agent()
-    raised: list[int] = []
-
-    def step(call: ModelCall) -> Any:
-        tokens = call_tokens(call) if call.tools else 0
-        if not raised and tokens > LIMIT:
-            raised.append(tokens)
-            raise _Overflow(text)
-        return agent(call)
-
+    site = QwenPawSite(qwenpaw_home, f"overflow-{provider}", monkeypatch, window=WINDOW)
+    step, raised = overflow_once(scripted_agent(), OVERFLOWS[provider])
     site.model = ScriptedChatModel([step] * 400, model_name=MODEL)
     install_plugin(qwenpaw_home)
     await load_plugins(qwenpaw_home)

@@ -1,6 +1,7 @@
 """What the QwenPaw attack tests of both majors share: compactor answers (down, hanging, junk,
-naming the sessions it was given) behind QwenPaw's scripted agent, the agent's own model calls
-and their o200k size, and the check every agent input must pass."""
+naming the sessions it was given) behind QwenPaw's scripted agent, providers' real "input too
+long" errors, the agent's own model calls and their o200k size, and the check every agent
+input must pass."""
 
 from __future__ import annotations
 
@@ -16,17 +17,53 @@ from tests.reliability.provider_rules import input_tokens
 from tests.summaries import PREVIOUS_SUMMARY
 
 __all__ = [
+    "OVERFLOWS",
+    "PROVIDER_LIMIT",
     "agent_calls",
     "assert_inputs_fit",
     "call_tokens",
     "compactor_hangs",
     "compactor_junk",
     "compactor_raises",
+    "overflow_once",
     "tagged_summary",
     "with_compactor",
 ]
 
 Step = Callable[[ModelCall], Any]
+
+PROVIDER_LIMIT = 14000  # what the providers below say their limit is
+
+OVERFLOWS = {
+    "openai": "Error code: 400 - {'error': {'message': \"This model's maximum context length "
+    "is 14000 tokens. However, your messages resulted in 15801 tokens. Please reduce the "
+    "length of the messages.\", 'type': 'invalid_request_error', 'param': 'messages', "
+    "'code': 'context_length_exceeded'}}",
+    "anthropic": "Error code: 400 - {'type': 'error', 'error': {'type': "
+    "'invalid_request_error', 'message': 'prompt is too long: 15801 tokens > 14000 maximum'}}",
+    "dashscope": "<400> InternalError.Algo.InvalidParameter: Range of input length should "
+    "be [1, 14000]",
+}
+"""Providers' "input too long" errors as their clients raise them, by provider."""
+
+
+class _Overflow(Exception):
+    """What a provider's client raises (only its text says why)."""
+
+
+def overflow_once(agent: Step, text: str) -> tuple[Step, list[int]]:
+    """``agent``, its first call over :data:`PROVIDER_LIMIT` tokens raising ``text``; the
+    token counts of the calls that raised."""
+    raised: list[int] = []
+
+    def step(call: ModelCall) -> Any:
+        tokens = call_tokens(call) if call.tools else 0
+        if not raised and tokens > PROVIDER_LIMIT:
+            raised.append(tokens)
+            raise _Overflow(text)
+        return agent(call)
+
+    return step, raised
 
 
 def with_compactor(agent: Step, answer: Step) -> Step:
