@@ -69,6 +69,8 @@ _OFFLOAD_RE = re.compile(
     # A path cut short ("…" in a snippet) is no path: it must end before a separator.
     r"((?:/|\./|~/|[A-Za-z]:\\)[^\s`'\"]+[\w-])(?=[\s`'\".,;:)]|$)"
 )
+_SAVED_RE = re.compile(r"[sS][aA][vV][eE][dD] ")  # what lower() turns into "saved "
+_SAVED_START_RE = re.compile(r"[sSſ][aA][vV][eE][dD] ")
 _PLACEHOLDER_RE = re.compile(r"[A-Z_]+")  # PATH, FILE: a hint's placeholder, not a path
 # The package's own search results (memory_search): snippets of the archive and the logs,
 # already kept there; mining them would copy old errors and cut paths into the summary.
@@ -195,10 +197,15 @@ def _call_paths(raw_input: str) -> list[str]:
 
 
 def _offload_paths(output: str) -> list[str]:
-    if "file_path=" not in output and "saved " not in output.lower():
+    at = output.find("file_path=")
+    if at < 0 and _SAVED_RE.search(output) is None:
         return []  # the pattern would scan the whole output for nothing
+    # It scans char by char: it is tried from where a match can start, the first
+    # "file_path=" or "saved " in any case (the pattern's (?i) takes "ſ" for an "s").
+    saved = _SAVED_START_RE.search(output, 0, at + len("saved ") if at >= 0 else len(output))
+    at = saved.start() if saved is not None else at
     found = []
-    for match in _OFFLOAD_RE.finditer(output):
+    for match in _OFFLOAD_RE.finditer(output, at):
         quoted, bare, saved = match.groups()
         if quoted:
             try:
