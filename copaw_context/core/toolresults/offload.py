@@ -229,7 +229,7 @@ class OffloadStore:
     ) -> list[str | None]:
         """:meth:`read_tail` of several files: the ends this process wrote to this store are
         in memory (:mod:`._saved_tails`); the others are read in one worker-thread hop."""
-        tails = [self._known_tail(p, max_bytes) for p in paths]
+        tails = [self.known_tail(p, max_bytes) for p in paths]
         missing = [i for i, tail in enumerate(tails) if tail is None]
 
         def read() -> list[str | None]:
@@ -243,7 +243,7 @@ class OffloadStore:
                 tails[i] = tail
         return tails
 
-    def _known_tail(self, path: str | Path, max_bytes: int) -> str | None:
+    def known_tail(self, path: str | Path, max_bytes: int = 4096) -> str | None:
         """The tail of ``path`` from memory: only of a file this process wrote (its key is
         the path the writer returned) directly in this store's directory."""
         text = str(path)
