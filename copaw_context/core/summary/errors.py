@@ -130,11 +130,15 @@ _CANDIDATE, _LOWER_GROWS = 1, 2
 _LEADS = ("E  ", "e: ", "Traceback")  # _LEAD_RE, at the start of one line
 
 
-@functools.lru_cache(maxsize=1 << 17)
 def _line_kind(line: str) -> int:
     """Whether ``line`` holds a keyword or a lead (``_CANDIDATE``) and whether its lower
-    case is longer (``_LOWER_GROWS``). Remembered per line, like :func:`rank_line`: a log's
-    lines repeat, and the answer is the line's own (no keyword holds a newline)."""
+    case is longer (``_LOWER_GROWS``). Remembered per line of at most ``MAX_LINE_CHARS``
+    (like :func:`rank_line`: a log's lines repeat, and the answer is the line's own, as no
+    keyword holds a newline); a longer line is checked each time, never kept."""
+    return _short_line_kind(line) if len(line) <= MAX_LINE_CHARS else _kind_of(line)
+
+
+def _kind_of(line: str) -> int:
     lower = line.lower()
     kind = _LOWER_GROWS if len(lower) != len(line) else 0
     if line.startswith(_LEADS):
@@ -143,6 +147,9 @@ def _line_kind(line: str) -> int:
         if word in lower:
             return kind | _CANDIDATE
     return kind
+
+
+_short_line_kind = functools.lru_cache(maxsize=1 << 16)(_kind_of)
 
 
 def _candidates(lines: Sequence[str]) -> list[int]:
@@ -169,13 +176,15 @@ def _exception_rows(lines: Sequence[str], tracebacks: Iterable[int]) -> set[int]
     return rows
 
 
-@functools.lru_cache(maxsize=1 << 17)
 def _line_error(line: str) -> tuple[ErrorLine | None, bool]:
     """A candidate line as an error line on its own (None: not one, or too long), and
     whether it is a failed assertion's value (an error line only inside a failure block).
-    Remembered per line, like :func:`rank_line`."""
-    if len(line) > MAX_LINE_CHARS:
-        return None, False
+    Remembered per line of at most ``MAX_LINE_CHARS``, like :func:`rank_line`."""
+    return (None, False) if len(line) > MAX_LINE_CHARS else _short_line_error(line)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _short_line_error(line: str) -> tuple[ErrorLine | None, bool]:
     rank = rank_line(line)
     if rank is None:
         return None, _ASSERTED_RE.match(line) is not None
@@ -267,5 +276,5 @@ def forget_lines() -> None:
     remember."""
     rank_line.cache_clear()
     _says_failed.cache_clear()
-    _line_kind.cache_clear()
-    _line_error.cache_clear()
+    _short_line_kind.cache_clear()
+    _short_line_error.cache_clear()

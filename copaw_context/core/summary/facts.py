@@ -238,7 +238,7 @@ class ResultFacts:
     detail: str  # what it was, as a success (:func:`outcome_detail`)
 
 
-_MEMO_RESULTS = 16384
+_MEMO_RESULTS = 8192
 _memo_lock = threading.Lock()
 _memo: OrderedDict[bytes, ResultFacts] = OrderedDict()
 

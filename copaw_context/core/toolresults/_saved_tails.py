@@ -18,7 +18,7 @@ __all__ = ["KEPT_BYTES", "forget_tail", "forget_tails", "known_tail", "remember_
 
 KEPT_BYTES = 4096
 """Bytes of each saved output's end kept (a tail of at most this many is answered)."""
-_MAX_FILES = 8192  # at most 32 MiB
+_MAX_FILES = 4096  # at most 16 MiB
 _lock = threading.Lock()
 _tails: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
 

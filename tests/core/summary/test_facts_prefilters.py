@@ -111,3 +111,13 @@ def test_error_lines_and_paths_are_those_of_the_whole_text_scan(text: str, seen:
     errors.scan_errors(seen)  # lines remembered from another output change nothing
     assert [(e.text, e.rank) for e in errors.scan_errors(text)] == _reference_scan(text)
     assert facts._offload_paths(text) == _reference_paths(text)
+
+
+def test_a_long_line_is_checked_but_never_kept() -> None:
+    long_line = "x" * 60_000 + " error: the end of a minified bundle"
+    kinds, lines = errors._short_line_kind.cache_info(), errors._short_line_error.cache_info()
+    assert errors.scan_errors(f"{long_line}\nerror: kept {len(long_line)}") == [
+        errors.ErrorLine(f"error: kept {len(long_line)}", errors.DECISIVE)
+    ]
+    assert errors._short_line_kind.cache_info().currsize <= kinds.currsize + 1  # the short one
+    assert errors._short_line_error.cache_info().currsize <= lines.currsize + 1
