@@ -103,9 +103,12 @@ class Run:
     reasons: tuple[str, ...] = ()
 
 
-async def _ours(workspace: Path, context: list[Msg], counter: str) -> Run:
+async def _ours(workspace: Path, context: list[Msg], counter: str, run: str) -> Run:
+    """One compaction by our middleware in ``workspace``, the workspace that seeded
+    ``context``: its saved outputs are this store's own, so the compactor reads their tails
+    as in a real session (``run`` names this run's own dialog and memory folders)."""
     model = InstantModel([], context_size=WINDOW)
-    agent, hook, session = await make_agent(workspace, counter, context, model)
+    agent, hook, session = await make_agent(workspace, counter, context, model, folders=run)
     engine = hook.engine
     await engine.before_reasoning(session, limits=Limits(10**12, WINDOW // 10))  # warm counts
     await engine.input_meter.measure(session)
@@ -149,15 +152,16 @@ def bench_compaction(
     repeat: int,
     counters: tuple[str, ...] = COUNTERS,
 ) -> dict[str, Any]:
-    """Median wall and CPU seconds of one compaction of each session (by its size N): ours
-    with each counter, and the built-in; the model calls of each."""
+    """Median wall and CPU seconds of one compaction of each session (by its size N, seeded
+    in ``root / f"seed-{N}"``, where ours runs too): ours with each counter, and the
+    built-in; the model calls of each."""
     rows: list[dict[str, Any]] = []
     for n, context in sorted(sessions.items()):
         builtin = [asyncio.run(_builtin(copy_context(context))) for _ in range(repeat)]
         for counter in counters:
             ours = [
                 asyncio.run(
-                    _ours(root / f"compact-{n}-{counter}-{i}", copy_context(context), counter)
+                    _ours(root / f"seed-{n}", copy_context(context), counter, f"{counter}-{i}")
                 )
                 for i in range(repeat)
             ]
