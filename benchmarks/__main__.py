@@ -21,7 +21,7 @@ from typing import Any
 from benchmarks.cache import bench_cache
 from benchmarks.compaction import bench_compaction
 from benchmarks.profile import profile_steps
-from benchmarks.report import markdown, plot_steps
+from benchmarks.report import cache_table, markdown, plot_steps
 from benchmarks.steps import bench_steps, split_ms
 from benchmarks.truncation import bench_cut, bench_save, bench_stage1
 
@@ -119,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(_jsonable({k: v for k, v in results.items() if k != "profile"}), indent=1),
         encoding="utf-8",
     )
+    if results.get("cache"):  # the prompt-cache run on its own (docs/performance.md's table)
+        cache = "\n".join(["# copaw-context benchmark results", "", machine, ""])
+        cache += "\n" + "\n".join(cache_table(results["cache"])) + "\n"
+        (args.out / "cache.md").write_text(cache, encoding="utf-8")
     if "profile" in results:
         (args.out / "profile-step.txt").write_text(results["profile"], encoding="utf-8")
     if results.get("steps"):

@@ -134,10 +134,21 @@ class Measured:
         default_factory=lambda: {"re-cut": 0, "compaction": 0, "other": 0}
     )
     lost: dict[str, int] = field(default_factory=lambda: {"re-cut": 0, "compaction": 0, "other": 0})
+    lost_in_cut: int = 0
+    """Of the tokens re-cuts lost, those of the cut results themselves (their previous,
+    longer text beyond the head they kept); the rest followed them (newer messages, unchanged,
+    sent again). A result shown long and later cut shorter in place loses at least this much
+    whenever it is cut: the re-cuts' floor."""
     largest_input: int = 0
     ceiling_tokens: int = 0
     """What no context manager can reuse less than: each input's new tokens (those beyond
     the previous input's length) are never in a cache."""
+
+    @property
+    def uncached(self) -> int:
+        """Input tokens not served from the cache (sum of input - LCP): what a provider bills
+        at the full rate."""
+        return self.input_tokens - self.reused_tokens
 
     @property
     def share(self) -> float:
@@ -151,6 +162,8 @@ class Measured:
             "share": self.share,
             "breaks": dict(self.breaks),
             "lost": dict(self.lost),
+            "lost_in_cut": self.lost_in_cut,
+            "uncached": self.uncached,
             "largest_input": self.largest_input,
             "ceiling": self.ceiling_tokens / self.input_tokens if self.input_tokens else 0.0,
         }
@@ -197,13 +210,19 @@ def measure_inputs(inputs: Sequence[list[str]]) -> Measured:
             min(len(previous), len(current)),
         )
         reused = sum(tokens(s) for s in current[:first])
+        head = 0
         if previous and first < min(len(previous), len(current)):
             common = os.path.commonprefix([previous[first], current[first]])
-            reused += counter.count(common) if common else 0
+            head = counter.count(common) if common else 0
+            reused += head
         if previous and (first < len(previous)):
             cause = _cause(previous, current, first)
             figures.breaks[cause] += 1
             figures.lost[cause] += max(0, previous_total - reused)
+            if cause == "re-cut":
+                changed = range(first, min(len(previous), len(current)))
+                cut = sum(tokens(previous[i]) for i in changed if previous[i] != current[i])
+                figures.lost_in_cut += max(0, cut - head)
         figures.calls += 1
         figures.input_tokens += total
         figures.reused_tokens += min(reused, total)

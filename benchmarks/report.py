@@ -189,25 +189,35 @@ _CACHE_ROWS = (
 
 
 def cache_table(cache: dict[str, Any]) -> list[str]:
-    """The prompt-cache section: reused share, breaks by cause, per context manager."""
+    """The prompt-cache section: reused share, breaks by cause, per context manager; then
+    copaw-context with a smaller recent limit (the trade-off row)."""
     lines = [
         f"## Prompt-cache reuse ({cache['steps']} steps, {cache['window']:,}-token window, "
         "o200k LCP of consecutive model inputs)",
         "",
-        "| context manager | model calls | reused | ceiling | breaks: re-cut / compaction / "
-        "other | tokens lost: re-cut / compaction / other |",
-        "|---|---:|---:|---:|---|---|",
+        "| context manager | model calls | reused | ceiling | not cached (tokens) | breaks: "
+        "re-cut / compaction / other | tokens lost: re-cut (in the cut results) / compaction "
+        "/ other |",
+        "|---|---:|---:|---:|---:|---|---|",
     ]
-    for key, label in _CACHE_ROWS:
+    small = cache.get("small_recent")
+    rows = list(_CACHE_ROWS)
+    if small is not None:
+        label = f"copaw-context, pruning_recent_msg_max_bytes {small:,} (trade-off)"
+        rows.append(("ours_small_recent", label))
+    for key, label in rows:
         row = cache.get(key)
         if not row:
-            lines.append(f"| {label} | n/a | n/a | n/a | n/a | n/a |")
+            lines.append(f"| {label} | n/a | n/a | n/a | n/a | n/a | n/a |")
             continue
         breaks, lost = row["breaks"], row["lost"]
+        uncached = row.get("uncached", row["input_tokens"] - row["reused_tokens"])
+        in_cut = row.get("lost_in_cut")
+        recut = f"{lost['re-cut']:,}" + ("" if in_cut is None else f" ({in_cut:,})")
         lines.append(
             f"| {label} | {row['calls']} | {row['share']:.1%} | {row['ceiling']:.1%} | "
-            f"{breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
-            f"{lost['re-cut']:,} / {lost['compaction']:,} / {lost['other']:,} |"
+            f"{uncached:,} | {breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
+            f"{recut} / {lost['compaction']:,} / {lost['other']:,} |"
         )
     if cache.get("ours", {}).get("engine_share") is not None:
         lines += [
