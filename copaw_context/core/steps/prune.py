@@ -5,7 +5,11 @@ Stage 2 runs in batches (``pruning_batch_ratio``): a re-cut changes the model in
 that result on, so a provider's prompt cache loses everything after it. The pipeline's
 ``prune`` step re-cuts the pending results together once they would free the batch's share of
 the window, or once the input is over the compaction threshold (before the compaction's own
-check, so a compaction that follows breaks the cache in the same step).
+check, so a compaction that follows breaks the cache in the same step). Over the threshold
+the batch also re-cuts the ``pruning_recent_n`` newest results the model has already seen
+(only the results of the newest tool calls, not seen yet, stay at the recent limit): a seen
+recent result left whole after the cut results would be sent again with them (the cache
+breaks at the first cut), and cut at the next step with the newest results behind it.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ class Pruner:
 
     async def run(self, host: HostSession, turn: Turn) -> None:
         if await self.batch_due(host, turn.limits):
-            await self.prune_old(host)
+            report = await self.ctx.report(host, turn.limits)
+            await self.prune_old(host, seen_recent=report.total > report.threshold)
 
     async def batch_due(self, host: HostSession, limits: Limits | None = None) -> bool:
         """Whether stage 2's pending re-cuts run now: they would free at least
@@ -88,9 +93,11 @@ class Pruner:
             freed = (freed or 0) + max(0, int(entry.tokens - kept) - NOTICE_TOKENS)
         return freed
 
-    async def prune_old(self, host: HostSession) -> PruneStats:
+    async def prune_old(self, host: HostSession, *, seen_recent: bool = False) -> PruneStats:
         """Stage 2: re-cut each result outside the ``pruning_recent_n`` newest, once seen
-        (every pending one now: the pipeline's step decides when, :meth:`batch_due`).
+        (every pending one now: the pipeline's step decides when, :meth:`batch_due`); with
+        ``seen_recent`` (the input is over the threshold) the newest ones the model has seen
+        too, so that no seen result is left whole behind the first one cut.
 
         Results already cut to their old limit are counted as settled and not looked at again.
         """
@@ -99,7 +106,8 @@ class Pruner:
             return stats
         ledger, _ = await ctx.sync(host)
         results = ledger.results()
-        old = max(0, len(results) - ctx.pruning.config.pruning_recent_n)
+        recent = 0 if seen_recent else ctx.pruning.config.pruning_recent_n
+        old = max(0, len(results) - recent)
         for position in range(ledger.settled, old):
             index, part = results[position]
             entry = ledger.messages[index].parts[part]
