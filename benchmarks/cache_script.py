@@ -144,6 +144,17 @@ class Measured:
     """What no context manager can reuse less than: each input's new tokens (those beyond
     the previous input's length) are never in a cache."""
 
+    first_sent: int = 0
+    """Of the tokens not cached, those of texts no earlier input held (new messages, fresh
+    tool results, a result's shorter cut, a new summary): sent once by any context manager
+    that shows them. The rest of the tokens not cached were sent before and again after a
+    break (``sent_again``)."""
+
+    @property
+    def sent_again(self) -> int:
+        """Tokens not cached that an earlier input already held (sent again after a break)."""
+        return max(0, self.uncached - self.first_sent)
+
     @property
     def uncached(self) -> int:
         """Input tokens not served from the cache (sum of input - LCP): what a provider bills
@@ -164,6 +175,8 @@ class Measured:
             "lost": dict(self.lost),
             "lost_in_cut": self.lost_in_cut,
             "uncached": self.uncached,
+            "first_sent": self.first_sent,
+            "sent_again": self.sent_again,
             "largest_input": self.largest_input,
             "ceiling": self.ceiling_tokens / self.input_tokens if self.input_tokens else 0.0,
         }
@@ -201,6 +214,7 @@ def measure_inputs(inputs: Sequence[list[str]]) -> Measured:
         return counts[text]
 
     figures = Measured()
+    sent: set[str] = set()
     previous: list[str] = []
     previous_total = 0
     for current in inputs:
@@ -223,6 +237,12 @@ def measure_inputs(inputs: Sequence[list[str]]) -> Measured:
                 changed = range(first, min(len(previous), len(current)))
                 cut = sum(tokens(previous[i]) for i in changed if previous[i] != current[i])
                 figures.lost_in_cut += max(0, cut - head)
+        fresh = [s for s in dict.fromkeys(current[first:]) if s not in sent]
+        first_sent = sum(tokens(s) for s in fresh)
+        if fresh and fresh[0] == current[first] and first < len(previous):
+            first_sent -= head  # a cut segment: its kept head was cached
+        figures.first_sent += min(first_sent, total - min(reused, total))
+        sent.update(current[first:])
         figures.calls += 1
         figures.input_tokens += total
         figures.reused_tokens += min(reused, total)

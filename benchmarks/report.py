@@ -195,7 +195,8 @@ def cache_table(cache: dict[str, Any]) -> list[str]:
         f"## Prompt-cache reuse ({cache['steps']} steps, {cache['window']:,}-token window, "
         "o200k LCP of consecutive model inputs)",
         "",
-        "| context manager | model calls | reused | ceiling | not cached (tokens) | breaks: "
+        "| context manager | model calls | reused | ceiling | not cached (tokens): first sent / "
+        "sent again | breaks: "
         "re-cut / compaction / other | tokens lost: re-cut (in the cut results) / compaction "
         "/ other |",
         "|---|---:|---:|---:|---:|---|---|",
@@ -211,12 +212,12 @@ def cache_table(cache: dict[str, Any]) -> list[str]:
             lines.append(f"| {label} | n/a | n/a | n/a | n/a | n/a | n/a |")
             continue
         breaks, lost = row["breaks"], row["lost"]
-        uncached = row.get("uncached", row["input_tokens"] - row["reused_tokens"])
+        uncached = f"{row['uncached']:,}: {row['first_sent']:,} / {row['sent_again']:,}"
         in_cut = row.get("lost_in_cut")
         recut = f"{lost['re-cut']:,}" + ("" if in_cut is None else f" ({in_cut:,})")
         lines.append(
             f"| {label} | {row['calls']} | {row['share']:.1%} | {row['ceiling']:.1%} | "
-            f"{uncached:,} | {breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
+            f"{uncached} | {breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
             f"{recut} / {lost['compaction']:,} / {lost['other']:,} |"
         )
     if cache.get("ours", {}).get("engine_share") is not None:

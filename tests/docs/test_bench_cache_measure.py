@@ -1,5 +1,6 @@
 """The prompt-cache benchmark's measure (``benchmarks/cache_script.py``): a re-cut's loss split
-into the cut result itself and what followed it, and the tokens not served from the cache."""
+into the cut result itself and what followed it, and the tokens not served from the cache
+split into those sent for the first time and those sent again."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def test_a_re_cut_loses_the_cut_result_and_what_follows_it() -> None:
     assert 0 < figures.lost_in_cut < tokens(first[2])
     assert lost - figures.lost_in_cut >= tokens(first[3])
     assert figures.uncached == figures.input_tokens - figures.reused_tokens
+    # Not cached in the second input: the cut text of a (never sent before) and b, sent again.
+    assert figures.sent_again == tokens(first[3])
+    assert figures.first_sent == figures.uncached - tokens(first[3])
     assert figures.as_dict()["lost_in_cut"] == figures.lost_in_cut
     assert figures.as_dict()["uncached"] == figures.uncached
 
@@ -44,6 +48,7 @@ def test_an_input_that_only_grows_loses_nothing() -> None:
     figures = measure_inputs([first, second])
     assert figures.breaks == {"re-cut": 0, "compaction": 0, "other": 0}
     assert figures.lost_in_cut == 0
-    # Only the first input and the new result are not cached.
+    # Only the first input and the new result are not cached, each sent for the first time.
     assert figures.uncached == figures.input_tokens - figures.reused_tokens
+    assert figures.first_sent == figures.uncached and figures.sent_again == 0
     assert figures.reused_tokens == sum(make_token_counter("o200k_base").count(s) for s in first)
