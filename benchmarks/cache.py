@@ -27,7 +27,15 @@ from agentscope.model import ChatResponse, ChatUsage
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolChoice, Toolkit
 
-from benchmarks.cache_script import SUMMARY, WINDOW, Script, make_script, measure_inputs, segments
+from benchmarks.cache_script import (
+    SUMMARY,
+    WINDOW,
+    Script,
+    fresh_tokens,
+    make_script,
+    measure_inputs,
+    segments,
+)
 from copaw_context import MemoryCompactionHook
 from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.events import ContextEvent
@@ -156,6 +164,7 @@ def bench_cache(root: Path, quick: bool, log: Any = print) -> dict[str, Any]:
     """The figures of each context manager on the same session (and the session's size)."""
     steps, seed = (60 if quick else 200), 11
     results: dict[str, Any] = {"steps": steps, "window": WINDOW, "small_recent": SMALL_RECENT}
+    results["fresh_tokens"] = fresh_tokens(make_script(steps, seed))
     log("cache: ours ...")
     shares: list[float] = []
     ours = asyncio.run(_run(make_script(steps, seed), root / "cache-ours", shares))

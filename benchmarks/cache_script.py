@@ -23,16 +23,21 @@ from benchmarks.corpus import tool_output
 from copaw_context.core.tokens import make_token_counter
 
 __all__ = [
+    "RECENT_BYTES",
     "SUMMARY",
     "WINDOW",
     "Measured",
     "Script",
+    "fresh_tokens",
     "make_script",
     "measure_inputs",
     "segments",
 ]
 
 WINDOW = 65_536
+RECENT_BYTES = 50_000
+"""The recent limit (``pruning_recent_msg_max_bytes``'s default): the first bytes of a fresh
+output the model is shown."""
 _POOL_BYTES = 2_000_000
 
 SUMMARY = "\n".join(
@@ -113,6 +118,14 @@ def make_script(steps: int, seed: int = 11) -> Script:
         made += count
         turns.append((f"Turn {len(turns)}: check the build logs and fix what fails.", turn))
     return Script(turns, outputs)
+
+
+def fresh_tokens(script: Script, recent_bytes: int = RECENT_BYTES) -> int:
+    """o200k tokens of every output's first ``recent_bytes`` (characters here: the outputs
+    are ASCII): a context manager that shows the model this much of each fresh output sends
+    it once at least, never from a cache."""
+    counter = make_token_counter("o200k_base")
+    return sum(counter.count(output[:recent_bytes]) for output in script.outputs.values())
 
 
 def segments(tools: Any, formatted: Sequence[Any]) -> list[str]:

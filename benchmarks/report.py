@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cache_script import RECENT_BYTES
 from benchmarks.measure import Figure
 from benchmarks.steps import StepRow, growth_exponent
 
@@ -220,6 +221,15 @@ def cache_table(cache: dict[str, Any]) -> list[str]:
             f"{uncached} | {breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
             f"{recut} / {lost['compaction']:,} / {lost['other']:,} |"
         )
+    fresh, ours = cache.get("fresh_tokens"), cache.get("ours")
+    if fresh and ours:
+        most = ours["calls"] * cache["window"]
+        lines += [
+            "",
+            f"The first {RECENT_BYTES:,} bytes of every tool output: {fresh:,} tokens, never "
+            f"from a cache; over {ours['calls']} inputs of at most the window each ({most:,} "
+            f"tokens), a context manager that shows them reuses at most {1 - fresh / most:.1%}.",
+        ]
     if cache.get("ours", {}).get("engine_share") is not None:
         lines += [
             "",

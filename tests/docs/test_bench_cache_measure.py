@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.cache_script import measure_inputs
+from benchmarks.cache_script import Script, fresh_tokens, measure_inputs
 from copaw_context.core.tokens import make_token_counter
 
 
@@ -52,3 +52,12 @@ def test_an_input_that_only_grows_loses_nothing() -> None:
     assert figures.uncached == figures.input_tokens - figures.reused_tokens
     assert figures.first_sent == figures.uncached and figures.sent_again == 0
     assert figures.reused_tokens == sum(make_token_counter("o200k_base").count(s) for s in first)
+
+
+def test_the_fresh_floor_counts_what_the_model_is_shown_of_each_output() -> None:
+    outputs = {"q0": "short output\n", "q1": "x" * 120_000}
+    script = Script([("request", [("q0",), ("q1",)])], outputs)
+    counter = make_token_counter("o200k_base")
+    expected = counter.count(outputs["q0"]) + counter.count("x" * 50_000)
+    assert fresh_tokens(script) == expected
+    assert fresh_tokens(script, 10) == counter.count("short outp") + counter.count("x" * 10)
