@@ -121,11 +121,14 @@ def make_script(steps: int, seed: int = 11) -> Script:
 
 
 def fresh_tokens(script: Script, recent_bytes: int = RECENT_BYTES) -> int:
-    """o200k tokens of every output's first ``recent_bytes`` (characters here: the outputs
-    are ASCII): a context manager that shows the model this much of each fresh output sends
-    it once at least, never from a cache."""
+    """o200k tokens of every output's first ``recent_bytes`` UTF-8 bytes (a character cut in
+    two left out): a context manager that shows the model this much of each fresh output
+    sends it once at least, never from a cache."""
     counter = make_token_counter("o200k_base")
-    return sum(counter.count(output[:recent_bytes]) for output in script.outputs.values())
+    return sum(
+        counter.count(output.encode("utf-8")[:recent_bytes].decode("utf-8", errors="ignore"))
+        for output in script.outputs.values()
+    )
 
 
 def segments(tools: Any, formatted: Sequence[Any]) -> list[str]:

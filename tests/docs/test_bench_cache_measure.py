@@ -61,3 +61,6 @@ def test_the_fresh_floor_counts_what_the_model_is_shown_of_each_output() -> None
     expected = counter.count(outputs["q0"]) + counter.count("x" * 50_000)
     assert fresh_tokens(script) == expected
     assert fresh_tokens(script, 10) == counter.count("short outp") + counter.count("x" * 10)
+    # Bytes, not characters: a Chinese character is three; one cut in two is left out.
+    wide = Script([("request", [("q0",)])], {"q0": "构建失败" * 10})
+    assert fresh_tokens(wide, 7) == counter.count("构建")
