@@ -95,9 +95,7 @@ class ToolResultPruningConfig(Section):
         le=10,
         description="How many of the most recent tool-result blocks (not messages) count as "
         "recent and are cut at pruning_recent_msg_max_bytes; older ones at "
-        "pruning_old_msg_max_bytes. Over the compaction threshold only the recent ones the "
-        "model has not seen yet stay at the recent limit (the re-cut batch takes the seen ones "
-        "too, so none is sent again behind the first one cut).",
+        "pruning_old_msg_max_bytes.",
     )
     pruning_old_msg_max_bytes: Int = Field(
         3000, ge=100, description="Bytes of an older tool result's text kept in the context."

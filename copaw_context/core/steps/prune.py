@@ -5,11 +5,7 @@ Stage 2 runs in batches (``pruning_batch_ratio``): a re-cut changes the model in
 that result on, so a provider's prompt cache loses everything after it. The pipeline's
 ``prune`` step re-cuts the pending results together once they would free the batch's share of
 the window, or once the input is over the compaction threshold (before the compaction's own
-check, so a compaction that follows breaks the cache in the same step). Over the threshold
-the batch also re-cuts the ``pruning_recent_n`` newest results the model has already seen
-(only the results of the newest tool calls, not seen yet, stay at the recent limit): a seen
-recent result left whole after the cut results would be sent again with them (the cache
-breaks at the first cut), and cut at the next step with the newest results behind it.
+check, so a compaction that follows breaks the cache in the same step).
 """
 
 from __future__ import annotations
@@ -54,8 +50,7 @@ class Pruner:
 
     async def run(self, host: HostSession, turn: Turn) -> None:
         if await self.batch_due(host, turn.limits):
-            report = await self.ctx.report(host, turn.limits)
-            await self.prune_old(host, seen_recent=report.total > report.threshold)
+            await self.prune_old(host)
 
     async def batch_due(self, host: HostSession, limits: Limits | None = None) -> bool:
         """Whether stage 2's pending re-cuts run now: they would free at least
@@ -93,11 +88,9 @@ class Pruner:
             freed = (freed or 0) + max(0, int(entry.tokens - kept) - NOTICE_TOKENS)
         return freed
 
-    async def prune_old(self, host: HostSession, *, seen_recent: bool = False) -> PruneStats:
+    async def prune_old(self, host: HostSession) -> PruneStats:
         """Stage 2: re-cut each result outside the ``pruning_recent_n`` newest, once seen
-        (every pending one now: the pipeline's step decides when, :meth:`batch_due`); with
-        ``seen_recent`` (the input is over the threshold) the newest ones the model has seen
-        too, so that no seen result is left whole behind the first one cut.
+        (every pending one now: the pipeline's step decides when, :meth:`batch_due`).
 
         Results already cut to their old limit are counted as settled and not looked at again.
         """
@@ -106,8 +99,7 @@ class Pruner:
             return stats
         ledger, _ = await ctx.sync(host)
         results = ledger.results()
-        recent = 0 if seen_recent else ctx.pruning.config.pruning_recent_n
-        old = max(0, len(results) - recent)
+        old = max(0, len(results) - ctx.pruning.config.pruning_recent_n)
         for position in range(ledger.settled, old):
             index, part = results[position]
             entry = ledger.messages[index].parts[part]

@@ -47,57 +47,11 @@ async def test_recuts_wait_below_the_threshold_and_run_in_one_batch_over_it(
     report = await context.report(host)
     over = Limits(report.total - 1, report.reserve)  # the input is over this threshold
     event = await context.before_reasoning(host, limits=over)
-    # All in one step; over the threshold the newest (recent, but already seen) goes too.
-    assert cut_to(host) == [3000, 3000, 3000, 3000], "all four in one step"
+    assert cut_to(host) == [3000, 3000, 3000, None], "all three in one step, the newest kept"
     assert event is None, "the batch brought the input under the threshold: no compaction"
     now = [m.parts[1].output[0] for m in host.messages[1:]]
-    assert [len(a) < len(b) for a, b in zip(now, texts, strict=True)] == [True] * 4
+    assert [len(a) < len(b) for a, b in zip(now, texts, strict=True)] == [True, True, True, False]
     assert (await context.report(host)).total <= over.threshold
-
-
-async def test_over_the_threshold_seen_recent_results_are_cut_and_unseen_ones_stay(
-    tmp_path: Path,
-) -> None:
-    """A seen recent result left whole behind the first cut would be sent again with it (the
-    prompt cache breaks at the first cut) and cut at the next step anyway; the results of the
-    newest calls, not seen yet, stay at the recent limit."""
-    pruning = {"pruning_recent_n": 2, "pruning_batch_ratio": 1.0}
-    config = engine_config(200_000, compactor="extractive", tool_result_pruning_config=pruning)
-    context = ContextEngine(config, tmp_path)
-    host = FakeHost([user("look at the logs")], window=200_000)
-    for name in "abc":
-        await add_result(context, host, name, 400)
-        await context.before_reasoning(host)
-        await context.input_meter.measure(host)
-    await add_result(context, host, "d", 400)  # fresh: the model has not seen it yet
-    await context.before_reasoning(host)
-    assert cut_to(host) == [None] * 4, "under the threshold: nothing is due"
-    texts = [m.parts[1].output[0] for m in host.messages[1:]]
-
-    report = await context.report(host)
-    over = Limits(report.total - 1, report.reserve)
-    assert await context.before_reasoning(host, limits=over) is None
-    # a and b are old; c is one of the two newest but seen: cut too; d (unseen) stays whole.
-    assert cut_to(host) == [3000, 3000, 3000, None]
-    now = [m.parts[1].output[0] for m in host.messages[1:]]
-    assert [len(a) < len(b) for a, b in zip(now, texts, strict=True)] == [True] * 3 + [False]
-    assert now[3] == texts[3]
-
-
-async def test_under_the_threshold_a_batch_keeps_the_recent_results(tmp_path: Path) -> None:
-    pruning = {"pruning_recent_n": 2, "pruning_batch_ratio": 0.0}
-    config = engine_config(200_000, compactor="extractive", tool_result_pruning_config=pruning)
-    context = ContextEngine(config, tmp_path)
-    host = FakeHost([user("look at the logs")], window=200_000)
-    for name in "abc":
-        await add_result(context, host, name, 400)
-        await context.before_reasoning(host)
-        await context.input_meter.measure(host)
-    await add_result(context, host, "d", 400)
-    report = await context.report(host)
-    assert report.total < report.threshold
-    assert await context.before_reasoning(host) is None
-    assert cut_to(host) == [3000, 3000, None, None], "c and d are the two newest: kept"
 
 
 async def test_a_batch_that_frees_its_share_of_the_window_runs_below_the_threshold(
