@@ -23,6 +23,7 @@ from agentscope.message import Msg, TextBlock, ToolCallBlock
 from agentscope.model import ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
+from benchmarks.cache_script import SUMMARY
 from benchmarks.sessions import WINDOW, builtin_twin, copy_context, make_agent
 from benchmarks.steps import COUNTERS
 from copaw_context.core.context.report import Limits
@@ -30,33 +31,6 @@ from copaw_context.core.summary.errors import forget_lines
 from copaw_context.testing import ScriptedChatModel
 
 __all__ = ["InstantModel", "Run", "bench_compaction"]
-
-SUMMARY = "\n".join(
-    [
-        "## Goal",
-        "- Keep the build green",
-        "",
-        "## Constraints & Preferences",
-        "- Never modify vendor/ files",
-        "",
-        "## Progress",
-        "### Done",
-        "- [x] Reviewed the build logs",
-        "### In Progress",
-        "- [ ] Fixing the failing test",
-        "### Blocked",
-        "- (none)",
-        "",
-        "## Key Decisions",
-        "- Read long outputs from their saved files",
-        "",
-        "## Next Steps",
-        "1. Run the test suite",
-        "",
-        "## Critical Context",
-        "- src/build/cache.py is where the cache key is computed",
-    ]
-)
 
 
 class InstantModel(ScriptedChatModel):
