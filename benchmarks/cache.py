@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from agentscope.agent import Agent, InjectionConfig
-from agentscope.message import Msg, ToolCallBlock, UserMsg
+from agentscope.message import Msg, UserMsg
 from agentscope.model import ChatResponse, ChatUsage
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolChoice, Toolkit
 
 from benchmarks.cache_script import (
-    SUMMARY,
     WINDOW,
     Script,
     fresh_tokens,
@@ -36,6 +35,7 @@ from benchmarks.cache_script import (
     measure_inputs,
     segments,
 )
+from benchmarks.compaction import summary_response
 from copaw_context import MemoryCompactionHook
 from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.events import ContextEvent
@@ -72,20 +72,8 @@ class _Model(ScriptedChatModel):
     ) -> ChatResponse:
         usage = ChatUsage(input_tokens=1, output_tokens=1, time=0.0)
         names = [t.get("function", {}).get("name") for t in tools or []]
-        if "generate_structured_output" in names:
-            schema = (tools or [])[0]["function"].get("parameters", {})
-            values = {
-                key: [SUMMARY]
-                if isinstance(spec, dict) and spec.get("type") == "array"
-                else SUMMARY
-                for key, spec in schema.get("properties", {}).items()
-            }
-            block = ToolCallBlock(
-                id="summary", name="generate_structured_output", input=json.dumps(values)
-            )
-            return ChatResponse(content=[block], is_last=True, usage=usage)
-        if TOOL not in names:
-            return ChatResponse(content=text_step(SUMMARY), is_last=True, usage=usage)
+        if "generate_structured_output" in names or TOOL not in names:  # a compactor's call
+            return summary_response(tools)
         formatted = await self.formatter.format(messages)
         self.inputs.append(segments(tools, formatted))
         queries = self.script.next_action()

@@ -30,7 +30,7 @@ from copaw_context.core.context.report import Limits
 from copaw_context.core.summary.errors import forget_lines
 from copaw_context.testing import ScriptedChatModel
 
-__all__ = ["InstantModel", "Run", "bench_compaction"]
+__all__ = ["InstantModel", "Run", "bench_compaction", "summary_response"]
 
 
 class InstantModel(ScriptedChatModel):
@@ -48,21 +48,27 @@ class InstantModel(ScriptedChatModel):
         **kwargs: Any,
     ) -> ChatResponse:
         self.call_count += 1
-        usage = ChatUsage(input_tokens=1, output_tokens=1, time=0.0)
-        if tools and tools[0].get("function", {}).get("name") == "generate_structured_output":
-            schema = tools[0]["function"].get("parameters", {})
-            values = {
-                key: [SUMMARY]
-                if isinstance(spec, dict) and spec.get("type") == "array"
-                else SUMMARY
-                for key, spec in schema.get("properties", {}).items()
-            }
-            block: Any = ToolCallBlock(
-                id="summary", name="generate_structured_output", input=json.dumps(values)
-            )
-        else:
-            block = TextBlock(text=SUMMARY)
-        return ChatResponse(content=[block], is_last=True, usage=usage)
+        return summary_response(tools)
+
+
+_STRUCTURED = "generate_structured_output"
+
+
+def summary_response(tools: list[dict[str, Any]] | None) -> ChatResponse:
+    """:data:`SUMMARY` as a compactor's answer: AgentScope's structured-output tool call when
+    that tool is offered (each field the summary), else text."""
+    usage = ChatUsage(input_tokens=1, output_tokens=1, time=0.0)
+    offered = [t for t in tools or [] if t.get("function", {}).get("name") == _STRUCTURED]
+    if offered:
+        schema = offered[0]["function"].get("parameters", {})
+        values = {
+            key: [SUMMARY] if isinstance(spec, dict) and spec.get("type") == "array" else SUMMARY
+            for key, spec in schema.get("properties", {}).items()
+        }
+        block: Any = ToolCallBlock(id="summary", name=_STRUCTURED, input=json.dumps(values))
+    else:
+        block = TextBlock(text=SUMMARY)
+    return ChatResponse(content=[block], is_last=True, usage=usage)
 
 
 @dataclass(frozen=True)
