@@ -227,7 +227,8 @@ class PostgresStore:
         """The byte span of the lines, cut by the database."""
         check_range(first, last)
         rows = await self._fetch(
-            "SELECT cardinality(newlines), substring(data FROM span.a + 1 FOR span.b - span.a)"
+            "SELECT cardinality(newlines),"
+            " substring(data FROM (span.a + 1)::int FOR (span.b - span.a)::int)"
             " FROM copaw_blobs, LATERAL (SELECT"
             "  CASE WHEN %(first)s::int = 1 THEN 0"
             "   ELSE COALESCE(newlines[%(first)s::int - 1] + 1, octet_length(data)) END AS a,"

@@ -29,7 +29,7 @@ def store_dsn(
     if value:
         source = f"the environment variable {STORE_ENV}"
     else:
-        value, source = config.light_context_config.store.dsn or "", CONFIG_KEY
+        value, source = config.settings().store_dsn or "", CONFIG_KEY
     if not value:
         return None, source
     if not value.startswith(_SCHEMES):

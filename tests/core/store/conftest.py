@@ -11,32 +11,15 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-import uuid
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from copaw_context.core.store.files import FileStore
-from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.store.protocol import WorkspaceStore
-
-KINDS = ("files", "postgres")
-
-
-class Clock:
-    """Wall time plus an offset the test moves: the file store's blob stamps are the files'
-    modification times, so both stores' clocks start at now."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.offset
-
-    def advance(self, seconds: float) -> None:
-        self.offset += seconds
+from copaw_context.testing import ManualClock
+from tests.core.store.kit import KINDS, make_store, opened
 
 
 @pytest.fixture(scope="session")
@@ -67,28 +50,15 @@ def pg_dsn() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def make_store(kind: str, dsn: str, folder: Path, clock: Callable[[], float]) -> WorkspaceStore:
-    """A store of ``kind``: files in ``folder``, or a fresh workspace id in the database."""
-    if kind == "files":
-        folder.mkdir(parents=True, exist_ok=True)
-        return FileStore(folder, "agent-files", clock=clock)
-    return PostgresStore(dsn, f"agent-{uuid.uuid4().hex}", clock=clock, max_connections=4)
-
-
-async def opened(store: WorkspaceStore) -> WorkspaceStore:
-    if isinstance(store, PostgresStore):
-        await store.open()
-    return store
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> ManualClock[float]:
+    """The stores' clock: now, moved by the test."""
+    return ManualClock(time.time())
 
 
 @pytest.fixture(params=KINDS)
 async def store(
-    request: pytest.FixtureRequest, pg_dsn: str, tmp_path: Path, clock: Clock
+    request: pytest.FixtureRequest, pg_dsn: str, tmp_path: Path, clock: ManualClock[float]
 ) -> AsyncIterator[WorkspaceStore]:
     """Each contract test runs once on the file store and once on PostgreSQL."""
     made = await opened(make_store(request.param, pg_dsn, tmp_path / "ws", clock))

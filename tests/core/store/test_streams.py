@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copaw_context.core.store.protocol import StoreError, StreamRecord, WorkspaceStore
-from tests.core.store.conftest import KINDS, Clock, make_store, opened
+from copaw_context.testing import ManualClock
+from tests.core.store.kit import KINDS, make_store, opened
 
 DAY = "dialog/2026-05-01.jsonl"
 
@@ -108,7 +110,7 @@ batches = st.lists(
 def test_appends_read_back_in_order_each_key_once(kind: str, pg_dsn: str, plan: list) -> None:
     async def scenario() -> None:
         folder = Path(tempfile.mkdtemp(prefix="copaw-store-"))
-        store = await opened(make_store(kind, pg_dsn, folder / "ws", Clock()))
+        store = await opened(make_store(kind, pg_dsn, folder / "ws", ManualClock(time.time())))
         try:
             expected: list[bytes] = []
             seen: set[int] = set()
