@@ -9,53 +9,34 @@ replica. All operations are async (they run on the agent's path); none blocks th
 
 Which step uses each operation, and the file code it stands for today:
 
-============================  ===================================  ==============================
-operation                     used by (step)                       today's file code
-============================  ===================================  ==============================
-``append`` (streams)          ``steps/archive.py`` (the archive's  ``core/archive/store.py``
-                              write-ahead, ``FlushPendingArchive``  ``DialogArchive.append``:
-                              and ``/clear`` ``/new``); the memory  filelock per day file, one
-                              summariser's daily log entries        write + fsync, all-or-nothing
-                                                                    across files, exactly once by
-                                                                    ``session_id`` + ``archive_id``
-                                                                    (``archive/reader.py``
-                                                                    ``archived_keys``);
-                                                                    ``memory/files.py``
-                                                                    ``append_log`` (``.md`` logs)
-``read`` (streams)            recall's sources, ``/history``, the   ``archive/reader.py``
-                              summary's path guide (line counts)    ``read_archive``,
-                                                                    ``cached_line_count``
-``put_blob``                  ``Pruner.bound_fresh`` (stage 1), the ``toolresults/offload.py``
-                              request cut (``dialog/requests/``)    ``OffloadStore.save_parts``
-                                                                    (``_offload_write.py``:
-                                                                    temp + rename, fsync
-                                                                    group-committed by
-                                                                    ``workspace/durable.py``)
-``read_lines``                the ``read_file`` tool following a    ``tools/file_reader.py``
-                              notice; the compactor's result tails  ``read_text_file``,
-                                                                    ``OffloadStore.read_tails``
-``expire_blobs``              ``OffloadCleanup`` (``cleanup`` step) ``OffloadStore.cleanup``
-                                                                    (referenced names and the
-                                                                    ``.refs/`` manifests kept,
-                                                                    their mtime refreshed)
-``get_document`` /            MEMORY.md (the ``memory_*`` tools,    ``memory/files.py``
-``put_document``              consolidation), the consolidation     ``write_memory_locked`` under
-                              record, the offload manifests         ``memory/.locks/MEMORY.md.lock``
-                                                                    ; ``consolidate.py``
-                                                                    ``_save_state``
-                                                                    (``.consolidated.json``);
-                                                                    ``offload_refs.py``
-``acquire_lease``             consolidation (one run at a time),    ``consolidate.py``:
-                              the compaction of one session         ``memory/.locks/
-                                                                    consolidate.lock`` held for
-                                                                    the run (``memory/_io.py``)
-``search``                    ``memory_search`` (recall)            ``memory/search.py`` (SQLite
-                                                                    FTS over the files; the
-                                                                    store's hook is narrower)
-``sync``                      the archive append, the compaction    ``workspace/durable.py``
-                              commit, a model call's return,        ``flush()`` / ``durable()``
-                              ``close``
-============================  ===================================  ==============================
+- ``append`` (streams): the archive step (``steps/archive.py``: the write-ahead,
+  ``FlushPendingArchive``, ``/clear`` and ``/new``) and the daily logs. Today
+  ``archive/store.py`` ``DialogArchive.append``: a filelock per day file, one write and
+  ``fsync``, all or nothing across files, exactly once by ``session_id`` + ``archive_id``
+  (``archive/reader.py`` ``archived_keys``); ``memory/files.py`` ``append_log`` for the
+  ``.md`` logs (not a file-store stream yet: the file store keeps JSONL streams).
+- ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. Today
+  ``archive/reader.py`` ``read_archive`` and ``cached_line_count``.
+- ``put_blob``: stage 1's offload (``Pruner.bound_fresh``) and the request cut
+  (``dialog/requests/``). Today ``toolresults/offload.py`` ``OffloadStore.save_parts``
+  (``_offload_write.py``: temp file and rename, the fsync group-committed by
+  ``workspace/durable.py``).
+- ``read_lines``, ``blob_info``: ``read_file`` following a notice, the compactor's result
+  tails. Today ``tools/file_reader.py`` ``read_text_file``, ``OffloadStore.read_tails``.
+- ``expire_blobs``, ``list_blobs``: the ``cleanup`` step (``steps/offload_cleanup.py``).
+  Today ``OffloadStore.cleanup``: names the context references and the ``.refs/``
+  manifests kept, their modification time refreshed.
+- ``get_document``, ``put_document``: MEMORY.md (the memory tools, consolidation), the
+  consolidation record, the offload manifests. Today ``memory/files.py``
+  ``write_memory_locked`` under ``memory/.locks/MEMORY.md.lock``, ``consolidate.py``
+  ``_save_state`` (``memory/.consolidated.json``), ``toolresults/offload_refs.py``.
+- ``acquire_lease``, ``renew_lease``, ``release_lease``: consolidation (one run at a time),
+  the compaction of one session. Today ``consolidate.py`` holds
+  ``memory/.locks/consolidate.lock`` for the run (``workspace/locked_io.py``).
+- ``search``: ``memory_search``. Today ``memory/search.py`` (SQLite FTS over the files); the
+  store's hook is narrower: every token of a query, in stream order.
+- ``sync``: what waits for durability (the archive append, the compaction commit, a model
+  call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
 
 The steps do not reach storage through this protocol yet (issue 20 lands it step by step):
 ``StepContext.store`` is the offload store today, and the first step to move is stage 1's
