@@ -79,14 +79,8 @@ class PostgresStore:
         self._dsn, self._id, self._source = dsn, workspace_id, source
         self._clock = clock
         self._timeout = connect_timeout
-        self._pool = AsyncConnectionPool(
-            dsn,
-            min_size=1,
-            max_size=max(1, max_connections),
-            open=False,
-            timeout=connect_timeout,
-            kwargs={"autocommit": True},
-        )
+        self._max = max(1, max_connections)
+        self._pool_made: AsyncConnectionPool | None = None
 
     @property
     def workspace_id(self) -> str:
@@ -107,14 +101,33 @@ class PostgresStore:
             ) from error
         async with connection:
             await migrate(connection)
-        await self._pool.open(wait=True, timeout=self._timeout)
+        if self._pool_made is None:
+            self._pool_made = AsyncConnectionPool(
+                self._dsn,
+                min_size=1,
+                max_size=self._max,
+                open=False,
+                timeout=self._timeout,
+                kwargs={"autocommit": True},
+            )
+            await self._pool_made.open(wait=True, timeout=self._timeout)
 
     async def close(self) -> None:
         """Close the pool (leases stay until their time is up or they are released)."""
-        await self._pool.close()
+        if self._pool_made is not None:
+            await self._pool_made.close()
+            self._pool_made = None
 
-    def _now(self) -> float | None:
-        return self._clock() if self._clock is not None else None
+    @property
+    def _pool(self) -> AsyncConnectionPool:
+        if self._pool_made is None:
+            raise StoreError("the PostgreSQL store is not open: await store.open() first")
+        return self._pool_made
+
+    def _args(self, **values: Any) -> dict[str, Any]:
+        """Query parameters: the workspace, the clock's time (None: the database's), ``values``."""
+        now = self._clock() if self._clock is not None else None
+        return {"ws": self._id, "now": now, **values}
 
     async def _fetch(self, query: Any, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         try:
@@ -219,7 +232,7 @@ class PostgresStore:
         rows = await self._fetch(
             f"INSERT INTO copaw_blobs VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {_NOW})"
             " RETURNING stamp",
-            {"ws": self._id, "key": key, "data": data, "nl": offsets, "now": self._now()},
+            self._args(key=key, data=data, nl=offsets),
         )
         return BlobInfo(key, len(offsets) + 1, len(data), float(rows[0][0]))
 
@@ -266,14 +279,8 @@ class PostgresStore:
         """Referenced blobs get a fresh stamp; the others past their age are deleted."""
         names = {PurePosixPath(str(item)).name for item in referenced}
         kept = [f"{check_key(folder)}/{name}" for name in sorted(names)]
-        params = {
-            "ws": self._id,
-            "prefix": f"{folder}/",
-            "cut": len(folder) + 2,
-            "kept": kept,
-            "age": max(0.0, float(max_age_seconds)),
-            "now": self._now(),
-        }
+        age = max(0.0, float(max_age_seconds))
+        params = self._args(prefix=f"{folder}/", cut=len(folder) + 2, kept=kept, age=age)
         try:
             async with self._pool.connection() as connection, connection.transaction():
                 await connection.execute(
@@ -336,13 +343,7 @@ class PostgresStore:
             " ON CONFLICT (workspace, name) DO UPDATE"
             " SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at"
             f" WHERE copaw_leases.expires_at <= {_NOW} RETURNING expires_at",
-            {
-                "ws": self._id,
-                "name": check_key(name, "lease"),
-                "token": token,
-                "ttl": float(ttl_seconds),
-                "now": self._now(),
-            },
+            self._args(name=check_key(name, "lease"), token=token, ttl=float(ttl_seconds)),
         )
         return Lease(name, token, float(rows[0][0])) if rows else None
 
@@ -352,13 +353,7 @@ class PostgresStore:
             f"UPDATE copaw_leases SET expires_at = {_NOW} + %(ttl)s"
             " WHERE workspace = %(ws)s AND name = %(name)s AND token = %(token)s"
             f" AND expires_at > {_NOW} RETURNING expires_at",
-            {
-                "ws": self._id,
-                "name": lease.name,
-                "token": lease.token,
-                "ttl": float(ttl_seconds),
-                "now": self._now(),
-            },
+            self._args(name=lease.name, token=lease.token, ttl=float(ttl_seconds)),
         )
         return Lease(lease.name, lease.token, float(rows[0][0])) if rows else None
 

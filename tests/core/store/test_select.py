@@ -102,3 +102,10 @@ async def test_the_schema_is_migrated_once_and_a_newer_one_refused(pg_dsn: str) 
         await connection.execute("UPDATE copaw_schema SET version = 99")
     with pytest.raises(StoreError, match="newer than this package"):
         await PostgresStore(dsn, "a1").open()
+
+
+async def test_a_store_used_before_it_is_open_says_so(pg_dsn: str) -> None:
+    store = PostgresStore(pg_dsn, "a1")
+    with pytest.raises(StoreError, match="not open"):
+        await store.read("dialog/2026-05-01.jsonl")
+    await store.close()  # closing a store never opened is fine
