@@ -18,7 +18,6 @@ pool); the rest of the package imports without it. Chosen by ``COPAW_CONTEXT_STO
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Collection, Sequence
 from pathlib import PurePosixPath
@@ -33,6 +32,7 @@ from copaw_context.core.store.lines import (
     encode_text,
     new_blob_key,
     newline_offsets,
+    redact,
     search_tokens,
 )
 from copaw_context.core.store.postgres_schema import migrate
@@ -49,15 +49,9 @@ from copaw_context.core.store.protocol import (
     VersionConflictError,
 )
 
-__all__ = ["PostgresStore", "redact"]
+__all__ = ["PostgresStore"]
 
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 _NOW = "COALESCE(%(now)s::float8, extract(epoch from clock_timestamp()))"
-
-
-def redact(dsn: str) -> str:
-    """``dsn`` without its password (for messages and logs)."""
-    return _PASSWORD.sub(r"\1***@", dsn)
 
 
 class PostgresStore:

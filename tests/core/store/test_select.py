@@ -10,10 +10,12 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from copaw_context.cli._all_settings import setting_rows
 from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.store.files import FileStore
-from copaw_context.core.store.postgres import PostgresStore, redact
+from copaw_context.core.store.lines import redact
+from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.store.postgres_schema import SCHEMA_VERSION
 from copaw_context.core.store.protocol import StoreError
 from copaw_context.core.store.select import CONFIG_KEY, STORE_ENV, open_store, store_dsn
@@ -109,3 +111,9 @@ async def test_a_store_used_before_it_is_open_says_so(pg_dsn: str) -> None:
     with pytest.raises(StoreError, match="not open"):
         await store.read("dialog/2026-05-01.jsonl")
     await store.close()  # closing a store never opened is fine
+
+
+def test_check_config_shows_the_dsn_without_its_password() -> None:
+    rows = dict((path, value) for path, value, _ in setting_rows(config(UNREACHABLE)))
+    shown = rows["light_context_config.store.dsn"]
+    assert "secret" not in shown and shown == '"postgresql://postgres:***@127.0.0.1:1/nothing"'
