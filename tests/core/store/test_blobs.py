@@ -4,6 +4,7 @@ trailing newline, multibyte UTF-8), and expiry by age that never takes a referen
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -140,5 +141,6 @@ def test_any_range_is_the_stored_bytes(
             assert got.total_lines == info.lines == data.count(b"\n") + 1
         finally:
             await store.close()
+            shutil.rmtree(folder, ignore_errors=True)
 
     asyncio.run(scenario())

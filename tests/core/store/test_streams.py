@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -133,5 +134,6 @@ def test_appends_read_back_in_order_each_key_once(kind: str, pg_dsn: str, plan: 
             assert [e.seq for e in entries] == list(range(len(expected)))
         finally:
             await store.close()
+            shutil.rmtree(folder, ignore_errors=True)
 
     asyncio.run(scenario())
