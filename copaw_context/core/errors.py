@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
-__all__ = ["ArchiveError", "ConfigError", "CopawContextError", "json_text"]
+__all__ = ["ArchiveError", "ConfigError", "CopawContextError", "json_text", "redact"]
+
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
 class CopawContextError(Exception):
@@ -43,15 +46,21 @@ class ConfigError(CopawContextError, ValueError):
         self.conflict = conflict
         where = f" in {source}" if source else ""
         if conflict is None:
-            super().__init__(f"{path}{where}: got {json_text(value)}; {allowed}")
+            super().__init__(f"{path}{where}: got {redact(json_text(value))}; {allowed}")
             return
         other_path, other_value = conflict
         name, other = path.rpartition(".")[2], other_path.rpartition(".")[2]
         super().__init__(
-            f"{other_path}{where}: got {json_text(other_value)}, which conflicts with {name} "
-            f"({json_text(value)}, its default): {name} {allowed}; "
+            f"{other_path}{where}: got {redact(json_text(other_value))}, which conflicts with "
+            f"{name} ({redact(json_text(value))}, its default): {name} {allowed}; "
             f"change {other} or set {name} too"
         )
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of any URL in it hidden (``postgresql://u:***@h/db``): for
+    messages, logs and ``check-config``."""
+    return _PASSWORD.sub(r"\1***@", text)
 
 
 def json_text(value: Any) -> str:

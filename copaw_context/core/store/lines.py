@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO
 
+from copaw_context.core.errors import redact
 from copaw_context.core.store.protocol import BlobLines, StoreError
 
 __all__ = [
@@ -36,12 +37,6 @@ _SURROGATE_UTF8 = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
 _WORD = re.compile(r"[0-9A-Za-z_]+")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 _CHUNK = 1 << 16
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
-
-
-def redact(dsn: str) -> str:
-    """``dsn`` without its password (for messages, logs and ``check-config``)."""
-    return _PASSWORD.sub(r"\1***@", dsn)
 
 
 def check_key(key: str, what: str = "key") -> str:

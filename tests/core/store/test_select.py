@@ -58,6 +58,16 @@ def test_a_dsn_of_another_kind_names_its_setting() -> None:
         store_dsn(config(), {STORE_ENV: "sqlite:///x.db"})
 
 
+def test_a_rejected_dsn_is_shown_without_its_password() -> None:
+    for bad in ("mysql://root:secret@db/x", "postgres ql://u:secret@db/x"):
+        with pytest.raises(ConfigError) as failure:
+            config(bad)
+        assert "secret" not in str(failure.value) and ":***@" in str(failure.value)
+        with pytest.raises(ConfigError) as failure:
+            store_dsn(config(), {STORE_ENV: bad})
+        assert "secret" not in str(failure.value) and ":***@" in str(failure.value)
+
+
 async def test_an_unreachable_database_names_the_setting_not_the_password(
     tmp_path: Path,
 ) -> None:
