@@ -124,7 +124,8 @@ WRAPPER_RULES = RuleSet(
         (
             (),
             r"^npm (?:ERR!|error\b) *(?:code |errno |path |command |syscall |signal |Exit status"
-            r"|Failed at|This is probably|A complete log|Lifecycle script|\S+@\S+ \w+:|$)"
+            r"|Failed at|This is probably|A complete log|Lifecycle script|\S+@\S+ \w+:"
+            r"|in workspace\b|workspace |location |$)"
             r"|^\s*ELIFECYCLE\b|^error Command failed with exit code",  # npm, yarn
         ),
         (("err_pnpm_recursive_run_first_fail",), r"ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL"),  # pnpm

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from copaw_context.core.summary.errors import (
     DECISIVE,
+    OTHER,
     WRAPPER,
     ErrorLine,
     keep_newest_ranked,
@@ -39,7 +40,9 @@ __all__ = [
     "MAX_REQUEST_CHARS",
     "ExtractedFacts",
     "cut",
+    "error_block",
     "extract_facts",
+    "is_error_noise",
     "first_line",
     "unique",
     "user_texts",
@@ -75,6 +78,63 @@ _PLACEHOLDER_RE = re.compile(r"[A-Z_]+")  # PATH, FILE: a hint's placeholder, no
 _OWN_SEARCH_RE = re.compile(r"\d+ result\(s\) for .*, best first:|No memory matches ")
 _OWN_SEARCH_TOOLS = frozenset({"memory_search"})
 _TITLE_RE = re.compile(r"(?is)<title[^>]*>\s*(.*?)\s*</title>")
+
+
+# Progress output: dots, bars and percentages ("..F.. [ 40%]", "[=====>   ] 45%", "45%|███").
+_PROGRESS_RE = re.compile(
+    r"^(?:\S+\s+)?[.FEsxX]{3,}\s*(?:\[\s*\d+%\])?$|\[[=#>\-. ]{4,}\]|\d+%\s*\|[█▉▊▋▌▍▎▏ #=>-]+\|"
+    r"|^[.·•]{3,}$"
+)
+_FRAME_LINE_RE = re.compile(r'^\s*File "[^"\n]+", line \d+')
+_TRACEBACK_HEAD = "Traceback (most recent call last)"
+
+
+def is_error_noise(line: str) -> bool:
+    """Whether an error line is only what surrounds an error: a wrapper or test tally
+    (``npm ERR! code 2``, ``1 failed, 22 passed``), progress output, a traceback header."""
+    text = line.strip()
+    if text.startswith(_TRACEBACK_HEAD) or _PROGRESS_RE.search(text):
+        return True
+    return (rank_line(text) or WRAPPER) == WRAPPER and not _FRAME_LINE_RE.match(text)
+
+
+def error_block(found: Sequence[ErrorLine], text: str) -> list[ErrorLine]:
+    """The error lines of one output worth carrying: once it has a line that is an error
+    (not a wrapper), its wrappers, test tallies, progress output and traceback headers go;
+    a Python exception line gets the one location line it needs (its last ``File ...``
+    frame) in front of it."""
+    lines = [item for item in found if not _PROGRESS_RE.search(item.text)]
+    if not any(item.rank != WRAPPER for item in lines):
+        return lines or list(found[:1])
+    frames = _frames_before(text)
+    out: list[ErrorLine] = []
+    for item in lines:
+        if item.rank == WRAPPER or item.text.startswith(_TRACEBACK_HEAD):
+            continue
+        frame = frames.get(item.text)
+        if frame and (not out or out[-1].text != frame):
+            out.append(ErrorLine(frame, OTHER))
+        out.append(item)
+    return out
+
+
+def _frames_before(text: str) -> dict[str, str]:
+    """Each exception line of a Python traceback in ``text`` -> its last frame's line."""
+    if _TRACEBACK_HEAD not in text:
+        return {}
+    frames: dict[str, str] = {}
+    last: str | None = None
+    inside = False
+    for line in text.split("\n"):
+        if line.startswith(_TRACEBACK_HEAD):
+            inside, last = True, None
+        elif inside and _FRAME_LINE_RE.match(line):
+            last = line.strip()
+        elif inside and line.strip() and not line[:1].isspace():
+            if last is not None:
+                frames.setdefault(line.strip(), last)
+            inside = False
+    return frames
 
 
 @dataclass(frozen=True)
@@ -230,7 +290,8 @@ class _Collector:
         sentences = list(join_reasons(_sentences(text)))
         if role == "user":
             pasted = pasted_error_lines(text)
-            self.errors += [ErrorLine(line, rank_line(line) or WRAPPER) for line in pasted]
+            ranked = [ErrorLine(line, rank_line(line) or WRAPPER) for line in pasted]
+            self.errors += error_block(ranked, text)
             self.decisions += [s for s in sentences if _STATED_DECISION_RE.match(s)]
         else:
             self.decisions += [s for s in sentences if is_decision(s)]
@@ -254,7 +315,7 @@ class _Collector:
         failed = part.is_error or shows_failure(lines)
         if failed and not found:
             found = [ErrorLine(first_line(part.text), DECISIVE)]
-        self.errors += found
+        self.errors += error_block(found, part.text)
         self.paths += _offload_paths(part.text)
         name = part.tool_name or "tool"
         target = self.call_targets.get(part.tool_call_id or "")
@@ -287,7 +348,10 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
     for item in found.errors:
         if item.text:
             firsts.setdefault(item.text, item)
-    kept, omitted = keep_newest_ranked(list(firsts.values()), MAX_ERROR_LINES)
+    errors = list(firsts.values())
+    if any(not is_error_noise(item.text) for item in errors):  # the errors, not around them
+        errors = [item for item in errors if not is_error_noise(item.text)]
+    kept, omitted = keep_newest_ranked(errors, MAX_ERROR_LINES)
     plan = [cut(item, 300) for item in unique(last_nonempty(found.plans))]
     return ExtractedFacts(
         user_requests=tuple(cut(text, MAX_REQUEST_CHARS) for _, text in user),
