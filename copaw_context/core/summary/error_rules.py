@@ -154,7 +154,8 @@ WRAPPER_RULES = RuleSet(
         ((), r"^FAIL\s*$|^FAIL\t|^exit status \d+$"),  # go
         (
             (),
-            r"^Tests?:?\s+[1-9]\d* failed|^Test Files\s+[1-9]\d* failed|^\s*[1-9]\d* failing\b"
+            r"^Tests?:?\s+[1-9]\d* failed|^Test (?:Files|Suites:)\s+[1-9]\d* failed"
+            r"|^\s*[1-9]\d* failing\b"
             r"|^Tests run: \d+, Failures:|^FAILED \((?:failures|errors)=|^Found [1-9]\d* errors?\b"
             r"|^=+ .*\b[1-9]\d* failed\b.* =+$|^\s*[1-9]\d* failed(?:[,|] .*)?$",  # tallies
         ),

@@ -18,6 +18,7 @@ from copaw_context.core.summary.facts import (
     user_texts,
 )
 from copaw_context.core.summary.fit import trim
+from copaw_context.core.summary.junk import drop_junk, item_junk
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
 from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import merge, union_items
@@ -100,6 +101,7 @@ def _batch(
     goal = unique([_labelled(words["request"], ts, text, language) for ts, text in requests])
     in_progress, next_steps = _pending(messages, requests, facts, language)
     outcomes = [(o, o.split(": ", 1)[-1].startswith("error")) for o in facts.tool_outcomes]
+    done = unique([f"- [x] {_outcome(o)}" for o, failed in outcomes if not failed])
     blocked = [f"- {o}" for o, failed in outcomes if failed]
     if not blocked and facts.error_lines:
         blocked = [f"- {words['last_error']}{words['colon']}{facts.error_lines[-1]}"]
@@ -112,13 +114,21 @@ def _batch(
         language=language,
         goal=goal,
         constraints=[f"- {c}" for c in facts.constraints],
-        done=[f"- [x] {o}" for o, failed in outcomes if not failed],
+        done=done,
         in_progress=in_progress,
         blocked=blocked,
         decisions=[f"- {d}" for d in facts.decisions],
         next_steps=next_steps,
         critical=critical,
     )
+
+
+def _outcome(outcome: str) -> str:
+    """A successful outcome as a Done item: its detail left out when it is only a read
+    file's or a search's first line (a source line, a hit, a count: see :mod:`.junk`)."""
+    if item_junk(f"- [x] {outcome}") == "notice" and " — " in outcome:
+        return outcome.split(" — ", 1)[0]
+    return outcome
 
 
 _REQUEST_ITEM_RE = re.compile(
@@ -205,7 +215,7 @@ def extractive(
         steps = [i for i in before.next_steps if not _PLANNED_ITEM_RE.match(i)]
         before = before.model_copy(update={"next_steps": steps})
     new = _batch(messages, user, facts, extra_instruction, language)
-    merged = carry_facts(merge(before, new), facts)
+    merged, _dropped = drop_junk(carry_facts(merge(before, new), facts))
     goal = merged.goal
     protected = {item_key(item) for item in goal[:1]}
     protected.update(item_key(item) for item in (new.goal or goal)[-1:])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from copaw_context.core.summary.errors import (
     DECISIVE,
+    EXIT_CODE_RE,
     OTHER,
     WRAPPER,
     ErrorLine,
@@ -26,6 +27,7 @@ from copaw_context.core.summary.errors import (
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.statements import (
+    is_acknowledgement,
     is_constraint,
     is_decision,
     is_plan,
@@ -85,6 +87,7 @@ _PROGRESS_RE = re.compile(
     r"^(?:\S+\s+)?[.FEsxX]{3,}\s*(?:\[\s*\d+%\])?$|\[[=#>\-. ]{4,}\]|\d+%\s*\|[█▉▊▋▌▍▎▏ #=>-]+\|"
     r"|^[.·•]{3,}$"
 )
+_NPM_CODE_RE = re.compile(r"npm (?:ERR!|error) (?:code|errno) ")
 _FRAME_LINE_RE = re.compile(r'^\s*File "[^"\n]+", line \d+')
 _TRACEBACK_HEAD = "Traceback (most recent call last)"
 
@@ -95,7 +98,13 @@ def is_error_noise(line: str) -> bool:
     text = line.strip()
     if text.startswith(_TRACEBACK_HEAD) or _PROGRESS_RE.search(text):
         return True
-    return (rank_line(text) or WRAPPER) == WRAPPER and not _FRAME_LINE_RE.match(text)
+    if EXIT_CODE_RE.search(text) or _NPM_CODE_RE.match(text):
+        return False  # the status a command ended with: short, and what it says is its own
+    return rank_line(text) == WRAPPER
+
+
+def _noise(item: ErrorLine) -> bool:
+    return is_error_noise(item.text)
 
 
 def error_block(found: Sequence[ErrorLine], text: str) -> list[ErrorLine]:
@@ -104,12 +113,12 @@ def error_block(found: Sequence[ErrorLine], text: str) -> list[ErrorLine]:
     a Python exception line gets the one location line it needs (its last ``File ...``
     frame) in front of it."""
     lines = [item for item in found if not _PROGRESS_RE.search(item.text)]
-    if not any(item.rank != WRAPPER for item in lines):
+    if all(_noise(item) for item in lines):
         return lines or list(found[:1])
     frames = _frames_before(text)
     out: list[ErrorLine] = []
     for item in lines:
-        if item.rank == WRAPPER or item.text.startswith(_TRACEBACK_HEAD):
+        if _noise(item):
             continue
         frame = frames.get(item.text)
         if frame and (not out or out[-1].text != frame):
@@ -294,7 +303,7 @@ class _Collector:
             self.errors += error_block(ranked, text)
             self.decisions += [s for s in sentences if _STATED_DECISION_RE.match(s)]
         else:
-            self.decisions += [s for s in sentences if is_decision(s)]
+            self.decisions += [s for s in sentences if is_decision(s) and not is_acknowledgement(s)]
             plan = [s for s in sentences if is_plan(s)] + plan
         self.plans.append(plan)
 
@@ -349,8 +358,8 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
         if item.text:
             firsts.setdefault(item.text, item)
     errors = list(firsts.values())
-    if any(not is_error_noise(item.text) for item in errors):  # the errors, not around them
-        errors = [item for item in errors if not is_error_noise(item.text)]
+    if any(not _noise(item) for item in errors):  # the errors, not what is around them
+        errors = [item for item in errors if not _noise(item)]
     kept, omitted = keep_newest_ranked(errors, MAX_ERROR_LINES)
     plan = [cut(item, 300) for item in unique(last_nonempty(found.plans))]
     return ExtractedFacts(

@@ -87,7 +87,7 @@ _TEMPLATE_PREFIX_RE = re.compile(
 _TIMESTAMP_RE = re.compile(r"^\s*\([^()\n]{4,40}\)")
 # Labels that only say what kind of fact follows: stripped before two items are compared.
 # The action labels ("Continue with the user request: X") make a statement of their own.
-_KIND_WORDS = ("request", "planned", "file", "error", "last_error")
+_KIND_WORDS = ("planned", "file", "error", "last_error")
 _LABELS = sorted(
     {
         *(WORDS[lang][key] for lang in WORDS for key in _KIND_WORDS),
@@ -162,7 +162,7 @@ def _unlabelled(text: str) -> str:
     return text
 
 
-_ACTION_WORDS = ("latest", "continue", "confirm", "note")
+_ACTION_WORDS = ("request", "latest", "continue", "confirm", "note")
 _ACTIONS = {WORDS[lang][key]: key for lang in WORDS for key in _ACTION_WORDS}
 
 
@@ -307,7 +307,7 @@ def _near_duplicate(key: tuple[str, str], seen: dict[tuple[str, str], str]) -> b
         if other_kind != kind:
             continue
         short, long = sorted((text, other), key=len)
-        if len(short) >= 20 and short in long and 5 * len(short) >= 4 * len(long):
+        if len(short) >= 20 and f" {short} " in f" {long} " and 5 * len(short) >= 4 * len(long):
             return True
     return False
 
