@@ -4,6 +4,7 @@ into the previous summary and kept within a character budget. Deterministic, no 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from copaw_context.core.markdown_blocks import fence_closer
@@ -191,6 +192,7 @@ def extractive(
     extra_instruction: str = "",
     language: Language = "en",
     max_chars: int = 12000,
+    dropped: Counter[str] | None = None,
 ) -> Summary:
     """A six-section summary of ``messages`` from their facts, merged into ``previous``.
 
@@ -199,6 +201,8 @@ def extractive(
     ``max_chars`` the oldest items are left out (with a note pointing at the dialog archive);
     the first Goal item (the original task) and the latest request are always kept, cut
     before the constraints, decisions, exact errors and paths go (see :func:`~.fit.trim`).
+    Built without junk lines (:func:`~.junk.drop_junk`: a carried error already under
+    Blocked, a read file's snippet ...); ``dropped`` gets the lines left out, by reason.
     """
     language = check_language(language)
     if (
@@ -215,7 +219,9 @@ def extractive(
         steps = [i for i in before.next_steps if not _PLANNED_ITEM_RE.match(i)]
         before = before.model_copy(update={"next_steps": steps})
     new = _batch(messages, user, facts, extra_instruction, language)
-    merged, _dropped = drop_junk(carry_facts(merge(before, new), facts))
+    merged, junk = drop_junk(carry_facts(merge(before, new), facts))
+    if dropped is not None:
+        dropped.update(junk)
     goal = merged.goal
     protected = {item_key(item) for item in goal[:1]}
     protected.update(item_key(item) for item in (new.goal or goal)[-1:])

@@ -385,8 +385,9 @@ def _keep(unit: _Unit, seen: dict[tuple[str, str], str], counts: Counter[str]) -
 
 def drop_junk(summary: Summary) -> tuple[Summary, Counter[str]]:
     """A copy of ``summary`` without the junk :func:`find_junk` lists, and how many lines
-    went per reason (a template prefix is stripped, its item kept). Items are judged in
-    order: of two duplicates the first stays (Goal before Critical Context)."""
+    went per reason (a template prefix is stripped, its item kept); ``summary`` itself
+    when it holds none. Items are judged in order: of two duplicates the first stays
+    (Goal before Critical Context)."""
     doc = summary.model_copy(deep=True)
     counts: Counter[str] = Counter()
     seen: dict[tuple[str, str], str] = {}
@@ -394,7 +395,8 @@ def drop_junk(summary: Summary) -> tuple[Summary, Counter[str]]:
         _clean_list(doc, key, seen, counts)
     for block in (*doc.progress_other, *doc.other):
         _clean_block(block, seen, counts)
-    return doc, counts
+    counts = +counts
+    return (doc if counts else summary), counts
 
 
 def _kept_items(
