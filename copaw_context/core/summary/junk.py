@@ -129,7 +129,7 @@ _SEARCH_HIT_RE = re.compile(
     r"^\s*(?:\d+\.\s+)?[\w./~-]+:\d+(?::\d+)?:\s|^\d+ result\(s\) for |^No memory matches "
     r"|^…|…$"
 )
-_EMPTY_RE = re.compile(r"^[\s\-*+•:：.。,，;；()\[\]【】（）_~`#>|]*$")
+_EMPTY_RE = re.compile(r"^(?:\d{1,9}[.)、])?[\s\-*+•:：.。,，;；()\[\]【】（）_~`#>|]*$")
 
 
 def strip_template_prefix(item: str) -> str:
