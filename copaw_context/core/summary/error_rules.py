@@ -125,7 +125,7 @@ WRAPPER_RULES = RuleSet(
             (),
             r"^npm (?:ERR!|error\b) *(?:code |errno |path |command |syscall |signal |Exit status"
             r"|Failed at|This is probably|A complete log|Lifecycle script|\S+@\S+ \w+:"
-            r"|in workspace\b|workspace |location |$)"
+            r"|in workspace\b|workspace |(?:at )?location\b|(?:Error: )?command failed|$)"
             r"|^\s*ELIFECYCLE\b|^error Command failed with exit code",  # npm, yarn
         ),
         (("err_pnpm_recursive_run_first_fail",), r"ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL"),  # pnpm

@@ -51,12 +51,21 @@ _SUPPORT = 0.5  # the share of an item's words the conversation must hold
 _PLANNED = 0.6  # the share of a Done item's words a plan holds for it to be only planned
 
 
+def _stem(word: str) -> str:
+    """``word`` without an inflection, cut to 6 ("added", "adds" -> "add")."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
+
+
 def _words(text: str) -> set[str]:
-    """Content words (3+ characters, cut to 6 so "commit" and "committing" match) and
-    Chinese character pairs of ``text``."""
+    """Content words (3+ characters, stemmed and cut to 6 so "commit" and "committing"
+    match) and Chinese character pairs of ``text``."""
     key = core(text)
     words = {
-        w[:6]
+        _stem(w)
         for w in key.split()
         if len(w) >= 3 and w not in _STOPWORDS and not _CJK_RUN_RE.search(w)
     }
@@ -93,10 +102,11 @@ class Evidence:
                 if part.kind != "text" or message.role != "assistant":
                     shown |= _words(part.text)
                     continue
-                for item in unchecked_items(part.text):
-                    planned |= _words(item)
+                items = set(unchecked_items(part.text))
                 for sentence in _sentences(part.text):
-                    (planned if is_plan(sentence) else shown).update(_words(sentence))
+                    bare = BULLET_PREFIX_RE.sub("", sentence, count=1).removeprefix("[ ] ")
+                    plan = is_plan(sentence) or bare.strip() in items
+                    (planned if plan else shown).update(_words(sentence))
         if previous is not None:
             for item in (*previous.constraints, *previous.critical):
                 user |= _words(item)
