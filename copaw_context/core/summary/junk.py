@@ -27,6 +27,7 @@ an error line may well be a JSON log record.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -34,7 +35,8 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from copaw_context.core.summary.carry import carried_label
-from copaw_context.core.summary.clean import core, drop_items, is_template_line, says_nothing
+from copaw_context.core.summary.clean import core, drop_items, is_template_line
+from copaw_context.core.summary.clean import says_nothing as _says_nothing
 from copaw_context.core.summary.facts import is_error_noise
 from copaw_context.core.summary.language import (
     CARRY_LABELS,
@@ -166,6 +168,7 @@ _ACTION_WORDS = ("request", "latest", "continue", "confirm", "note")
 _ACTIONS = {WORDS[lang][key]: key for lang in WORDS for key in _ACTION_WORDS}
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def _key(line: str) -> tuple[str, str]:
     """The form two items are compared in: labels, timestamps, emphasis, case and
     punctuation aside; an action label ("Continue with the user request") stays as the
@@ -181,6 +184,7 @@ def _key(line: str) -> tuple[str, str]:
     return kind, core(_TIMESTAMP_RE.sub("", _unlabelled(body)))
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def _is_exact(line: str) -> bool:
     """Whether ``line`` carries an exact fact (an error or a file, labelled)."""
     label = _LABEL_RE.match(_body(line))
@@ -191,6 +195,7 @@ def _is_exact(line: str) -> bool:
     return word in exact
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def item_junk(line: str, *, exact: bool = False) -> JunkReason | None:
     """Why one item (or one sub-item of a carried block) is junk on its own, if it is.
 
@@ -240,6 +245,13 @@ def _looks_json(text: str) -> bool:
     return text.count('":') >= 2 or '"},{"' in text
 
 
+@functools.lru_cache(maxsize=1 << 15)
+def _nothing(item: str) -> bool:
+    """:func:`~.clean.says_nothing`, remembered: a summary's items are judged again at
+    every compaction that carries them."""
+    return _says_nothing(item)
+
+
 class _Unit:
     """A line that is judged on its own: an item, or a sub-item of a carried block; with
     the error line it states, if it states one."""
@@ -251,6 +263,7 @@ class _Unit:
         self.error = error
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def _error_of(line: str) -> str | None:
     """The error line an item states ("Error: X", "Last error seen: X", "tool: error — X")."""
     body = _body(line)
@@ -294,22 +307,46 @@ def _sections(summary: Summary) -> Iterator[tuple[str, list[str]]]:
         yield block.title, block.items
 
 
-def _near_duplicate(key: tuple[str, str], seen: dict[tuple[str, str], str]) -> bool:
-    """Equal, or one holding the other with the shorter at least 80% as long (20
-    characters at least: "src api ts" is in many items that say something else), both
-    statements of one kind."""
-    if key in seen:
-        return True
-    kind, text = key
-    if len(text) < 20:
-        return False
-    for other_kind, other in seen:
-        if other_kind != kind:
-            continue
-        short, long = sorted((text, other), key=len)
-        if len(short) >= 20 and f" {short} " in f" {long} " and 5 * len(short) >= 4 * len(long):
+def _ends(text: str) -> list[str]:
+    """The word-aligned prefixes and suffixes of ``text`` at least 80% as long as it and 20
+    characters at least (a near-duplicate of it leaves out only one end)."""
+    if len(text) < 25:  # a part of 20 is 80% of 25: shorter texts have none
+        return []
+    least = max(20, -(-4 * len(text) // 5))
+    out: list[str] = []
+    at = text.find(" ", least)
+    while at != -1:
+        out.append(text[:at])
+        at = text.find(" ", at + 1)
+    at = text.rfind(" ", 0, len(text) - least + 1)
+    while at != -1:
+        out.append(text[at + 1 :])
+        at = text.rfind(" ", 0, at)
+    return out
+
+
+class _Seen:
+    """The items met so far by their comparison key, with the ends of each: an item that
+    says what one of them says (equal, or one holding the other at one of its ends with the
+    shorter at least 80% as long and 20 characters at least, both statements of one kind)
+    is found by set lookups, linear in the number of items."""
+
+    def __init__(self) -> None:
+        self.keys: set[tuple[str, str]] = set()
+        self.ends: set[tuple[str, str]] = set()
+
+    def add(self, key: tuple[str, str]) -> None:
+        self.keys.add(key)
+        kind, text = key
+        self.ends.update((kind, part) for part in _ends(text))
+
+    def holds(self, key: tuple[str, str]) -> bool:
+        """Whether ``key`` says what an item met before says ("src api ts" is in many
+        items that say something else: a short key only matches itself)."""
+        if key in self.keys or key in self.ends:
             return True
-    return False
+        kind, text = key
+        return any((kind, part) in self.keys for part in _ends(text))
 
 
 def find_junk(summary: Summary | str, language: Language = "en") -> list[JunkLine]:
@@ -317,26 +354,26 @@ def find_junk(summary: Summary | str, language: Language = "en") -> list[JunkLin
     its reason (see the module's list). An empty section's one "(none)" is no junk."""
     doc = summary if isinstance(summary, Summary) else Summary.parse(summary, language)
     found: list[JunkLine] = []
-    seen: dict[tuple[str, str], str] = {}
+    seen = _Seen()
     real_error = _has_real_error(_all_units(doc))
     for section, items in _sections(doc):
         units = [unit for item in items for unit in _units(section, item)]
-        real = any(not says_nothing(u.text) for u in units)
+        real = any(not _nothing(u.text) for u in units)
         placeholder = False
         for unit in units:
             reason = item_junk(unit.text, exact=unit.exact)
             if reason is None and real_error and unit.error and is_error_noise(unit.error):
                 reason = "error_noise"
-            if reason is None and says_nothing(unit.text):
+            if reason is None and _nothing(unit.text):
                 if real or placeholder:
                     reason = "placeholder"
                 placeholder = True
-            if reason is None and not says_nothing(unit.text):
+            if reason is None and not _nothing(unit.text):
                 key = _key(unit.text)
-                if key[1] and _near_duplicate(key, seen):
+                if key[1] and seen.holds(key):
                     reason = "duplicate"
                 elif key[1]:
-                    seen[key] = section
+                    seen.add(key)
             if reason is not None:
                 found.append(JunkLine(reason, section, unit.text))
     return found
@@ -347,9 +384,7 @@ def junk_counts(summary: Summary | str, language: Language = "en") -> dict[str, 
     return dict(Counter(line.reason for line in find_junk(summary, language)))
 
 
-def _clean_item(
-    item: str, section: str, seen: dict[tuple[str, str], str], counts: Counter[str]
-) -> str | None:
+def _clean_item(item: str, section: str, seen: _Seen, counts: Counter[str]) -> str | None:
     """``item`` without its junk (None: all of it is junk); a carried block keeps its
     label and the sub-items that are not junk."""
     fixed = strip_template_prefix(item)
@@ -369,14 +404,14 @@ def _clean_item(
     return "\n".join([head, *kept]) if kept else None
 
 
-def _keep(unit: _Unit, seen: dict[tuple[str, str], str], counts: Counter[str]) -> bool:
+def _keep(unit: _Unit, seen: _Seen, counts: Counter[str]) -> bool:
     reason = item_junk(unit.text, exact=unit.exact)
-    if reason is None and not says_nothing(unit.text):
+    if reason is None and not _nothing(unit.text):
         key = _key(unit.text)
-        if key[1] and _near_duplicate(key, seen):
+        if key[1] and seen.holds(key):
             reason = "duplicate"
         elif key[1]:
-            seen[key] = unit.section
+            seen.add(key)
     if reason is None:
         return True
     counts[reason] += 1
@@ -390,7 +425,7 @@ def drop_junk(summary: Summary) -> tuple[Summary, Counter[str]]:
     (Goal before Critical Context)."""
     doc = summary.model_copy(deep=True)
     counts: Counter[str] = Counter()
-    seen: dict[tuple[str, str], str] = {}
+    seen = _Seen()
     for key in ITEM_KEYS:
         _clean_list(doc, key, seen, counts)
     for block in (*doc.progress_other, *doc.other):
@@ -400,15 +435,15 @@ def drop_junk(summary: Summary) -> tuple[Summary, Counter[str]]:
 
 
 def _kept_items(
-    items: list[str], section: str, seen: dict[tuple[str, str], str], counts: Counter[str]
+    items: list[str], section: str, seen: _Seen, counts: Counter[str]
 ) -> dict[int, str]:
     """Index -> text of the items of one section that stay: no junk, placeholders only
     in a section with nothing else (one of them)."""
-    real = any(not says_nothing(item) for item in items)
+    real = any(not _nothing(item) for item in items)
     kept: dict[int, str] = {}
     placeholder = False
     for n, item in enumerate(items):
-        if says_nothing(item):
+        if _nothing(item):
             if real or placeholder or item_junk(item) is not None:
                 counts["placeholder"] += 1
             else:
@@ -421,9 +456,7 @@ def _kept_items(
     return kept
 
 
-def _clean_list(
-    doc: Summary, key: ItemsKey, seen: dict[tuple[str, str], str], counts: Counter[str]
-) -> None:
+def _clean_list(doc: Summary, key: ItemsKey, seen: _Seen, counts: Counter[str]) -> None:
     items = doc.items(key)
     if not items:
         return
@@ -432,6 +465,6 @@ def _clean_list(
     doc.items(key)[:] = [kept[n] for n in sorted(kept)]
 
 
-def _clean_block(block: Block, seen: dict[tuple[str, str], str], counts: Counter[str]) -> None:
+def _clean_block(block: Block, seen: _Seen, counts: Counter[str]) -> None:
     kept = _kept_items(block.items, block.title, seen, counts)
     block.items = [kept[n] for n in sorted(kept)]
