@@ -21,7 +21,7 @@ from typing import Any
 from benchmarks.cache import bench_cache
 from benchmarks.compaction import bench_compaction
 from benchmarks.profile import profile_steps
-from benchmarks.report import markdown, plot_steps
+from benchmarks.report import cache_table, markdown, plot_steps
 from benchmarks.steps import bench_steps, split_ms
 from benchmarks.truncation import bench_cut, bench_save, bench_stage1
 
@@ -111,10 +111,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="copaw-bench-") as tmp:
         results = _run(args, Path(tmp))
     elapsed = time.perf_counter() - started
-    machine = _machine() + f" Run: {'--quick' if args.quick else 'default'}, {elapsed:.0f} s."
+    flags = (["--quick"] if args.quick else []) + (["--only", *args.only] if args.only else [])
+    kind = " ".join(flags) or "default"
+    machine = _machine() + f" Run: {kind}, {elapsed:.0f} s."
     report = markdown(results, machine)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.md").write_text(report + "\n", encoding="utf-8")
+    if results.get("cache"):  # its own file too: `--only cache` runs leave latest.md's others
+        cache_md = "\n".join(
+            ["# Prompt-cache benchmark", "", machine, "", *cache_table(results["cache"])]
+        )
+        (args.out / "cache.md").write_text(cache_md + "\n", encoding="utf-8")
     (args.out / "results.json").write_text(
         json.dumps(_jsonable({k: v for k, v in results.items() if k != "profile"}), indent=1),
         encoding="utf-8",

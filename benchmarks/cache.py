@@ -22,12 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from agentscope.agent import Agent, InjectionConfig
-from agentscope.message import Msg, ToolCallBlock, UserMsg
+from agentscope.message import Msg, UserMsg
 from agentscope.model import ChatResponse, ChatUsage
 from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, ToolChoice, Toolkit
 
-from benchmarks.cache_script import SUMMARY, WINDOW, Script, make_script, measure_inputs, segments
+from benchmarks.cache_script import (
+    WINDOW,
+    Script,
+    fresh_tokens,
+    make_script,
+    measure_inputs,
+    segments,
+)
+from benchmarks.compaction import summary_response
 from copaw_context import MemoryCompactionHook
 from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.events import ContextEvent
@@ -40,6 +48,9 @@ _QWENPAW_PYTHON = _ROOT / ".venv-qwenpaw1" / "bin" / "python"
 _SYSTEM_PROMPT = "You are a build engineer's assistant. Be precise. " * 20
 TOOL = "shell"
 _RUNNING: dict[str, Any] = {}
+SMALL_RECENT = 10_000
+"""The trade-off row: copaw-context with ``pruning_recent_msg_max_bytes`` at this (the model
+sees the first 10 KB of a fresh result instead of 50 KB; the rest is read from its file)."""
 
 
 class _Model(ScriptedChatModel):
@@ -61,20 +72,8 @@ class _Model(ScriptedChatModel):
     ) -> ChatResponse:
         usage = ChatUsage(input_tokens=1, output_tokens=1, time=0.0)
         names = [t.get("function", {}).get("name") for t in tools or []]
-        if "generate_structured_output" in names:
-            schema = (tools or [])[0]["function"].get("parameters", {})
-            values = {
-                key: [SUMMARY]
-                if isinstance(spec, dict) and spec.get("type") == "array"
-                else SUMMARY
-                for key, spec in schema.get("properties", {}).items()
-            }
-            block = ToolCallBlock(
-                id="summary", name="generate_structured_output", input=json.dumps(values)
-            )
-            return ChatResponse(content=[block], is_last=True, usage=usage)
-        if TOOL not in names:
-            return ChatResponse(content=text_step(SUMMARY), is_last=True, usage=usage)
+        if "generate_structured_output" in names or TOOL not in names:  # a compactor's call
+            return summary_response(tools)
         formatted = await self.formatter.format(messages)
         self.inputs.append(segments(tools, formatted))
         queries = self.script.next_action()
@@ -99,13 +98,17 @@ def _toolkit(script: Script) -> list[FunctionTool]:
 
 
 async def _run(
-    script: Script, workspace: Path | None, shares: list[float] | None = None
+    script: Script,
+    workspace: Path | None,
+    shares: list[float] | None = None,
+    running: dict[str, Any] | None = None,
 ) -> list[list[str]]:
     model = _Model(script)
     tools: list[Any] = _toolkit(script)
     middlewares: list[Any] = []
     if workspace is not None:
-        config = parse_running_config({"running": {"max_input_length": WINDOW, **_RUNNING}})
+        settings = {"max_input_length": WINDOW, **_RUNNING, **(running or {})}
+        config = parse_running_config({"running": settings})
 
         def on_event(event: ContextEvent) -> None:
             if event.kind == "model_call" and shares is not None:
@@ -148,12 +151,19 @@ def _qwenpaw(steps: int, seed: int, log: Any) -> dict[str, Any] | None:
 def bench_cache(root: Path, quick: bool, log: Any = print) -> dict[str, Any]:
     """The figures of each context manager on the same session (and the session's size)."""
     steps, seed = (60 if quick else 200), 11
-    results: dict[str, Any] = {"steps": steps, "window": WINDOW}
+    results: dict[str, Any] = {"steps": steps, "window": WINDOW, "small_recent": SMALL_RECENT}
+    results["fresh_tokens"] = fresh_tokens(make_script(steps, seed))
     log("cache: ours ...")
     shares: list[float] = []
     ours = asyncio.run(_run(make_script(steps, seed), root / "cache-ours", shares))
     # The engine's own figure (ledger counts, our counter) beside the benchmark's measure.
     results["ours"] = {**measure_inputs(ours).as_dict(), "engine_share": shares[-1]}
+    log(f"cache: ours, pruning_recent_msg_max_bytes {SMALL_RECENT:,} ...")
+    pruning = {"tool_result_pruning_config": {"pruning_recent_msg_max_bytes": SMALL_RECENT}}
+    small = {"light_context_config": pruning}
+    shares = []
+    recent = asyncio.run(_run(make_script(steps, seed), root / "cache-recent", shares, small))
+    results["ours_small_recent"] = {**measure_inputs(recent).as_dict(), "engine_share": shares[-1]}
     log("cache: AgentScope 2.x built-in ...")
     builtin = asyncio.run(_run(make_script(steps, seed), None))
     results["builtin"] = measure_inputs(builtin).as_dict()

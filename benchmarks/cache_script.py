@@ -23,16 +23,21 @@ from benchmarks.corpus import tool_output
 from copaw_context.core.tokens import make_token_counter
 
 __all__ = [
+    "RECENT_BYTES",
     "SUMMARY",
     "WINDOW",
     "Measured",
     "Script",
+    "fresh_tokens",
     "make_script",
     "measure_inputs",
     "segments",
 ]
 
 WINDOW = 65_536
+RECENT_BYTES = 50_000
+"""The recent limit (``pruning_recent_msg_max_bytes``'s default): the first bytes of a fresh
+output the model is shown."""
 _POOL_BYTES = 2_000_000
 
 SUMMARY = "\n".join(
@@ -115,6 +120,17 @@ def make_script(steps: int, seed: int = 11) -> Script:
     return Script(turns, outputs)
 
 
+def fresh_tokens(script: Script, recent_bytes: int = RECENT_BYTES) -> int:
+    """o200k tokens of every output's first ``recent_bytes`` UTF-8 bytes (a character cut in
+    two left out): a context manager that shows the model this much of each fresh output
+    sends it once at least, never from a cache."""
+    counter = make_token_counter("o200k_base")
+    return sum(
+        counter.count(output.encode("utf-8")[:recent_bytes].decode("utf-8", errors="ignore"))
+        for output in script.outputs.values()
+    )
+
+
 def segments(tools: Any, formatted: Sequence[Any]) -> list[str]:
     """A model input as the model receives it: the tool schemas, then each message (JSON)."""
     return [
@@ -134,10 +150,32 @@ class Measured:
         default_factory=lambda: {"re-cut": 0, "compaction": 0, "other": 0}
     )
     lost: dict[str, int] = field(default_factory=lambda: {"re-cut": 0, "compaction": 0, "other": 0})
+    lost_in_cut: int = 0
+    """Of the tokens re-cuts lost, those of the cut results themselves (their previous,
+    longer text beyond the head they kept); the rest followed them (newer messages, unchanged,
+    sent again). A result shown long and later cut shorter in place loses at least this much
+    whenever it is cut: the re-cuts' floor."""
     largest_input: int = 0
     ceiling_tokens: int = 0
     """What no context manager can reuse less than: each input's new tokens (those beyond
     the previous input's length) are never in a cache."""
+
+    first_sent: int = 0
+    """Of the tokens not cached, those of texts no earlier input held (new messages, fresh
+    tool results, a result's shorter cut, a new summary): sent once by any context manager
+    that shows them. The rest of the tokens not cached were sent before and again after a
+    break (``sent_again``)."""
+
+    @property
+    def sent_again(self) -> int:
+        """Tokens not cached that an earlier input already held (sent again after a break)."""
+        return max(0, self.uncached - self.first_sent)
+
+    @property
+    def uncached(self) -> int:
+        """Input tokens not served from the cache (sum of input - LCP): what a provider bills
+        at the full rate."""
+        return self.input_tokens - self.reused_tokens
 
     @property
     def share(self) -> float:
@@ -151,6 +189,10 @@ class Measured:
             "share": self.share,
             "breaks": dict(self.breaks),
             "lost": dict(self.lost),
+            "lost_in_cut": self.lost_in_cut,
+            "uncached": self.uncached,
+            "first_sent": self.first_sent,
+            "sent_again": self.sent_again,
             "largest_input": self.largest_input,
             "ceiling": self.ceiling_tokens / self.input_tokens if self.input_tokens else 0.0,
         }
@@ -188,6 +230,7 @@ def measure_inputs(inputs: Sequence[list[str]]) -> Measured:
         return counts[text]
 
     figures = Measured()
+    sent: set[str] = set()
     previous: list[str] = []
     previous_total = 0
     for current in inputs:
@@ -197,13 +240,25 @@ def measure_inputs(inputs: Sequence[list[str]]) -> Measured:
             min(len(previous), len(current)),
         )
         reused = sum(tokens(s) for s in current[:first])
+        head = 0
         if previous and first < min(len(previous), len(current)):
             common = os.path.commonprefix([previous[first], current[first]])
-            reused += counter.count(common) if common else 0
+            head = counter.count(common) if common else 0
+            reused += head
         if previous and (first < len(previous)):
             cause = _cause(previous, current, first)
             figures.breaks[cause] += 1
             figures.lost[cause] += max(0, previous_total - reused)
+            if cause == "re-cut":
+                changed = range(first, min(len(previous), len(current)))
+                cut = sum(tokens(previous[i]) for i in changed if previous[i] != current[i])
+                figures.lost_in_cut += max(0, cut - head)
+        fresh = [s for s in dict.fromkeys(current[first:]) if s not in sent]
+        first_sent = sum(tokens(s) for s in fresh)
+        if fresh and fresh[0] == current[first] and first < len(previous):
+            first_sent -= head  # a cut segment: its kept head was cached
+        figures.first_sent += min(first_sent, total - min(reused, total))
+        sent.update(current[first:])
         figures.calls += 1
         figures.input_tokens += total
         figures.reused_tokens += min(reused, total)

@@ -23,40 +23,14 @@ from agentscope.message import Msg, TextBlock, ToolCallBlock
 from agentscope.model import ChatResponse, ChatUsage
 from agentscope.tool import ToolChoice
 
+from benchmarks.cache_script import SUMMARY
 from benchmarks.sessions import WINDOW, builtin_twin, copy_context, make_agent
 from benchmarks.steps import COUNTERS
 from copaw_context.core.context.report import Limits
 from copaw_context.core.summary.errors import forget_lines
 from copaw_context.testing import ScriptedChatModel
 
-__all__ = ["InstantModel", "Run", "bench_compaction"]
-
-SUMMARY = "\n".join(
-    [
-        "## Goal",
-        "- Keep the build green",
-        "",
-        "## Constraints & Preferences",
-        "- Never modify vendor/ files",
-        "",
-        "## Progress",
-        "### Done",
-        "- [x] Reviewed the build logs",
-        "### In Progress",
-        "- [ ] Fixing the failing test",
-        "### Blocked",
-        "- (none)",
-        "",
-        "## Key Decisions",
-        "- Read long outputs from their saved files",
-        "",
-        "## Next Steps",
-        "1. Run the test suite",
-        "",
-        "## Critical Context",
-        "- src/build/cache.py is where the cache key is computed",
-    ]
-)
+__all__ = ["InstantModel", "Run", "bench_compaction", "summary_response"]
 
 
 class InstantModel(ScriptedChatModel):
@@ -74,21 +48,27 @@ class InstantModel(ScriptedChatModel):
         **kwargs: Any,
     ) -> ChatResponse:
         self.call_count += 1
-        usage = ChatUsage(input_tokens=1, output_tokens=1, time=0.0)
-        if tools and tools[0].get("function", {}).get("name") == "generate_structured_output":
-            schema = tools[0]["function"].get("parameters", {})
-            values = {
-                key: [SUMMARY]
-                if isinstance(spec, dict) and spec.get("type") == "array"
-                else SUMMARY
-                for key, spec in schema.get("properties", {}).items()
-            }
-            block: Any = ToolCallBlock(
-                id="summary", name="generate_structured_output", input=json.dumps(values)
-            )
-        else:
-            block = TextBlock(text=SUMMARY)
-        return ChatResponse(content=[block], is_last=True, usage=usage)
+        return summary_response(tools)
+
+
+_STRUCTURED = "generate_structured_output"
+
+
+def summary_response(tools: list[dict[str, Any]] | None) -> ChatResponse:
+    """:data:`SUMMARY` as a compactor's answer: AgentScope's structured-output tool call when
+    that tool is offered (each field the summary), else text."""
+    usage = ChatUsage(input_tokens=1, output_tokens=1, time=0.0)
+    offered = [t for t in tools or [] if t.get("function", {}).get("name") == _STRUCTURED]
+    if offered:
+        schema = offered[0]["function"].get("parameters", {})
+        values = {
+            key: [SUMMARY] if isinstance(spec, dict) and spec.get("type") == "array" else SUMMARY
+            for key, spec in schema.get("properties", {}).items()
+        }
+        block: Any = ToolCallBlock(id="summary", name=_STRUCTURED, input=json.dumps(values))
+    else:
+        block = TextBlock(text=SUMMARY)
+    return ChatResponse(content=[block], is_last=True, usage=usage)
 
 
 @dataclass(frozen=True)
@@ -103,9 +83,12 @@ class Run:
     reasons: tuple[str, ...] = ()
 
 
-async def _ours(workspace: Path, context: list[Msg], counter: str) -> Run:
+async def _ours(workspace: Path, context: list[Msg], counter: str, run: str) -> Run:
+    """One compaction by our middleware in ``workspace``, the workspace that seeded
+    ``context``: its saved outputs are this store's own, so the compactor reads their tails
+    as in a real session (``run`` names this run's own dialog and memory folders)."""
     model = InstantModel([], context_size=WINDOW)
-    agent, hook, session = await make_agent(workspace, counter, context, model)
+    agent, hook, session = await make_agent(workspace, counter, context, model, folders=run)
     engine = hook.engine
     await engine.before_reasoning(session, limits=Limits(10**12, WINDOW // 10))  # warm counts
     await engine.input_meter.measure(session)
@@ -149,15 +132,16 @@ def bench_compaction(
     repeat: int,
     counters: tuple[str, ...] = COUNTERS,
 ) -> dict[str, Any]:
-    """Median wall and CPU seconds of one compaction of each session (by its size N): ours
-    with each counter, and the built-in; the model calls of each."""
+    """Median wall and CPU seconds of one compaction of each session (by its size N, seeded
+    in ``root / f"seed-{N}"``, where ours runs too): ours with each counter, and the
+    built-in; the model calls of each."""
     rows: list[dict[str, Any]] = []
     for n, context in sorted(sessions.items()):
         builtin = [asyncio.run(_builtin(copy_context(context))) for _ in range(repeat)]
         for counter in counters:
             ours = [
                 asyncio.run(
-                    _ours(root / f"compact-{n}-{counter}-{i}", copy_context(context), counter)
+                    _ours(root / f"seed-{n}", copy_context(context), counter, f"{counter}-{i}")
                 )
                 for i in range(repeat)
             ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cache_script import RECENT_BYTES
 from benchmarks.measure import Figure
 from benchmarks.steps import StepRow, growth_exponent
 
@@ -189,26 +190,46 @@ _CACHE_ROWS = (
 
 
 def cache_table(cache: dict[str, Any]) -> list[str]:
-    """The prompt-cache section: reused share, breaks by cause, per context manager."""
+    """The prompt-cache section: reused share, breaks by cause, per context manager; then
+    copaw-context with a smaller recent limit (the trade-off row)."""
     lines = [
         f"## Prompt-cache reuse ({cache['steps']} steps, {cache['window']:,}-token window, "
         "o200k LCP of consecutive model inputs)",
         "",
-        "| context manager | model calls | reused | ceiling | breaks: re-cut / compaction / "
-        "other | tokens lost: re-cut / compaction / other |",
-        "|---|---:|---:|---:|---|---|",
+        "| context manager | model calls | reused | ceiling | not cached (tokens): first sent / "
+        "sent again | breaks: "
+        "re-cut / compaction / other | tokens lost: re-cut (in the cut results) / compaction "
+        "/ other |",
+        "|---|---:|---:|---:|---:|---|---|",
     ]
-    for key, label in _CACHE_ROWS:
+    small = cache.get("small_recent")
+    rows = list(_CACHE_ROWS)
+    if small is not None:
+        label = f"copaw-context, pruning_recent_msg_max_bytes {small:,} (trade-off)"
+        rows.append(("ours_small_recent", label))
+    for key, label in rows:
         row = cache.get(key)
         if not row:
-            lines.append(f"| {label} | n/a | n/a | n/a | n/a | n/a |")
+            lines.append(f"| {label} | n/a | n/a | n/a | n/a | n/a | n/a |")
             continue
         breaks, lost = row["breaks"], row["lost"]
+        uncached = f"{row['uncached']:,}: {row['first_sent']:,} / {row['sent_again']:,}"
+        in_cut = row.get("lost_in_cut")
+        recut = f"{lost['re-cut']:,}" + ("" if in_cut is None else f" ({in_cut:,})")
         lines.append(
             f"| {label} | {row['calls']} | {row['share']:.1%} | {row['ceiling']:.1%} | "
-            f"{breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
-            f"{lost['re-cut']:,} / {lost['compaction']:,} / {lost['other']:,} |"
+            f"{uncached} | {breaks['re-cut']} / {breaks['compaction']} / {breaks['other']} | "
+            f"{recut} / {lost['compaction']:,} / {lost['other']:,} |"
         )
+    fresh, ours = cache.get("fresh_tokens"), cache.get("ours")
+    if fresh and ours:
+        most = ours["calls"] * cache["window"]
+        lines += [
+            "",
+            f"The first {RECENT_BYTES:,} bytes of every tool output: {fresh:,} tokens, never "
+            f"from a cache; over {ours['calls']} inputs of at most the window each ({most:,} "
+            f"tokens), a context manager that shows them reuses at most {1 - fresh / most:.1%}.",
+        ]
     if cache.get("ours", {}).get("engine_share") is not None:
         lines += [
             "",

@@ -155,15 +155,15 @@ def no_fsync() -> Iterator[None]:
         durable._sync_data, durable._sync_folder = saved
 
 
-def config(counter: str, compactor: str = "llm") -> RunningConfig:
-    return parse_running_config(
-        {
-            "running": {
-                "max_input_length": WINDOW,
-                "light_context_config": {"token_counter": counter, "compactor": compactor},
-            }
-        }
-    )
+def config(counter: str, compactor: str = "llm", folders: str = "") -> RunningConfig:
+    """The benchmark's settings; ``folders``: a suffix for the dialog and memory folders (runs
+    sharing one workspace, and so its saved outputs, each archive into folders of their own)."""
+    light: dict[str, Any] = {"token_counter": counter, "compactor": compactor}
+    running: dict[str, Any] = {"max_input_length": WINDOW, "light_context_config": light}
+    if folders:
+        light["dialog_path"] = f"dialog-{folders}"
+        running["memory"] = {"memory_dir": f"memory-{folders}"}
+    return parse_running_config({"running": running})
 
 
 def _tools() -> list[ToolBase]:
@@ -180,10 +180,15 @@ def _tools() -> list[ToolBase]:
 
 
 async def make_agent(
-    workspace: Path, counter: str, context: list[Msg], model: ScriptedChatModel | None = None
+    workspace: Path,
+    counter: str,
+    context: list[Msg],
+    model: ScriptedChatModel | None = None,
+    folders: str = "",
 ) -> tuple[Agent, MemoryCompactionHook, AgentScope2Session]:
-    """A real AgentScope 2.x agent with our middleware over ``context`` (used as is)."""
-    hook = MemoryCompactionHook(config(counter), workspace)
+    """A real AgentScope 2.x agent with our middleware over ``context`` (used as is);
+    ``folders``: see :func:`config`."""
+    hook = MemoryCompactionHook(config(counter, folders=folders), workspace)
     agent = Agent(
         name=AGENT_NAME,
         system_prompt=_SYSTEM_PROMPT,

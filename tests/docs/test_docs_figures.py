@@ -177,4 +177,5 @@ def test_the_cache_table_shows_the_committed_run() -> None:
         "copaw-context (AgentScope 2.x middleware)",
         "AgentScope 2.x built-in compression",
         "QwenPaw 1.1.12 light context manager",
+        "copaw-context, pruning_recent_msg_max_bytes 10,000 (trade-off)",
     ]

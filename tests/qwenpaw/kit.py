@@ -33,8 +33,7 @@ from qwenpaw.providers import ProviderManager
 
 from copaw_context.cli import main
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
-from tests.reliability.invariants import o200k
-from tests.reliability.provider_rules import input_tokens
+from tests.qwenpaw_attacks import agent_calls, call_tokens
 from tests.summaries import PREVIOUS_SUMMARY
 
 __all__ = [
@@ -77,16 +76,6 @@ def scripted_agent(command: str = "seq 1 20000") -> Callable[[ModelCall], list[A
         return tool_calls_step(("execute_shell_command", {"command": command}))
 
     return step
-
-
-def agent_calls(model: ScriptedChatModel) -> list[ModelCall]:
-    """The calls of QwenPaw's agent (those offering its shell tool)."""
-    return [c for c in model.calls if "execute_shell_command" in c.tool_names]
-
-
-def call_tokens(call: ModelCall) -> int:
-    """o200k tokens of one model input, counted from scratch (texts, calls, schemas)."""
-    return input_tokens(list(call.formatted), json.dumps(call.tools or []), o200k())
 
 
 def tool_results(call: ModelCall) -> list[str]:

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from copaw_context.core.config.files import OVERLAY_NAME
 from copaw_context.qwenpaw import CopawContextManager
-from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems
+from copaw_context.testing import ScriptedChatModel, openai_pairing_problems
 from tests.qwenpaw.kit import (
     MODEL,
     QwenPawSite,
@@ -26,40 +24,10 @@ from tests.qwenpaw.kit import (
     scripted_agent,
     tool_results,
 )
+from tests.qwenpaw_attacks import OVERFLOWS, PROVIDER_LIMIT, overflow_once
 
 WINDOW = 20000
-LIMIT = 14000  # what the provider says its limit is (QwenPaw's window is larger)
-
-OVERFLOWS = {
-    "openai": "Error code: 400 - {'error': {'message': \"This model's maximum context length "
-    "is 14000 tokens. However, your messages resulted in 15801 tokens. Please reduce the "
-    "length of the messages.\", 'type': 'invalid_request_error', 'param': 'messages', "
-    "'code': 'context_length_exceeded'}}",
-    "anthropic": "Error code: 400 - {'type': 'error', 'error': {'type': "
-    "'invalid_request_error', 'message': 'prompt is too long: 15801 tokens > 14000 maximum'}}",
-    "dashscope": "<400> InternalError.Algo.InvalidParameter: Range of input length should "
-    "be [1, 14000]",
-}
-
-
-class _Overflow(Exception):
-    """What a provider's client raises (only its text says why)."""
-
-
-def _overflow_once(text: str) -> tuple[Callable[[ModelCall], Any], list[int]]:
-    """The scripted agent, its first call over ``LIMIT`` tokens raising ``text``; the token
-    counts of the calls that raised."""
-    agent = scripted_agent()
-    raised: list[int] = []
-
-    def step(call: ModelCall) -> Any:
-        tokens = call_tokens(call) if call.tools else 0
-        if not raised and tokens > LIMIT:
-            raised.append(tokens)
-            raise _Overflow(text)
-        return agent(call)
-
-    return step, raised
+LIMIT = PROVIDER_LIMIT  # QwenPaw's window is larger
 
 
 @pytest.mark.parametrize("provider", sorted(OVERFLOWS))
@@ -67,7 +35,7 @@ async def test_a_providers_input_too_long_is_recovered_inside_qwenpaw(
     qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch, provider: str
 ) -> None:
     site = QwenPawSite(qwenpaw_home, f"overflow-{provider}", monkeypatch, window=WINDOW)
-    step, raised = _overflow_once(OVERFLOWS[provider])
+    step, raised = overflow_once(scripted_agent(), OVERFLOWS[provider])
     site.model = ScriptedChatModel([step] * 400, model_name=MODEL)
     install_plugin(qwenpaw_home)
     await load_plugins(qwenpaw_home)

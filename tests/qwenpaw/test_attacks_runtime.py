@@ -10,51 +10,31 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from copaw_context.core.config.files import OVERLAY_NAME
-from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems, text_step
+from copaw_context.testing import ScriptedChatModel
 from tests.qwenpaw.kit import (
     MODEL,
     QwenPawSite,
-    agent_calls,
     archive_lines,
-    call_tokens,
     install_plugin,
     load_plugins,
     scripted_agent,
 )
-from tests.summaries import PREVIOUS_SUMMARY
+from tests.qwenpaw_attacks import (
+    assert_inputs_fit,
+    compactor_hangs,
+    compactor_junk,
+    compactor_raises,
+    tagged_summary,
+    with_compactor,
+)
 
 WINDOW = 20000
-
-
-def _with_compactor(answer: Callable[[ModelCall], Any]) -> Callable[[ModelCall], Any]:
-    """QwenPaw's scripted agent, its compactor calls (no tools) answered by ``answer``."""
-    agent = scripted_agent()
-
-    def step(call: ModelCall) -> Any:
-        return answer(call) if not call.tools else agent(call)
-
-    return step
-
-
-def _raises(call: ModelCall) -> Any:
-    raise RuntimeError("Error code: 503 - upstream connect error (the provider is down)")
-
-
-def _junk(call: ModelCall) -> Any:
-    return text_step("¯\\_(ツ)_/¯ " * 3)
-
-
-async def _hangs(call: ModelCall) -> Any:
-    await asyncio.sleep(120)
-    return text_step(PREVIOUS_SUMMARY)
 
 
 def _held_ids(site: QwenPawSite, session: str = "s1") -> tuple[set[str], list[dict[str, Any]]]:
@@ -72,8 +52,10 @@ async def test_a_compactor_that_is_down_still_lets_the_reply_come_and_loses_noth
     failure: str,
 ) -> None:
     site = QwenPawSite(qwenpaw_home, f"down-{failure}", monkeypatch, window=WINDOW)
-    answer = {"raises": _raises, "junk": _junk, "hangs": _hangs}[failure]
-    site.model = ScriptedChatModel([_with_compactor(answer)] * 400, model_name=MODEL)
+    answer = {"raises": compactor_raises, "junk": compactor_junk, "hangs": compactor_hangs}[failure]
+    site.model = ScriptedChatModel(
+        [with_compactor(scripted_agent(), answer)] * 400, model_name=MODEL
+    )
     overlay = {"running": {"light_context_config": {"compactor_timeout_seconds": 0.05}}}
     (site.workspace / OVERLAY_NAME).write_text(json.dumps(overlay), encoding="utf-8")
     install_plugin(qwenpaw_home)
@@ -91,22 +73,16 @@ async def test_a_compactor_that_is_down_still_lets_the_reply_come_and_loses_noth
     assert state["stats"]["compactions"] >= 2
     held, lines = _held_ids(site)
     assert lines and set(site.sent_ids) - {site.sent_ids[-1]} <= held  # all but /compact
-    for call in agent_calls(site.model):
-        assert call_tokens(call) <= WINDOW
-        assert openai_pairing_problems(call.formatted) == []
-
-
-def _tagged_summary(call: ModelCall) -> Any:
-    """A compactor naming the sessions whose requests it was given (``tag-<x>``)."""
-    tags = sorted(set(re.findall(r"tag-p[a-z]", json.dumps(call.formatted))))
-    return text_step(PREVIOUS_SUMMARY + "\n- Sessions seen: " + " ".join(tags))
+    assert_inputs_fit(site.model, WINDOW)
 
 
 async def test_sessions_in_parallel_keep_their_own_summaries_state_and_archive(
     qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site = QwenPawSite(qwenpaw_home, "parallel", monkeypatch, window=WINDOW)
-    site.model = ScriptedChatModel([_with_compactor(_tagged_summary)] * 400, model_name=MODEL)
+    site.model = ScriptedChatModel(
+        [with_compactor(scripted_agent(), tagged_summary)] * 400, model_name=MODEL
+    )
     install_plugin(qwenpaw_home)
     await load_plugins(qwenpaw_home)
     workspace = await site.start()
@@ -154,7 +130,9 @@ async def test_a_failed_compaction_keeps_the_summary_qwenpaw_holds(
         await site.ask(workspace, f"turn {i}: count to 20000")
     held = site.saved_memory()["_compressed_summary"]
     assert "PARSE-17" in held
-    site.model = ScriptedChatModel([_with_compactor(_raises)] * 400, model_name=MODEL)
+    site.model = ScriptedChatModel(
+        [with_compactor(scripted_agent(), compactor_raises)] * 400, model_name=MODEL
+    )
     replies = [await site.ask(workspace, f"turn {i}: count to 20000") for i in (3, 4)]
     compact = await site.ask(workspace, "/compact")
     await workspace.stop()

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ import pytest
 
 from copaw_context.core.config.files import OVERLAY_NAME
 from copaw_context.qwenpaw2 import STATE_KEY
-from copaw_context.testing import ModelCall, ScriptedChatModel, openai_pairing_problems, text_step
+from copaw_context.testing import ScriptedChatModel, openai_pairing_problems
 from tests.qwenpaw2.kit import (
     MODEL,
     QwenPawSite,
@@ -29,28 +27,19 @@ from tests.qwenpaw2.kit import (
     load_plugins,
     scripted_agent,
 )
-from tests.summaries import PREVIOUS_SUMMARY
+from tests.qwenpaw_attacks import (
+    OVERFLOWS,
+    PROVIDER_LIMIT,
+    assert_inputs_fit,
+    compactor_hangs,
+    compactor_raises,
+    overflow_once,
+    tagged_summary,
+    with_compactor,
+)
 
 WINDOW = 20000
-LIMIT = 14000  # what the provider says its limit is
-
-
-def _with_compactor(answer: Callable[[ModelCall], Any]) -> Callable[[ModelCall], Any]:
-    agent = scripted_agent()
-
-    def step(call: ModelCall) -> Any:
-        return answer(call) if not call.tools else agent(call)
-
-    return step
-
-
-def _raises(call: ModelCall) -> Any:
-    raise RuntimeError("Error code: 503 - upstream connect error (the provider is down)")
-
-
-async def _hangs(call: ModelCall) -> Any:
-    await asyncio.sleep(120)
-    return text_step(PREVIOUS_SUMMARY)
+LIMIT = PROVIDER_LIMIT
 
 
 def _texts(messages: list[dict[str, Any]]) -> str:
@@ -65,8 +54,10 @@ async def test_a_compactor_that_is_down_still_lets_the_reply_come_and_loses_noth
     failure: str,
 ) -> None:
     site = QwenPawSite(qwenpaw_home, f"down-{failure}", monkeypatch, window=WINDOW)
-    answer = {"raises": _raises, "hangs": _hangs}[failure]
-    site.model = ScriptedChatModel([_with_compactor(answer)] * 400, model_name=MODEL)
+    answer = {"raises": compactor_raises, "hangs": compactor_hangs}[failure]
+    site.model = ScriptedChatModel(
+        [with_compactor(scripted_agent(), answer)] * 400, model_name=MODEL
+    )
     overlay = {"running": {"light_context_config": {"compactor_timeout_seconds": 0.05}}}
     (site.workspace / OVERLAY_NAME).write_text(json.dumps(overlay), encoding="utf-8")
     install_plugin(qwenpaw_home)
@@ -86,21 +77,16 @@ async def test_a_compactor_that_is_down_still_lets_the_reply_come_and_loses_noth
     assert state["middle_context"][STATE_KEY]["stats"]["compactions"] >= 2
     held = _texts([*state["context"], *(line["message"] for line in archive_lines(site.workspace))])
     assert all(f"turn {i}: count to 20000" in held for i in range(3))
-    for call in agent_calls(site.model):
-        assert call_tokens(call) <= WINDOW
-        assert openai_pairing_problems(call.formatted) == []
-
-
-def _tagged_summary(call: ModelCall) -> Any:
-    tags = sorted(set(re.findall(r"tag-p[a-z]", json.dumps(call.formatted))))
-    return text_step(PREVIOUS_SUMMARY + "\n- Sessions seen: " + " ".join(tags))
+    assert_inputs_fit(site.model, WINDOW)
 
 
 async def test_sessions_in_parallel_keep_their_own_summaries_state_and_archive(
     qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site = QwenPawSite(qwenpaw_home, "parallel", monkeypatch, window=WINDOW)
-    site.model = ScriptedChatModel([_with_compactor(_tagged_summary)] * 400, model_name=MODEL)
+    site.model = ScriptedChatModel(
+        [with_compactor(scripted_agent(), tagged_summary)] * 400, model_name=MODEL
+    )
     install_plugin(qwenpaw_home)
     await load_plugins(qwenpaw_home)
     app = await site.start()
@@ -134,36 +120,12 @@ async def test_sessions_in_parallel_keep_their_own_summaries_state_and_archive(
     assert {line["session_id"] for line in lines} == ids
 
 
-class _Overflow(Exception):
-    """What a provider's client raises (only its text says why)."""
-
-
-OPENAI = (
-    "Error code: 400 - {'error': {'message': \"This model's maximum context length is 14000 "
-    "tokens. However, your messages resulted in 15801 tokens. Please reduce the length of the "
-    "messages.\", 'type': 'invalid_request_error', 'code': 'context_length_exceeded'}}"
-)
-ANTHROPIC = "prompt is too long: 15801 tokens > 14000 maximum"
-DASHSCOPE = "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 14000]"
-
-
-@pytest.mark.parametrize(
-    "text", [OPENAI, ANTHROPIC, DASHSCOPE], ids=["openai", "anthropic", "dashscope"]
-)
+@pytest.mark.parametrize("provider", sorted(OVERFLOWS))
 async def test_a_providers_input_too_long_is_recovered_inside_qwenpaw(
-    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch, text: str
+    qwenpaw_home: Path, monkeypatch: pytest.MonkeyPatch, provider: str
 ) -> None:
-    site = QwenPawSite(qwenpaw_home, f"overflow-{len(text)}", monkeypatch, window=WINDOW)
-    agent = scripted_agent()
-    raised: list[int] = []
-
-    def step(call: ModelCall) -> Any:
-        tokens = call_tokens(call) if call.tools else 0
-        if not raised and tokens > LIMIT:
-            raised.append(tokens)
-            raise _Overflow(text)
-        return agent(call)
-
+    site = QwenPawSite(qwenpaw_home, f"overflow-{provider}", monkeypatch, window=WINDOW)
+    step, raised = overflow_once(scripted_agent(), OVERFLOWS[provider])
     site.model = ScriptedChatModel([step] * 400, model_name=MODEL)
     install_plugin(qwenpaw_home)
     await load_plugins(qwenpaw_home)

@@ -122,13 +122,16 @@ class KillPlan:
     only count the points (written to ``census`` as JSON lines). ``at`` may also be a
     ``(role, n)`` pair: the ``n``-th point of that role (:func:`power_cut.role_of`), killed
     before it or right after that same call in its own thread (the background syncs do not
-    move it). With ``journal``, every completed rename and sync is appended there first (one
+    move it). ``at`` may also be a ``(kind, folder, n)`` triple: the ``n``-th point of that
+    kind in that folder (:func:`group_of`), killed the same way in its own thread (a torn
+    write too): the crash test's trials, whose global index shifts with the background syncs.
+    With ``journal``, every completed rename and sync is appended there first (one
     ``os.write`` each, so the page cache has it when the process is killed): what a power
     cut would keep is read from it."""
 
     def __init__(
         self,
-        at: int | tuple[str, int] | None,
+        at: int | tuple[str, int] | tuple[str, str, int] | None,
         phase: str,
         census: Path | None,
         journal: Path | None = None,
@@ -156,6 +159,22 @@ class KillPlan:
             os.kill(os.getpid(), signal.SIGKILL)
         return False
 
+    def _by_group(self, event: IoEvent) -> bool:
+        assert isinstance(self.at, tuple) and len(self.at) == 3 and self.root is not None
+        me = (threading.get_ident(), event.kind, event.path)
+        tear = False
+        if event.phase == "before":
+            with self._lock:
+                group = (event.kind, group_of(os.path.relpath(event.path, self.root)))
+                if group == self.at[:2]:
+                    self._seen[str(group)] = self._seen.get(str(group), 0) + 1
+                    if self._seen[str(group)] == self.at[2]:
+                        self._target = me
+                        tear = self.phase == "mid"
+        if self._target == me and event.phase == self.phase:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return tear
+
     def __call__(self, event: IoEvent) -> bool:
         done = event.phase == "after" and event.kind in ("replace", "fsync")
         if self._journal is not None and done:
@@ -163,6 +182,8 @@ class KillPlan:
             os.write(self._journal, line.encode())
         if event.phase == "before":
             self.points.append((event.kind, event.path))
+        if isinstance(self.at, tuple) and len(self.at) == 3:
+            return self._by_group(event)
         if isinstance(self.at, tuple):
             return self._by_role(event)
         if len(self.points) - 1 != self.at:
@@ -172,10 +193,15 @@ class KillPlan:
         return self.phase == "mid"  # at a write's "before": tear it (half, then "mid")
 
 
+def group_of(path: str) -> str:
+    """The folder (or file stem at the top) a point's workspace-relative ``path`` is in."""
+    return path.split("/")[0].split(".")[0]
+
+
 def run(
     driver_name: str,
     workspace: str,
-    at: int | tuple[str, int] | None,
+    at: int | tuple[str, int] | tuple[str, str, int] | None,
     phase: str,
     census: str | None,
     journal: str | None = None,

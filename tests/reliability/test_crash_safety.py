@@ -43,33 +43,36 @@ def census(driver: HostDriver, directory: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in listing.read_text().splitlines()]
 
 
-def choose(points: list[dict[str, str]]) -> list[tuple[int, str]]:
+def choose(points: list[dict[str, str]]) -> list[tuple[tuple[str, str, int], str]]:
     """Soak: every point in every phase. Normal: per folder, the middle write (torn there),
-    the middle sync and the middle rename (killed before or after it, alternately)."""
-    trials: list[tuple[int, str]] = []
-    groups: dict[tuple[str, str], list[int]] = {}
-    for index, point in enumerate(points):
-        folder = point["path"].split("/")[0].split(".")[0]
-        groups.setdefault((point["kind"], folder), []).append(index)
-    for number, ((kind, _), indices) in enumerate(sorted(groups.items())):
+    the middle sync and the middle rename (killed before or after it, alternately). A point is
+    named by its kind, folder and rank there: the background syncs move its global index."""
+    trials: list[tuple[tuple[str, str, int], str]] = []
+    groups: Counter[tuple[str, str]] = Counter(
+        (point["kind"], crash_child.group_of(point["path"])) for point in points
+    )
+    for number, ((kind, folder), count) in enumerate(sorted(groups.items())):
         if SOAK:
             phases = ("before", "mid", "after") if kind == "write" else ("before", "after")
-            trials += [(index, phase) for index in indices for phase in phases]
+            trials += [((kind, folder, n), phase) for n in range(1, count + 1) for phase in phases]
         elif kind in ("write", "fsync", "replace"):
             phase = "mid" if kind == "write" else ("before", "after")[number % 2]
-            trials.append((indices[len(indices) // 2], phase))
+            trials.append(((kind, folder, count // 2 + 1), phase))
     return trials
 
 
-def trial(driver: HostDriver, directory: Path, at: int, phase: str) -> dict[str, Any]:
-    workspace = directory / f"trial-{at}-{phase}"
+def trial(
+    driver: HostDriver, directory: Path, at: tuple[str, str, int], phase: str
+) -> dict[str, Any]:
+    name = "-".join(map(str, at))
+    workspace = directory / f"trial-{name}-{phase}"
     workspace.mkdir()
     code = run_child(crash_child.run, (driver.name, str(workspace), at, phase, None))
     # 255: the fork server could not report the child's status (seen once in ~260 soak
     # trials); the restart and every check below still run.
     assert code in (_KILLED, 0, _STATUS_LOST), f"the session exited with {code}"
     expected = asyncio.run(saved_keys(driver, workspace))
-    finished = directory / f"restart-{at}-{phase}.jsonl"  # written when the session ended
+    finished = directory / f"restart-{name}-{phase}.jsonl"  # written when the session ended
     restarted = run_child(crash_child.run, (driver.name, str(workspace), None, "", str(finished)))
     # A lost status (255, as above) counts only when the restarted session ran to its end.
     ran = restarted == 0 or (restarted == _STATUS_LOST and finished.is_file())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from copaw_context.core.context.ledger_entries import MessageEntry
 from copaw_context.core.context.step_context import StepContext
-from copaw_context.core.host.protocol import HostSession, MessageView
+from copaw_context.core.host.protocol import HostSession, MessageView, PartView
 from copaw_context.core.tokens.meter import (
     BLOCK_OVERHEAD_TOKENS,
     DATA_BLOCK_TOKENS,
@@ -18,7 +18,7 @@ from copaw_context.core.tokens.meter import (
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
-__all__ = ["compacted_transcript", "transcript_of"]
+__all__ = ["compacted_transcript", "result_text", "transcript_of"]
 
 _TAIL_BYTES = 3000
 
@@ -26,22 +26,22 @@ _TAIL_BYTES = 3000
 def transcript_of(view: MessageView, parts: Sequence[int] | None = None) -> TranscriptMessage:
     """One message (or only ``parts`` of it) as the compactor and summariser see it."""
     chosen = view.parts if parts is None else [view.parts[i] for i in parts]
-    out: list[TranscriptPart] = []
-    for part in chosen:
-        if part.kind in ("text", "thinking", "hint"):
-            out.append(TranscriptPart(part.kind, part.text))
-        elif part.kind == "tool_call":
-            out.append(
-                TranscriptPart("tool_call", part.tool_input or "", part.tool_name, part.call_id)
-            )
-        elif part.kind == "tool_result":
-            texts = "\n".join(p for p in part.output if isinstance(p, str))
-            out.append(
-                TranscriptPart("tool_result", texts, part.tool_name, part.call_id, part.is_error)
-            )
-        elif part.kind == "data":
-            out.append(TranscriptPart("data", part.text))
+    out = [t for t in map(transcript_of_part, chosen) if t is not None]
     return TranscriptMessage(view.role, view.name, tuple(out), view.timestamp)
+
+
+def transcript_of_part(part: PartView) -> TranscriptPart | None:
+    """One part as the compactor sees it (None: a part it does not read)."""
+    if part.kind in ("text", "thinking", "hint"):
+        return TranscriptPart(part.kind, part.text)
+    if part.kind == "tool_call":
+        return TranscriptPart("tool_call", part.tool_input or "", part.tool_name, part.call_id)
+    if part.kind == "tool_result":
+        texts = "\n".join(p for p in part.output if isinstance(p, str))
+        return TranscriptPart("tool_result", texts, part.tool_name, part.call_id, part.is_error)
+    if part.kind == "data":
+        return TranscriptPart("data", part.text)
+    return None
 
 
 async def compacted_transcript(
@@ -91,6 +91,38 @@ def _with_counts(
     return replace(message, parts=tuple(out))
 
 
+def _saved_file(ctx: StepContext, text: str) -> tuple[str, str] | None:
+    """The file a result's notice names: (as shown, as a path to read), if any."""
+    parsed = parse_truncation_notice(text)
+    if parsed is None or not parsed[1].file_path:
+        return None
+    saved = Path(parsed[1].file_path)
+    saved = saved if saved.is_absolute() else ctx.workspace / saved
+    return parsed[1].file_path, str(saved)
+
+
+def _with_tail(text: str, shown: str, tail: str | None) -> str:
+    """A result's text with the tail of its saved output (unless it shows nothing new)."""
+    if not tail or not tail.strip() or tail in text:
+        return text
+    return f"{text}\n[last lines of the saved output {shown}]\n{tail}"
+
+
+def result_text(ctx: StepContext, part: PartView) -> str | None:
+    """The text the compactor reads of one tool result, with its saved output's tail as
+    :func:`compacted_transcript` adds it; None when that tail is not in memory (a file to
+    read: only a compaction reads files)."""
+    made = transcript_of_part(part)
+    if made is None:
+        return None
+    text = made.text
+    saved = _saved_file(ctx, text)
+    if saved is None:
+        return text
+    tail = ctx.store.known_tail(saved[1], _TAIL_BYTES)
+    return None if tail is None else _with_tail(text, saved[0], tail)
+
+
 async def _with_saved_tails(
     ctx: StepContext, transcript: list[TranscriptMessage]
 ) -> list[TranscriptMessage]:
@@ -98,19 +130,16 @@ async def _with_saved_tails(
     wanted: list[tuple[int, int, str, str]] = []  # message, part, shown path, file
     for mi, message in enumerate(transcript):
         for pi, part in enumerate(message.parts):
-            parsed = parse_truncation_notice(part.text) if part.kind == "tool_result" else None
-            if parsed is None or not parsed[1].file_path:
-                continue
-            saved = Path(parsed[1].file_path)
-            saved = saved if saved.is_absolute() else ctx.workspace / saved
-            wanted.append((mi, pi, parsed[1].file_path, str(saved)))
+            saved = _saved_file(ctx, part.text) if part.kind == "tool_result" else None
+            if saved is not None:
+                wanted.append((mi, pi, *saved))
     tails = await ctx.store.read_tails([file for *_, file in wanted], _TAIL_BYTES)
     for (mi, pi, shown, _file), tail in zip(wanted, tails, strict=True):
         message = transcript[mi]
         part = message.parts[pi]
-        if not tail or not tail.strip() or tail in part.text:
+        text = _with_tail(part.text, shown, tail)
+        if text is part.text:
             continue
-        text = f"{part.text}\n[last lines of the saved output {shown}]\n{tail}"
         tokens = None
         if part.tokens is not None:  # the tail at the excerpt's characters per token
             added = len(text) - len(part.text)

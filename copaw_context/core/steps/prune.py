@@ -6,22 +6,31 @@ that result on, so a provider's prompt cache loses everything after it. The pipe
 ``prune`` step re-cuts the pending results together once they would free the batch's share of
 the window, or once the input is over the compaction threshold (before the compaction's own
 check, so a compaction that follows breaks the cache in the same step).
+
+A result is settled once it is in its last form before a compaction (cut to its old limit,
+or small enough): its facts for the summary (error lines, paths, outcome) are computed then,
+once, so a compaction only gathers them.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from copaw_context.core.context.report import Limits
 from copaw_context.core.context.step import Turn
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession
+from copaw_context.core.steps.compactor_input import result_text
+from copaw_context.core.summary.facts import result_facts
 from copaw_context.core.toolresults.policy import OutputPart, PruneStats
 
 __all__ = ["NOTICE_TOKENS", "Pruner", "bound_stored", "prune_all"]
 
 NOTICE_TOKENS = 80
 """About what a cut's ``<<<TRUNCATED>>>`` notice costs (an estimate of a batch's gain)."""
+
+logger = logging.getLogger("copaw_context")
 
 
 class Pruner:
@@ -83,6 +92,7 @@ class Pruner:
             if entry.pruned_to == limit:
                 if position == ledger.settled:
                     ledger.settled += 1
+                    self._settled(host, index, part)
                 continue
             kept = entry.tokens * min(1.0, limit / max(1, entry.nbytes))
             freed = (freed or 0) + max(0, int(entry.tokens - kept) - NOTICE_TOKENS)
@@ -110,9 +120,20 @@ class Pruner:
                 stats.add(await bound_stored(ctx, host, index, part, limit))
             if position == ledger.settled:
                 ledger.settled += 1
+                self._settled(host, index, part)
         if stats.truncated or stats.offloaded:
             ctx.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
         return stats
+
+    def _settled(self, host: HostSession, index: int, part: int) -> None:
+        """A result settled in its last form: its facts computed now, once (fail-open: a
+        compaction computes what is missing)."""
+        try:
+            text = result_text(self.ctx, host.view(index, part).parts[0])
+            if text is not None:
+                result_facts(text)
+        except Exception:  # never in the way of a step
+            logger.debug("copaw-context: facts of a settled result not kept", exc_info=True)
 
 
 async def prune_all(ctx: StepContext, host: HostSession, max_bytes: int) -> PruneStats:

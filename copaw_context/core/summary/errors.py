@@ -13,9 +13,7 @@ itself. English and Chinese output are both recognised.
 
 from __future__ import annotations
 
-import bisect
 import functools
-import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -70,8 +68,8 @@ _PASTED_RE = re.compile(
 _ASSERTED_RE = re.compile(r"\s*(?:(?:Expected|Received)(?: \w+)?|left|right):\s*\S")
 _FRAME_RE = re.compile(r"^\s+\S|^\s*$")
 _EXCEPTION_LINE_RE = re.compile(r"(?:[A-Za-z_]\w*+\.)*+[A-Za-z_]\w*+(?::|$)")
-# A line can be an error line only if it holds one of these (lower case) or matches
-# _LEAD_RE: one fast pass of str.find per word spares the full patterns on most lines.
+# A line can be an error line only if it holds one of these (lower case) or starts with one
+# of _LEADS: a check per distinct line spares the full patterns on most lines.
 _KEYWORDS = (
     *("err", "fail", "fatal", "panic", "exception", "traceback", "denied", "refused"),
     *("not found", "no such", "not permitted", "segmentation", "core dumped", "cannot"),
@@ -83,7 +81,6 @@ _KEYWORDS = (
     *("错误", "失败", "异常", "未找到", "没有", "权限", "拒绝", "不允许", "无法", "未定义"),
     *("找不到", "退出", "返回码", "断言"),
 )
-_LEAD_RE = re.compile(r"^(?:E {2,}|e: |Traceback)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -129,21 +126,39 @@ class _Traceback:
         return self.framed and bool(_EXCEPTION_LINE_RE.match(line))
 
 
-def _candidates(text: str, starts: Sequence[int]) -> set[int]:
-    """Rows of ``text`` (line starts at ``starts``) that hold a keyword or a lead."""
-    lower = text.lower()
-    if len(lower) != len(text):  # a character whose lower case is longer: offsets would slip
-        return set(range(len(starts)))
-    rows: set[int] = set()
+_CANDIDATE, _LOWER_GROWS = 1, 2
+_LEADS = ("E  ", "e: ", "Traceback")  # _LEAD_RE, at the start of one line
+
+
+def _line_kind(line: str) -> int:
+    """Whether ``line`` holds a keyword or a lead (``_CANDIDATE``) and whether its lower
+    case is longer (``_LOWER_GROWS``). Remembered per line of at most ``MAX_LINE_CHARS``
+    (like :func:`rank_line`: a log's lines repeat, and the answer is the line's own, as no
+    keyword holds a newline); a longer line is checked each time, never kept."""
+    return _short_line_kind(line) if len(line) <= MAX_LINE_CHARS else _kind_of(line)
+
+
+def _kind_of(line: str) -> int:
+    lower = line.lower()
+    kind = _LOWER_GROWS if len(lower) != len(line) else 0
+    if line.startswith(_LEADS):
+        return kind | _CANDIDATE
     for word in _KEYWORDS:
-        at = lower.find(word)
-        while at != -1:
-            row = bisect.bisect_right(starts, at) - 1
-            rows.add(row)
-            end = starts[row + 1] if row + 1 < len(starts) else len(lower)
-            at = lower.find(word, end)
-    rows.update(bisect.bisect_right(starts, m.start()) - 1 for m in _LEAD_RE.finditer(text))
-    return rows
+        if word in lower:
+            return kind | _CANDIDATE
+    return kind
+
+
+_short_line_kind = functools.lru_cache(maxsize=1 << 16)(_kind_of)
+
+
+def _candidates(lines: Sequence[str]) -> list[int]:
+    """Rows of ``lines`` that hold a keyword or a lead, in order: every row when a line's
+    lower case is longer (a scan of the text's lower case could not place its words)."""
+    kinds = list(map(_line_kind, lines))
+    if any(kind & _LOWER_GROWS for kind in kinds):
+        return list(range(len(lines)))
+    return [row for row, kind in enumerate(kinds) if kind]
 
 
 def _exception_rows(lines: Sequence[str], tracebacks: Iterable[int]) -> set[int]:
@@ -161,16 +176,35 @@ def _exception_rows(lines: Sequence[str], tracebacks: Iterable[int]) -> set[int]
     return rows
 
 
+def _line_error(line: str) -> tuple[ErrorLine | None, bool]:
+    """A candidate line as an error line on its own (None: not one, or too long), and
+    whether it is a failed assertion's value (an error line only inside a failure block).
+    Remembered per line of at most ``MAX_LINE_CHARS``, like :func:`rank_line`."""
+    return (None, False) if len(line) > MAX_LINE_CHARS else _short_line_error(line)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _short_line_error(line: str) -> tuple[ErrorLine | None, bool]:
+    rank = rank_line(line)
+    if rank is None:
+        return None, _ASSERTED_RE.match(line) is not None
+    return ErrorLine(line.strip(), rank), False
+
+
 def scan_errors(text: str) -> list[ErrorLine]:
     """Every error line of ``text`` in order, with its rank."""
     lines = text.split("\n")
-    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-    rows = _candidates(text, starts)
-    heads = [row for row in rows if lines[row].startswith("Traceback (most recent call last)")]
-    exceptions = _exception_rows(lines, heads)
+    rows = _candidates(lines)
+    exceptions: set[int] = set()
+    if "Traceback (most recent call last)" in text:
+        heads = [r for r in rows if lines[r].startswith("Traceback (most recent call last)")]
+        exceptions = _exception_rows(lines, heads)
+    known = list(map(_line_error, map(lines.__getitem__, rows)))
+    if not exceptions and not any(asserted for _, asserted in known):
+        return [error for error, _ in known if error is not None]  # each line on its own
     found: list[ErrorLine] = []
     in_failure = False  # a test failure block: its Expected/Received lines are the error
-    for row in sorted(rows | exceptions):
+    for row in sorted(exceptions.union(rows)):
         line = lines[row]
         if len(line) > MAX_LINE_CHARS:
             continue
@@ -238,6 +272,9 @@ def keep_newest_ranked(found: Sequence[ErrorLine], limit: int) -> tuple[list[Err
 
 
 def forget_lines() -> None:
-    """Forget the lines :func:`rank_line` and :func:`shows_failure` remember."""
+    """Forget the lines :func:`rank_line`, :func:`shows_failure` and the keyword check
+    remember."""
     rank_line.cache_clear()
     _says_failed.cache_clear()
+    _short_line_kind.cache_clear()
+    _short_line_error.cache_clear()

@@ -6,8 +6,11 @@ error lines and file paths into any summary word for word.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -41,11 +44,14 @@ __all__ = [
     "MAX_ERROR_LINES",
     "MAX_REQUEST_CHARS",
     "ExtractedFacts",
+    "ResultFacts",
     "cut",
     "error_block",
     "extract_facts",
     "is_error_noise",
     "first_line",
+    "forget_result_facts",
+    "result_facts",
     "unique",
     "user_texts",
 ]
@@ -74,6 +80,8 @@ _OFFLOAD_RE = re.compile(
     # A path cut short ("…" in a snippet) is no path: it must end before a separator.
     r"((?:/|\./|~/|[A-Za-z]:\\)[^\s`'\"]+[\w-])(?=[\s`'\".,;:)]|$)"
 )
+_SAVED_RE = re.compile(r"[sS][aA][vV][eE][dD] ")  # what lower() turns into "saved "
+_SAVED_START_RE = re.compile(r"[sSſ][aA][vV][eE][dD] ")
 _PLACEHOLDER_RE = re.compile(r"[A-Z_]+")  # PATH, FILE: a hint's placeholder, not a path
 # The package's own search results (memory_search): snippets of the archive and the logs,
 # already kept there; mining them would copy old errors and cut paths into the summary.
@@ -264,10 +272,15 @@ def _call_paths(raw_input: str) -> list[str]:
 
 
 def _offload_paths(output: str) -> list[str]:
-    if "file_path=" not in output and "saved " not in output.lower():
+    at = output.find("file_path=")
+    if at < 0 and _SAVED_RE.search(output) is None:
         return []  # the pattern would scan the whole output for nothing
+    # It scans char by char: it is tried from where a match can start, the first
+    # "file_path=" or "saved " in any case (the pattern's (?i) takes "ſ" for an "s").
+    start = _SAVED_START_RE.search(output, 0, at + len("saved ") if at >= 0 else len(output))
+    at = start.start() if start is not None else at
     found = []
-    for match in _OFFLOAD_RE.finditer(output):
+    for match in _OFFLOAD_RE.finditer(output, at):
         quoted, bare, saved = match.groups()
         if quoted:
             try:
@@ -281,6 +294,55 @@ def _offload_paths(output: str) -> list[str]:
         else:
             found.append(saved)
     return unique(found)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFacts:
+    """What a tool result's text says on its own (see :func:`result_facts`)."""
+
+    errors: tuple[ErrorLine, ...]
+    block: tuple[ErrorLine, ...]  # the errors worth carrying (:func:`error_block`)
+    failed: bool  # its error lines say that the command failed
+    paths: tuple[str, ...]  # offloaded files it names
+    first: str  # its first line (:func:`first_line`)
+    detail: str  # what it was, as a success (:func:`outcome_detail`)
+
+
+_MEMO_RESULTS = 8192
+_memo_lock = threading.Lock()
+_memo: OrderedDict[bytes, ResultFacts] = OrderedDict()
+
+
+def result_facts(text: str) -> ResultFacts:
+    """The facts of one tool result's ``text``, remembered by its content (a 128-bit digest
+    of its UTF-8 bytes): stage 2 computes them once a result is settled in its last form,
+    so a compaction of it only gathers them. Bounded (least recently used first out)."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _memo_lock:
+        known = _memo.get(key)
+        if known is not None:
+            _memo.move_to_end(key)
+            return known
+    found = tuple(scan_errors(text))
+    facts = ResultFacts(
+        errors=found,
+        block=tuple(error_block(found, text)),
+        failed=shows_failure(item.text for item in found),
+        paths=tuple(_offload_paths(text)),
+        first=first_line(text),
+        detail=outcome_detail(text),
+    )
+    with _memo_lock:
+        _memo[key] = facts
+        while len(_memo) > _MEMO_RESULTS:
+            _memo.popitem(last=False)
+    return facts
+
+
+def forget_result_facts() -> None:
+    """Forget every remembered :func:`result_facts` (a benchmark's cold run)."""
+    with _memo_lock:
+        _memo.clear()
 
 
 class _Collector:
@@ -319,17 +381,19 @@ class _Collector:
             header = first_line(part.text).removesuffix(", best first:")
             self.outcomes.append(f"{label}: ok — {header}")
             return
-        found = scan_errors(part.text)
-        lines = [item.text for item in found]
-        failed = part.is_error or shows_failure(lines)
+        known = result_facts(part.text)
+        found = list(known.errors)
+        failed = part.is_error or known.failed
         if failed and not found:
-            found = [ErrorLine(first_line(part.text), DECISIVE)]
-        self.errors += error_block(found, part.text)
-        self.paths += _offload_paths(part.text)
+            found = [ErrorLine(known.first, DECISIVE)]
+            self.errors += error_block(found, part.text)
+        else:
+            self.errors += known.block
+        self.paths += known.paths
         name = part.tool_name or "tool"
         target = self.call_targets.get(part.tool_call_id or "")
         label = f"{name}({target})" if target else name
-        detail = cut(most_telling(found), 200) if failed else outcome_detail(part.text)
+        detail = cut(most_telling(found), 200) if failed else known.detail
         self.outcomes.append(f"{label}: {'error' if failed else 'ok'} — {detail}")
 
 

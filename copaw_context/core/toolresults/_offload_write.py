@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from copaw_context.core.toolresults._saved_tails import KEPT_BYTES, remember_tail
 from copaw_context.core.toolresults._text_bytes import (
     CHUNK_CHARS,
     is_utf8,
@@ -74,14 +75,16 @@ def fsync_directory(directory: Path) -> None:
 
 def _write_encoded(
     handle: BinaryIO, parts: Sequence[str], separator: str, encoding: str
-) -> tuple[int, int]:
-    """Write ``separator.join(parts)`` encoded, chunk by chunk; return (bytes, newlines)."""
+) -> tuple[int, int, bytes]:
+    """Write ``separator.join(parts)`` encoded, chunk by chunk; return (bytes, newlines,
+    the last bytes written: up to ``KEPT_BYTES``)."""
     utf8 = is_utf8(encoding)
     encoder = None if utf8 else codecs.getincrementalencoder(encoding)(errors=_ESCAPE_ERRORS)
     written = newlines = 0
+    end = b""
 
     def write(text: str, final: bool = False) -> None:
-        nonlocal written, newlines
+        nonlocal written, newlines, end
         if encoder is None:  # UTF-8 is stateless; lone surrogates are written as U+FFFD
             data = utf8_scrubbed(text)
             newlines += len(data) - len(data.replace(b"\n", b""))  # faster than count
@@ -90,6 +93,7 @@ def _write_encoded(
             newlines += text.count("\n")
         handle.write(data)
         written += len(data)
+        end = data[-KEPT_BYTES:] if len(data) >= KEPT_BYTES else (end + data)[-KEPT_BYTES:]
 
     for index, part in enumerate(parts):
         if index:
@@ -97,7 +101,7 @@ def _write_encoded(
         for at in range(0, len(part), CHUNK_CHARS):
             write(part[at : at + CHUNK_CHARS])
     write("", True)
-    return written, newlines
+    return written, newlines, end
 
 
 def write_atomically(
@@ -119,7 +123,7 @@ def write_atomically(
     final_name = f"{uuid.uuid4().hex}.txt"
     _escaped.flag = False
     with writable_dir(directory, workspace) as dir_fd:
-        nbytes, newlines = replace_at(
+        nbytes, newlines, end = replace_at(
             dir_fd,
             final_name,
             f".{uuid.uuid4().hex}.tmp",
@@ -128,6 +132,7 @@ def write_atomically(
             deferred=True,
         )
     final_path = directory / final_name
+    remember_tail(str(final_path), nbytes, end)  # the compactor reads the tail: in memory
     if _escaped.flag:
         logger.warning(
             "offload: text is not fully encodable as %s; wrote backslash escapes to %s",

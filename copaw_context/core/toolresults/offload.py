@@ -33,6 +33,7 @@ import filelock
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.toolresults import offload_refs
 from copaw_context.core.toolresults._offload_write import SavedText, write_atomically
+from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail, tail_of
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
 from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
 
@@ -226,12 +227,30 @@ class OffloadStore:
     async def read_tails(
         self, paths: Sequence[str | Path], max_bytes: int = 4096
     ) -> list[str | None]:
-        """:meth:`read_tail` of several files in one worker-thread hop."""
+        """:meth:`read_tail` of several files: the ends this process wrote to this store are
+        in memory (:mod:`._saved_tails`); the others are read in one worker-thread hop."""
+        tails = [self.known_tail(p, max_bytes) for p in paths]
+        missing = [i for i, tail in enumerate(tails) if tail is None]
 
         def read() -> list[str | None]:
-            return [_read_tail(Path(p), max_bytes) if self.owns(p) else None for p in paths]
+            return [
+                _read_tail(Path(paths[i]), max_bytes) if self.owns(paths[i]) else None
+                for i in missing
+            ]
 
-        return await asyncio.to_thread(read) if paths else []
+        if missing:
+            for i, tail in zip(missing, await asyncio.to_thread(read), strict=True):
+                tails[i] = tail
+        return tails
+
+    def known_tail(self, path: str | Path, max_bytes: int = 4096) -> str | None:
+        """The tail of ``path`` from memory: only of a file this process wrote (its key is
+        the path the writer returned) directly in this store's directory."""
+        text = str(path)
+        parent, _, name = text.rpartition(os.sep)
+        if parent != str(self._directory) or not _OWN_FILE.fullmatch(name):
+            return None
+        return known_tail(text, max_bytes)
 
     async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
         """Delete expired files of this store that the context does not reference; return them.
@@ -335,6 +354,7 @@ class OffloadStore:
                 logger.warning("offload cleanup: cannot remove %s: %s", path, error)
                 continue
             removed.append(path)
+            forget_tail(str(path))
         if removed:
             logger.info(
                 "offload cleanup: removed %d expired file(s) from %s", len(removed), self._directory
@@ -370,12 +390,8 @@ def _read_tail(path: Path, max_bytes: int) -> str | None:
     try:
         with path.open("rb") as handle:
             size = handle.seek(0, os.SEEK_END)
-            start = max(0, size - max_bytes)
-            handle.seek(start)
+            handle.seek(max(0, size - max_bytes))
             data = handle.read()
     except OSError:
         return None
-    if start > 0:
-        newline = data.find(b"\n")
-        data = data[newline + 1 :] if newline >= 0 else data
-    return data.decode("utf-8", errors="replace")
+    return tail_of(data, size, max_bytes)
