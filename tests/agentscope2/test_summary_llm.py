@@ -55,7 +55,7 @@ async def test_a_valid_reply_is_used_with_the_previous_items_and_the_facts() -> 
 
 async def test_an_unchanged_reply_is_returned_as_written() -> None:
     # A reply every rule allows: its constraint is the user's, its decision was taken with
-    # a reason in the conversation (see tests/agentscope2/test_summary_rules.py).
+    # a reason in the conversation (see tests/core/summary/test_summary_rules.py).
     decision = "I will keep the public API unchanged because clients pin it."
     reply = PREVIOUS_SUMMARY.replace("Keep the public API unchanged", decision)
     model = ScriptedTextModel([f"  {reply}\n"])

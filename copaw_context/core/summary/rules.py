@@ -3,8 +3,10 @@
 A compactor model writes what it believes; a line survives only if its section's rule
 allows it (every line that goes is counted by reason):
 
-- Constraints & Preferences: only what the user wrote (or a previous summary held): an
-  item whose words the user never used is an invented preference (``unstated``);
+- Constraints & Preferences: only what the user wrote in the compacted span or a previous
+  summary held as a constraint (it was supported once: that is how a constraint survives a
+  chain of compactions); an item with neither support is no constraint: it moves to
+  Critical Context (``moved``), never silently lost;
 - Key Decisions: a decision with its reason ("because ...", "decision - reason", "因为
   ..."), found in the conversation; one without a reason is not listed as a decision (it
   moves to Critical Context: ``no_reason``), one nobody took goes (``unstated``);
@@ -33,7 +35,7 @@ from copaw_context.core.transcript import TranscriptMessage
 
 __all__ = ["RULE_REASONS", "Evidence", "enforce_rules"]
 
-RULE_REASONS = ("unstated", "no_reason", "not_done", "template_prefix")
+RULE_REASONS = ("unstated", "moved", "no_reason", "not_done", "template_prefix")
 
 _CJK_RUN_RE = re.compile(r"[\u3400-\u9fff]+")
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n")
@@ -108,7 +110,7 @@ class Evidence:
                     plan = is_plan(sentence) or bare.strip() in items
                     (planned if plan else shown).update(_words(sentence))
         if previous is not None:
-            for item in (*previous.constraints, *previous.critical):
+            for item in previous.constraints:  # supported once: carried, still supported
                 user |= _words(item)
             shown |= _words(previous.text())
         self.user = user
@@ -149,7 +151,7 @@ def enforce_rules(
     previous: Summary | None = None,
 ) -> tuple[Summary, Counter[str]]:
     """A copy of ``summary`` whose Constraints, Key Decisions and Done hold only what their
-    rule allows (see the module), and how many items went per reason. The items the
+    rule allows (see the module), and how many items went or moved per reason. The items the
     conversation's own facts name (``facts``: its constraints, reasoned decisions) always
     satisfy their rule."""
     doc = summary.model_copy(deep=True)
@@ -160,7 +162,9 @@ def enforce_rules(
     def unstated_constraint(_n: int, item: str) -> bool:
         return not _exempt(item, told) and not _stated(item, evidence.user)
 
-    counts["unstated"] += drop_items(doc, "constraints", unstated_constraint)
+    unsupported = [item for item in doc.constraints if unstated_constraint(0, item)]
+    counts["moved"] += drop_items(doc, "constraints", unstated_constraint)
+    doc.critical += unsupported  # context the compactor stated, not the user's constraint
     stripped = [strip_template_prefix(item) for item in doc.decisions]
     counts["template_prefix"] += sum(a != b for a, b in zip(stripped, doc.decisions, strict=True))
     doc.decisions[:] = stripped

@@ -61,12 +61,13 @@ def _compactor(**options: Any) -> SummaryCompactor:
 # --------------------------------------------------------------------------- the rules
 
 
-def test_a_constraint_the_user_never_stated_goes_and_a_stated_one_stays() -> None:
+def test_a_constraint_the_user_never_stated_moves_to_critical_context() -> None:
     messages = [_user("Export the report as CSV. Use tabs for indentation in the script.")]
     reply = _reply(constraints="- Indent the script with tabs\n- Prefer a dark colour theme")
     doc, counts = enforce_rules(Summary.parse(reply), messages, extract_facts(messages))
     assert doc.constraints == ["- Indent the script with tabs"]
-    assert counts == {"unstated": 1}
+    assert "- Prefer a dark colour theme" in doc.critical  # no constraint, but not lost
+    assert counts == {"moved": 1}
 
 
 def test_a_constraint_of_the_previous_summary_is_stated() -> None:
@@ -75,6 +76,32 @@ def test_a_constraint_of_the_previous_summary_is_stated() -> None:
     reply = Summary.parse(_reply(constraints="- Never touch prod.yaml"))
     doc, counts = enforce_rules(reply, messages, extract_facts(messages), previous=previous)
     assert doc is reply and not counts
+
+
+def test_critical_context_of_the_previous_summary_is_no_constraint_support() -> None:
+    # a constraint moved to Critical Context once does not come back as a constraint
+    previous = Summary.parse(_reply()).model_copy(update={"critical": ["- Prefer dark themes"]})
+    messages = [_user("Go on.")]
+    reply = Summary.parse(_reply(constraints="- Prefer dark themes"))
+    doc, counts = enforce_rules(reply, messages, extract_facts(messages), previous=previous)
+    assert doc.constraints == [] and "- Prefer dark themes" in doc.critical
+    assert counts == {"moved": 1}
+
+
+async def test_a_constraint_survives_a_chain_of_compactions() -> None:
+    # stated once, in the first span only: every later span lacks it, the summaries carry it
+    compactor = _compactor()
+    first = [_user("Export the report. Never touch prod.yaml.")]
+    reply = _reply(constraints="- Never touch prod.yaml")
+    result = await compactor.summarise(first, previous=None, model=ScriptedTextModel([reply]))
+    previous = Summary.parse(result.text)
+    for n in range(5):
+        span = [_user(f"Go on with part {n}."), _bot(f"Part {n} is exported.")]
+        model = ScriptedTextModel([reply])
+        result = await compactor.summarise(span, previous=previous, model=model)
+        previous = Summary.parse(result.text)
+        assert previous.constraints == ["- Never touch prod.yaml"], result.text
+        assert "moved" not in result.dropped_by_reason
 
 
 def test_a_decision_needs_its_reason_and_must_have_been_taken() -> None:
@@ -118,6 +145,7 @@ def test_chinese_gets_the_same_rules() -> None:
     )
     doc, counts = enforce_rules(Summary.parse(reply, "zh"), messages, extract_facts(messages))
     assert doc.constraints == ["- 不要修改数据库结构"]
+    assert "- 偏好使用深色主题" in doc.critical and counts["moved"] == 1
     assert doc.done == []
     assert doc.decisions[0] == "- 改用 csv.DictWriter，因为空表也能写出表头"
     assert counts["unstated"] >= 1 and counts["not_done"] == 1
@@ -139,11 +167,13 @@ async def test_the_compactor_applies_every_rule_and_counts_each_line_by_reason()
     result = await _compactor().summarise(messages, previous=None, model=ScriptedTextModel([reply]))
     assert result.method == "llm"
     assert find_junk(result.text) == []
-    assert "Prefer a dark colour theme" not in result.text
+    doc = Summary.parse(result.text)
+    assert not [c for c in doc.constraints if "dark colour theme" in c]
+    assert "- Prefer a dark colour theme" in doc.critical  # moved, not a constraint
     assert "Added a benchmark" not in result.text and "keep that in mind" not in result.text
     assert "use papaparse because it is small" in result.text
     reasons = result.dropped_by_reason
-    assert reasons["unstated"] == 1 and reasons["not_done"] == 1
+    assert reasons["moved"] == 1 and reasons["not_done"] == 1
     assert reasons["template_prefix"] == 1 and reasons["acknowledgement"] == 1
     assert reasons["placeholder"] >= 1
     assert sum(reasons.values()) == result.dropped_lines
