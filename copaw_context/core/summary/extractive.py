@@ -124,6 +124,23 @@ def _batch(
     )
 
 
+def close_passed(summary: Summary, passed: Sequence[str]) -> Summary:
+    """``summary`` without the failures of the calls that have passed since (``passed``:
+    ``tool(target)`` labels): their Blocked items and the error line each named."""
+    if not passed:
+        return summary
+    heads = tuple(f"- {label}: error — " for label in passed)
+    closed = [item for item in summary.blocked if item.startswith(heads)]
+    if not closed:
+        return summary
+    lines = {item.split(" — ", 1)[1].strip() for item in closed}
+    words = WORDS[summary.language]
+    gone = {f"- {words['error']}{words['colon']}{line}" for line in lines}
+    blocked = [item for item in summary.blocked if item not in closed]
+    critical = [item for item in summary.critical if item not in gone]
+    return summary.model_copy(update={"blocked": blocked, "critical": critical})
+
+
 def _outcome(outcome: str) -> str:
     """A successful outcome as a Done item: its detail left out when it is only a read
     file's or a search's first line (a source line, a hit, a count: see :mod:`.junk`)."""
@@ -218,6 +235,7 @@ def extractive(
     if facts.plan:  # the last stated plan replaces the one stated before
         steps = [i for i in before.next_steps if not _PLANNED_ITEM_RE.match(i)]
         before = before.model_copy(update={"next_steps": steps})
+    before = close_passed(before, facts.passed)
     new = _batch(messages, user, facts, extra_instruction, language)
     merged, junk = drop_junk(carry_facts(merge(before, new), facts))
     if dropped is not None:
