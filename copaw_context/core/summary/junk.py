@@ -37,7 +37,7 @@ from typing import Literal, get_args
 from copaw_context.core.summary.carry import carried_label
 from copaw_context.core.summary.clean import core, drop_items, is_template_line
 from copaw_context.core.summary.clean import says_nothing as _says_nothing
-from copaw_context.core.summary.facts import is_error_noise
+from copaw_context.core.summary.error_block import is_error_noise
 from copaw_context.core.summary.language import (
     CARRY_LABELS,
     WORDS,
