@@ -5,6 +5,7 @@ missing open fact (behaviour only, no timing)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,6 @@ import pytest
 from benchmarks.chain import chain_table, kept, run_session
 from benchmarks.chain_sessions import KINDS, Fact, build_sessions
 from copaw_context.core.summary import Summary
-
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -45,3 +44,20 @@ def test_a_fact_counts_only_where_it_belongs() -> None:
     assert kept(plan, summary, doc) and not kept(goal, summary, doc)
     assert not kept(error, summary, doc)
     assert kept(error, summary + "- Error: lru_test.go:31: got 3\n", doc)
+
+
+def test_the_llm_compactor_is_asked_for_with_a_server_url() -> None:
+    from agentscope.model import ChatModelBase
+
+    from benchmarks.__main__ import _compactor
+
+    offline = argparse.Namespace(compactor_url=None)
+    assert _compactor(offline) is None  # the extractive compactor
+    served = argparse.Namespace(
+        compactor_url="http://127.0.0.1:9/v1",  # never called: the model is only built
+        compactor_key="none",
+        compactor_model="qwen2.5-coder-1.5b",
+        compactor_context=8192,
+    )
+    model = _compactor(served)
+    assert isinstance(model, ChatModelBase) and model.context_size == 8192
