@@ -192,7 +192,8 @@ async def run_session(
     run = SessionRun(session.name, session.language)
     model = _Model(session)
     outputs = deque(session.outputs)
-    light = {"compactor": "extractive" if compactor is None else "llm"}
+    # bytes/4 everywhere: the engine's counts, the events' tokens and the ratio's alike
+    light = {"compactor": "extractive" if compactor is None else "llm", "token_counter": "estimate"}
     config = parse_running_config(
         {"running": {"max_input_length": window, "light_context_config": light}}
     )
