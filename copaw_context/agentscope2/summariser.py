@@ -1,4 +1,5 @@
-"""The compactor's model for AgentScope 2.x: a fresh tool-less ``Agent`` per request."""
+"""The compactor's model for AgentScope 2.x: a tool-less ``Agent``, built once and reused for
+each request of a compaction (a fresh context each time)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,16 @@ from copaw_context.core.summary.deadline import ProgressCallback
 __all__ = ["AgentScopeSummariser"]
 
 
-class _NoCompression(MiddlewareBase):
-    """Keeps the compactor agent's own built-in compression out of the way."""
+class _CompactorMiddleware(MiddlewareBase):
+    """Gives the compactor agent each request's system prompt and keeps its own built-in
+    compression out of the way."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.system_prompt = ""
+
+    async def on_system_prompt(self, agent: Any, current_prompt: str) -> str:
+        return self.system_prompt
 
     async def on_compress_context(
         self, agent: Any, input_kwargs: dict[str, Any], next_handler: Callable[..., Awaitable[None]]
@@ -34,6 +43,9 @@ class AgentScopeSummariser:
     def __init__(self, model: ChatModelBase, *, window: int | None = None) -> None:
         self.model = model
         self.window = window
+        self._idle: list[tuple[Agent, _CompactorMiddleware]] = []
+        self.agents_built = 0
+        """How many compactor agents this model built (one, unless requests overlapped)."""
 
     @property
     def context_size(self) -> int:
@@ -52,17 +64,9 @@ class AgentScopeSummariser:
     ) -> str:
         """The reply text of a one-step agent with no tools and no injected state; each
         streamed chunk calls ``on_progress`` with the characters received so far."""
-        agent = Agent(
-            name="copaw_compactor",
-            system_prompt=system_prompt,
-            model=self.model,
-            toolkit=Toolkit(),
-            middlewares=[_NoCompression()],
-            injection_config=InjectionConfig(inject_runtime_state=False),
-            # A timeout cancels the reply; without this the agent would swallow the
-            # cancellation and return its "interrupted" message as if it were a summary.
-            react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
-        )
+        agent, middleware = self._idle.pop() if self._idle else self._build()
+        middleware.system_prompt = system_prompt
+        agent.state.context, agent.state.summary = [], ""
         received = 0
         final: Msg | None = None
         stream = agent.reply_stream(UserMsg(name="user", content=request), yield_final_msg=True)
@@ -75,4 +79,22 @@ class AgentScopeSummariser:
                     on_progress(received)
         if final is None:
             raise RuntimeError("the compactor agent produced no final message")
+        # Only an agent whose reply finished is reused: a cancelled one may be mid-reply.
+        self._idle.append((agent, middleware))
         return final.get_text_content() or ""
+
+    def _build(self) -> tuple[Agent, _CompactorMiddleware]:
+        middleware = _CompactorMiddleware()
+        self.agents_built += 1
+        agent = Agent(
+            name="copaw_compactor",
+            system_prompt="",
+            model=self.model,
+            toolkit=Toolkit(),
+            middlewares=[middleware],
+            injection_config=InjectionConfig(inject_runtime_state=False),
+            # A timeout cancels the reply; without this the agent would swallow the
+            # cancellation and return its "interrupted" message as if it were a summary.
+            react_config=ReActConfig(max_iters=1, interruption_raise_cancelled_error=True),
+        )
+        return agent, middleware

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 
 from copaw_context.core.errors import json_text
+from copaw_context.core.store.lines import redact
 
 __all__ = ["SettingRow", "json_text", "setting_rows"]
 
@@ -16,11 +17,13 @@ SettingRow = tuple[str, str, bool]
 
 
 def setting_rows(model: BaseModel, prefix: str = "") -> Iterator[SettingRow]:
-    """Each leaf field of ``model`` (nested sections walked in declaration order)."""
+    """Each leaf field of ``model`` (nested sections walked in declaration order); a DSN is
+    shown without its password."""
     for name in type(model).model_fields:
         value = getattr(model, name)
         path = f"{prefix}{name}"
         if isinstance(value, BaseModel):
             yield from setting_rows(value, f"{path}.")
         else:
-            yield path, json_text(value), name in model.model_fields_set
+            shown = redact(value) if name == "dsn" and isinstance(value, str) else value
+            yield path, json_text(shown), name in model.model_fields_set

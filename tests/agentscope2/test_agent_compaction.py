@@ -494,3 +494,26 @@ async def test_the_compaction_event_says_why_each_compactor_call_was_made(tmp_pa
     first, *retries = event.compactor_calls
     assert first.startswith("stage 1: ") and retries
     assert all(why == "retry: RuntimeError: provider 500" for why in retries), retries
+
+
+async def test_a_guide_of_many_day_files_stays_within_the_threshold(tmp_path: Path) -> None:
+    """A session archived over many days: the summary message's guide lists up to seven day
+    files, and the summary's room leaves space for all of them."""
+    dialog = tmp_path / "dialog"
+    dialog.mkdir()
+    for day in range(1, 9):
+        line = json.dumps({"session_id": "earlier", "role": "user", "content": "x"})
+        (dialog / f"2026-11-{day:02d}.jsonl").write_text((line + "\n") * 1234)
+    events: list[ContextEvent] = []
+    hook = MemoryCompactionHook(
+        config(6000, compactor="extractive"), tmp_path, on_event=events.append
+    )
+    policy = demo_policy(40, parallel_every=4)
+    model = ScriptedChatModel([policy] * 200, context_size=6000)
+    agent = await make_agent(hook, model, make_demo_tools(seed=5), system_prompt="Rule. " * 600)
+    for turn in policy.user_turns():
+        await agent.reply(UserMsg("user", turn))
+    compactions = [e for e in events if e.kind == "compaction"]
+    assert compactions and all(len(e.archive_files) == 7 for e in compactions)
+    over = [(e.tokens_before, e.tokens_after) for e in compactions if e.tokens_after > 4200]
+    assert not over, f"compactions that ended over the 4200-token threshold: {over}"

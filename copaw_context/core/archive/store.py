@@ -195,6 +195,13 @@ class DialogArchive:
         """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count."""
         return await asyncio.to_thread(self._list_files_sync)
 
+    def day_files(self, timestamps: Sequence[str | None]) -> list[Path]:
+        """The files an :meth:`append` of messages with these ``timestamps`` writes to,
+        oldest first (a missing or unparseable timestamp means now), without writing."""
+        now = self._now()
+        days = {(parse_timestamp(t, self._tz) or now).date() for t in timestamps}
+        return [self._path_for(day) for day in sorted(days)]
+
     def _now(self) -> datetime:
         return datetime.now(self._tz) if self._tz else datetime.now().astimezone()
 

@@ -35,6 +35,7 @@ __all__ = [
     "IntMin100",
     "IntMin1000",
     "NonEmptyStr",
+    "PostgresDsn",
     "compared",
     "Section",
     "WorkspaceDir",
@@ -65,6 +66,8 @@ _WORKSPACE_DIR_REFUSED = (
 )
 _WORKSPACE_DIR_PATTERN = "^" + "".join(f"(?!{refused})" for refused, _ in _WORKSPACE_DIR_REFUSED)
 _EXTENSION_PATTERN = r"^\.[^/\\]+$"
+_DSN_PATTERN = r"^postgres(?:ql)?://"
+_DSN_RULE = 'must be a PostgreSQL URL such as "postgresql://user@host:5432/db", or null'
 
 
 def _whole_float_to_int(value: object) -> object:
@@ -88,6 +91,12 @@ def _check_extension(value: str) -> str:
     if not re.search(_EXTENSION_PATTERN, value):  # as a JSON Schema validator reads it
         raise rule_error(_EXTENSION_RULE)
     return value.lower()
+
+
+def _check_dsn(value: str) -> str:
+    if not re.match(_DSN_PATTERN, value):
+        raise rule_error(_DSN_RULE)
+    return value
 
 
 def _check_non_empty(value: str) -> str:
@@ -114,6 +123,11 @@ Extension = Annotated[
     AfterValidator(_check_extension),
 ]
 NonEmptyStr = Annotated[str, Field(strict=True, min_length=1), AfterValidator(_check_non_empty)]
+PostgresDsn = Annotated[
+    str,
+    Field(strict=True, json_schema_extra={"pattern": _DSN_PATTERN}),
+    AfterValidator(_check_dsn),
+]
 
 
 class Section(BaseModel):

@@ -16,6 +16,7 @@ from copaw_context.core.config._rules import (
     IntMin100,
     IntMin1000,
     NonEmptyStr,
+    PostgresDsn,
     Section,
     WorkspaceDir,
     compared,
@@ -32,6 +33,7 @@ __all__ = [
     "ContextCompactConfig",
     "Language",
     "LightContextConfig",
+    "StoreConfig",
     "TokenCounterName",
     "ToolResultPruningConfig",
 ]
@@ -213,6 +215,19 @@ class ToolResultPruningConfig(Section):
         return self
 
 
+class StoreConfig(Section):
+    """Where the workspace's data is kept: its folder (the default) or one PostgreSQL
+    database that several replicas of the agent share."""
+
+    dsn: PostgresDsn | None = Field(
+        None,
+        description="A PostgreSQL URL (postgresql://user@host:5432/db) for the workspace "
+        "store shared by replicas; null keeps every file in the workspace folder. The "
+        "environment variable COPAW_CONTEXT_STORE, when set, wins. Needs the postgres extra "
+        "(pip install 'copaw-context[postgres]').",
+    )
+
+
 class LightContextConfig(Section):
     """Settings of the light context manager."""
 
@@ -293,6 +308,7 @@ class LightContextConfig(Section):
     tool_result_pruning_config: ToolResultPruningConfig = Field(
         default_factory=ToolResultPruningConfig
     )
+    store: StoreConfig = Field(default_factory=StoreConfig)
 
     @model_validator(mode="after")
     def _check_cache_outside_dialog(self) -> Self:

@@ -58,6 +58,8 @@ class Settings:
     tool_results_cache: str
     extra_read_roots: tuple[str, ...]
     memory_dir: str
+    # the workspace store (store): a PostgreSQL DSN, None for the files
+    store_dsn: str | None
     # long-term memory (running.memory, QwenPaw's keys resolved)
     memory_enabled: bool
     summarise_on_compact: bool
@@ -114,6 +116,7 @@ class Settings:
             tool_results_cache=pruning.tool_results_cache,
             extra_read_roots=tuple(light.extra_read_roots),
             memory_dir=memory.memory_dir,
+            store_dsn=light.store.dsn,
             memory_enabled=memory.enabled,
             summarise_on_compact=memory.summarise_on_compact,
             memory_close_timeout_seconds=memory.close_timeout_seconds,

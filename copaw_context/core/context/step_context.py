@@ -23,10 +23,14 @@ from copaw_context.core.context.ledger import BLOCK_OVERHEAD_TOKENS, MESSAGE_OVE
 from copaw_context.core.context.report import Limits, TokenReport
 from copaw_context.core.context.state import SessionState
 from copaw_context.core.context.status import show_status
+from copaw_context.core.errors import ConfigError
 from copaw_context.core.events import CompactionRecord, ContextEvent, EventCallback, emit_event
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
+from copaw_context.core.store.files import FileStore
+from copaw_context.core.store.protocol import WorkspaceStore
+from copaw_context.core.store.select import store_dsn
 from copaw_context.core.tokens import counter_in_use_is_exact, make_token_counter_async
 from copaw_context.core.tokens.meter import TokenMeter
 from copaw_context.core.toolresults.offload import OffloadStore
@@ -52,6 +56,23 @@ class EngineScratch:
 
 
 _SCRATCH_KEY = "copaw_context.engine"
+
+
+def _note_store_setting(config: RunningConfig, workspace: Path) -> None:
+    """Say (a warning) that a configured PostgreSQL store is not used by the pipeline yet,
+    or that its setting is invalid; the files are used either way, nothing is refused."""
+    try:
+        dsn, source = store_dsn(config)
+    except ConfigError as error:
+        logger.warning("copaw-context: %s; the workspace's files are used", error)
+        return
+    if dsn is not None:
+        logger.warning(
+            "copaw-context: %s selects the PostgreSQL workspace store, which the pipeline "
+            "does not use yet; this agent's state stays in the files of %s",
+            source,
+            workspace,
+        )
 
 
 class StepContext:
@@ -84,6 +105,10 @@ class StepContext:
             self.dialog_dir / "requests", retention_days=36500, workspace=workspace
         )
         self.pruning = ToolResultPruning(pruning, self.store, workspace)
+        self.workspace_store: WorkspaceStore = FileStore(workspace)
+        """The workspace store (``core/store``, issue 20): the steps move onto it one at a
+        time; none reaches storage through it yet, so it is the file store."""
+        _note_store_setting(config, workspace)
         # Seconds before the first retry of a compactor call that raised; doubles each time.
         self.compactor_retry_delay = 0.5
         self.memory = MemoryService(config, workspace)

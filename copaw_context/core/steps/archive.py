@@ -31,8 +31,10 @@ __all__ = [
     "archive_and_apply",
     "archive_records",
     "flush_pending",
+    "guide_after",
     "path_guide",
     "previous_summary",
+    "recall_tool",
     "shielded",
     "write_records",
 ]
@@ -148,7 +150,7 @@ async def archive_and_apply(
     ``summary`` (its text, in the session state and the summary message)."""
     language = ctx.settings.language
     text = summary.text()
-    recall = "memory_search" if ctx.memory.enabled else None
+    recall = recall_tool(ctx)
     state = ctx.state(host)
 
     async def archive_then_apply() -> list[tuple[str, int]]:
@@ -185,6 +187,28 @@ async def path_guide(ctx: StepContext, host: HostSession) -> list[tuple[str, int
         return []
     # The newest files are where to look first; older ones sit beside them.
     return [(ctx.relative(f.path), f.lines) for f in files[-_GUIDE_FILES:]]
+
+
+def recall_tool(ctx: StepContext) -> str | None:
+    """The search tool the summary message's guide names (none without long-term memory)."""
+    return "memory_search" if ctx.memory.enabled else None
+
+
+async def guide_after(
+    ctx: StepContext, host: HostSession, records: Sequence[ArchiveRecord]
+) -> list[tuple[str, int]]:
+    """The guide :func:`archive_and_apply` will list once ``records`` are archived: the
+    newest day files, those the records go to included, with at most the line counts they
+    will have (the summary's room is what the message around it leaves)."""
+    archive = ctx.archive(host)
+    try:
+        files = await archive.list_files()
+    except Exception:  # the guide then names the records' files alone, as a failed listing
+        files = []
+    lines = {f.path: f.lines for f in files}
+    for path in archive.day_files([r.timestamp for r in records]):
+        lines[path] = lines.get(path, 0) + len(records)
+    return [(ctx.relative(path), lines[path]) for path in sorted(lines)[-_GUIDE_FILES:]]
 
 
 def previous_summary(state: SessionState, host: HostSession) -> str:

@@ -19,7 +19,13 @@ from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import CompactionRecord, ContextEvent
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.planning.split import SplitPlan, plan_split
-from copaw_context.core.steps.archive import archive_and_apply, archive_records, previous_summary
+from copaw_context.core.steps.archive import (
+    archive_and_apply,
+    archive_records,
+    guide_after,
+    previous_summary,
+    recall_tool,
+)
 from copaw_context.core.steps.compact_events import (
     event_base,
     fitted_event,
@@ -137,11 +143,13 @@ class _Run:
     ) -> ContextEvent:
         ctx, host = self.ctx, self.host
         transcript = await compacted_transcript(ctx, host, to_compact)
-        room = await _summary_room(ctx, host, self.report, plan, to_keep)
+        records = archive_records(host, to_compact)
+        guide = await guide_after(ctx, host, records)
+        room = await _summary_room(ctx, host, self.report, plan, to_keep, guide)
         result = await self._summarise(transcript, note, cap, room)
         await self._track(result)
         summary = result.summary  # within its budget: the cap and the room
-        replaced, added = await _exchange(ctx, host, self.report, to_compact, summary)
+        replaced, added = await _exchange(ctx, host, self.report, to_compact, summary, guide)
         if added >= replaced and self.trigger != "command":
             # The summary would take more than it replaces (a window crowded by the system
             # prompt): keep the messages and cut instead, within the window. The context
@@ -163,7 +171,6 @@ class _Run:
                 replaced=replaced,
                 added=added,
             )
-        records = archive_records(host, to_compact)
         guide = await archive_and_apply(ctx, host, records, to_keep, summary)
         if plan.request_over_reserve:
             await self.cutter.latest_request(host, self.report.reserve, self.report.window)
@@ -295,6 +302,7 @@ async def _summary_room(
     report: TokenReport,
     plan: SplitPlan,
     to_keep: Sequence[tuple[int, Sequence[int] | None]],
+    guide: Sequence[tuple[str, int]],
 ) -> int:
     """Tokens (of our counter) the new summary may take: what the kept messages, the fixed
     parts and the summary message's frame leave under the threshold (the budget's room).
@@ -302,7 +310,9 @@ async def _summary_room(
     Counted as the report will count them after the commit: the summary message costs its
     frame (guide and closing line) and a message's and a block's overhead; a message whose
     first part is compacted keeps its later parts as a message of its own, a message's
-    overhead more than the plan counted for those parts."""
+    overhead more than the plan counted for those parts. ``guide`` is the archive listing
+    the message will carry (:func:`guide_after`): a long session's guide names up to seven
+    day files."""
     settings = ctx.settings
     counter = (await ctx.meter(host)).counter
     split = sum(1 for _index, parts in to_keep if parts is not None and 0 not in parts)
@@ -310,7 +320,7 @@ async def _summary_room(
     kept = plan.kept_tokens - report.fixed + split * MESSAGE_OVERHEAD_TOKENS
     others = report.fixed - report.summary
     frame = render_summary_message(
-        "", [("dialog/2026-12-31.jsonl", 99999)], language=settings.language, recall_tool="x" * 13
+        "", guide, language=settings.language, recall_tool=recall_tool(ctx)
     )
     message = counter.count(frame) + MESSAGE_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS
     return int(report.threshold / report.factor) - others - kept - message
@@ -322,6 +332,7 @@ async def _exchange(
     report: TokenReport,
     to_compact: Sequence[tuple[int, Sequence[int] | None]],
     summary: Summary,
+    guide: Sequence[tuple[str, int]],
 ) -> tuple[int, int]:
     """Tokens that compacting would replace (the messages and the old summary message) and
     those it would add (the new summary with its guide), in our counter's units."""
@@ -331,10 +342,8 @@ async def _exchange(
     for index, parts in to_compact:
         message = ledger.messages[index]
         replaced += message.tokens if parts is None else sum(message.parts[p].tokens for p in parts)
-    settings = ctx.settings
-    guide = [("dialog/2026-12-31.jsonl", 99999)]
     rendered = render_summary_message(
-        summary.text(), guide, language=settings.language, recall_tool="x" * 13
+        summary.text(), guide, language=ctx.settings.language, recall_tool=recall_tool(ctx)
     )
     return replaced, counter.count(rendered)
 

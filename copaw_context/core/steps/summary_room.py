@@ -15,7 +15,7 @@ from collections.abc import Callable
 from copaw_context.core.context.report import TokenReport
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession
-from copaw_context.core.steps.archive import path_guide
+from copaw_context.core.steps.archive import path_guide, recall_tool
 from copaw_context.core.steps.prune import prune_all
 from copaw_context.core.summary import (
     Summary,
@@ -82,9 +82,8 @@ async def bound_loaded_summary(
 
 
 def _render(ctx: StepContext, bare: str, guide: list[tuple[str, int]]) -> str:
-    recall = "memory_search" if ctx.memory.enabled else None
     language = ctx.settings.language
-    return render_summary_message(bare, guide, language=language, recall_tool=recall)
+    return render_summary_message(bare, guide, language=language, recall_tool=recall_tool(ctx))
 
 
 async def shrink_summary_to_window(
@@ -175,7 +174,7 @@ async def _pointer_instead(
     """The full guide leaves no room: a pointer message (with what of the summary fits),
     the bare pointer, or no summary message; logged once a session."""
     language = ctx.settings.language
-    recall = "memory_search" if ctx.memory.enabled else None
+    recall = recall_tool(ctx)
     before = report.total
     counter = (await ctx.meter(host)).counter
     empty = render_pointer_message("", guide, language=language, recall_tool=recall)

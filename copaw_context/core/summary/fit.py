@@ -23,6 +23,8 @@ from copaw_context.core.summary.model import ITEM_KEYS, Summary
 
 __all__ = ["fit", "fit_summary", "fit_to_budget", "trim"]
 
+_REFITS = 4  # cuts after the first: each one lands closer, as the density converges
+
 # Constraints may fill at most this share of max_chars before the oldest are left out.
 _CONSTRAINT_SHARE = 3
 # Items copied mechanically from the messages (requests, files, errors, tool outcomes): the
@@ -225,13 +227,27 @@ def fit(summary: Summary, max_chars: int) -> Summary:
 
 
 def fit_to_budget(summary: Summary, budget: SummaryBudget, count: Callable[[str], int]) -> Summary:
-    """The summary within ``budget`` by one :func:`fit`: its cap in characters and, when it
-    has a room, its room in tokens (``count`` measures the text once; the room becomes
-    characters at the summary's own characters per token, see
-    :meth:`~.budget.SummaryBudget.limit`)."""
+    """The summary within ``budget``: its cap in characters and, when it has a room, its room
+    in tokens (``count`` measures the text; the room becomes characters at the summary's own
+    characters per token, see :meth:`~.budget.SummaryBudget.limit`). What a cut keeps may be
+    denser than the whole (a Chinese item, a hash), so a cut still over the room is cut again
+    at its own density, a few times at most, never below the budget's floor."""
     text = summary.text()
-    tokens = count(text) if budget.room is not None else 0
-    return fit(summary, budget.limit(len(text), tokens))
+    if budget.room is None:
+        return fit(summary, budget.cap)
+    tokens = count(text)
+    limit = budget.limit(len(text), tokens)
+    fitted = fit(summary, limit)
+    for _ in range(_REFITS):
+        if fitted is summary and tokens <= budget.room:
+            break
+        kept = fitted.text()
+        kept_tokens = count(kept)
+        if kept_tokens <= budget.room or limit <= budget.floor:
+            break
+        limit = min(limit - 1, budget.limit(len(kept), kept_tokens))
+        fitted = fit(summary, limit)
+    return fitted
 
 
 def fit_summary(summary: str, *, max_chars: int, language: Language = "en") -> str:

@@ -80,6 +80,9 @@ class TruncationNotice:
     total_is_lower_bound: bool = False
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def next_position(text: str, end: int, start_line: int, start_offset: int) -> tuple[int, int]:
     """Where the text after ``text[:end]`` starts, for an excerpt starting at the given place."""
     newlines = text.count("\n", 0, end)
@@ -91,7 +94,7 @@ def next_position(text: str, end: int, start_line: int, start_offset: int) -> tu
 def _quote_path(file_path: str) -> str:
     quoted = json.dumps(file_path, ensure_ascii=False)
     # Escape lone surrogates (undecodable file names) so the notice stays valid UTF-8.
-    return "".join(f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else ch for ch in quoted)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
 def check_int(name: str, value: object, minimum: int) -> int:

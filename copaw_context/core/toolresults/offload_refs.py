@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import stat
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -203,14 +204,19 @@ class ManifestWriter:
     """One store's manifests, written in the background: :meth:`record` queues a session's
     names (newer names replace its queued ones) and returns; one task writes the queue in a
     worker thread, rewriting a manifest whose names changed and touching an unchanged one at
-    most hourly. Failures are logged (the next change tries again); :meth:`settle` waits."""
+    most hourly. Failures are logged (the next change tries again); :meth:`settle` waits.
+    Each queued entry carries the order it was recorded in: a write still running in a
+    thread of a loop that is gone never replaces a newer manifest written since."""
 
     def __init__(self, store_dir: Path, workspace: Path | None, clock: Callable[[], float]) -> None:
         self._store_dir, self._workspace, self._clock = store_dir, workspace, clock
         self._recorded: dict[str, tuple[frozenset[str], float]] = {}
-        self._queued: dict[str, tuple[frozenset[str], float]] = {}
+        self._queued: dict[str, tuple[frozenset[str], float, int]] = {}
         self._on_disk: dict[str, frozenset[str]] = {}
         self._writer: asyncio.Future[None] | None = None
+        self._order = 0
+        self._written: dict[str, int] = {}  # session -> order of its newest manifest written
+        self._write_lock = threading.Lock()
 
     def record(self, session_id: str, names: Iterable[str]) -> None:
         wanted = frozenset(names)
@@ -221,7 +227,8 @@ class ManifestWriter:
         if len(self._recorded) >= _MAX_RECORDED:
             self._recorded.clear()
         self._recorded[session_id] = (wanted, now)
-        self._queued[session_id] = (wanted, now)
+        self._order += 1
+        self._queued[session_id] = (wanted, now, self._order)
         if not self._writing():  # none, finished, or left on a loop that is gone
             self._writer = asyncio.ensure_future(self._write_queued())
 
@@ -242,10 +249,10 @@ class ManifestWriter:
     async def _write_queued(self) -> None:
         while self._queued:
             session_id = next(iter(self._queued))
-            wanted, now = self._queued.pop(session_id)
+            wanted, now, order = self._queued.pop(session_id)
             on_disk = self._on_disk.pop(session_id, None)
             try:
-                await asyncio.to_thread(self._write, session_id, wanted, on_disk, now)
+                await asyncio.to_thread(self._write, session_id, wanted, on_disk, now, order)
             except (OSError, ValueError, filelock.Timeout) as error:
                 logger.warning("copaw-context: cannot record the offload references: %s", error)
                 if session_id not in self._queued:  # newer names try again anyway
@@ -256,9 +263,20 @@ class ManifestWriter:
             self._on_disk[session_id] = wanted
 
     def _write(
-        self, session_id: str, wanted: frozenset[str], on_disk: frozenset[str] | None, now: float
+        self,
+        session_id: str,
+        wanted: frozenset[str],
+        on_disk: frozenset[str] | None,
+        now: float,
+        order: int,
     ) -> None:
         store_dir, workspace = self._store_dir, self._workspace
-        if on_disk == wanted and touch_manifest(store_dir, workspace, session_id, now):
-            return
-        write_manifest(store_dir, workspace, session_id, wanted)
+        with self._write_lock:
+            if self._written.get(session_id, 0) > order:
+                return  # a newer manifest is written already
+            if len(self._written) >= _MAX_RECORDED:
+                self._written.clear()
+            self._written[session_id] = order
+            if on_disk == wanted and touch_manifest(store_dir, workspace, session_id, now):
+                return
+            write_manifest(store_dir, workspace, session_id, wanted)

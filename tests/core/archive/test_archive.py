@@ -427,3 +427,26 @@ async def test_line_counts_stay_exact_as_files_grow_and_shrink(tmp_path: Path) -
         handle.write(b'{"torn": tr')
     (listed,) = await archive.list_files()
     assert listed.lines == 2
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    moments=st.lists(
+        st.datetimes(
+            min_value=datetime(2020, 1, 1), max_value=datetime(2030, 12, 31), timezones=st.just(UTC)
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_day_files_name_the_files_an_append_writes(tmp_path: Path, moments: list[datetime]) -> None:
+    """The guide's room is planned from day_files: exactly the files append then writes."""
+    directory = tmp_path / uuid.uuid4().hex
+    archive = DialogArchive(
+        directory, session_id="s", agent_name="a", tz=timezone(timedelta(hours=8))
+    )
+    stamps: list[str | None] = [m.isoformat() for m in moments] + [None]
+    predicted = archive.day_files(stamps)
+    written = asyncio.run(archive.append([{"i": i} for i in range(len(stamps))], stamps))
+    assert predicted == sorted(f.path for f in written)
+    assert predicted == [f.path for f in asyncio.run(archive.list_files())]

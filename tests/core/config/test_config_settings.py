@@ -56,12 +56,14 @@ def test_every_setting_of_the_sections_reaches_settings() -> None:
         *type(light).model_fields,
         *type(light.context_compact_config).model_fields,
         *type(light.tool_result_pruning_config).model_fields,
+        *type(light.store).model_fields,
         *type(config.memory).model_fields,
-    } - {"context_compact_config", "tool_result_pruning_config"}
+    } - {"context_compact_config", "tool_result_pruning_config", "store"}
     renamed = {
         "enabled": "compaction_enabled",  # also pruning_enabled, memory_enabled
         "close_timeout_seconds": "memory_close_timeout_seconds",
         "model_max_input_length": "memory_model_max_input_length",
+        "dsn": "store_dsn",
     }
     deprecated = {"summariser_model"}
     assert {renamed.get(name, name) for name in leaves - deprecated} <= names

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from copaw_context.core.summary import Summary, SummaryCompactor
 from copaw_context.core.summary.budget import (
@@ -101,3 +103,25 @@ async def test_a_compaction_computes_its_budget_once_and_every_size_reads_it(
     assert rule in first and rule in retry
     assert SIZE_RETRY["en"].format(got=5000, limit=budget.ask) in retry
     assert fits == [budget.cap]  # one fit, to the cap (the reply is within its room)
+
+
+_DENSE = "数据库迁移失败 0x7f3a9c 回滚"
+_SPARSE = "updated the parser and the tests"
+
+
+@settings(max_examples=80)
+@given(
+    kinds=st.lists(st.booleans(), min_size=20, max_size=120),
+    share=st.floats(min_value=0.05, max_value=0.95),
+)
+def test_a_fit_never_leaves_a_summary_over_its_room(kinds: list[bool], share: float) -> None:
+    """Items of different densities: what the cut keeps may take more tokens a character
+    than the whole did, so one proportional cut can end over the room."""
+    counter = make_token_counter("o200k_base")
+    items = [f"- [x] {_DENSE if dense else _SPARSE} {n}" for n, dense in enumerate(kinds)]
+    text = six_section_summary(3).replace("### In Progress", "\n".join(items) + "\n### In Progress")
+    tokens = counter.count(text)
+    room = max(1, int(tokens * share))
+    budget = SummaryBudget(cap=len(text), target=len(text), ask=len(text), room=room)
+    fitted = fit_to_budget(Summary.parse(text), budget, counter.count).text()
+    assert counter.count(fitted) <= room or len(fitted) <= MIN_ROOM_CHARS

@@ -1,0 +1,382 @@
+"""``PostgresStore``: the workspace store in one PostgreSQL database that replicas share.
+
+Needs the ``postgres`` extra (``pip install 'copaw-context[postgres]'``: psycopg 3 and its
+pool); the rest of the package imports without it. Chosen by ``COPAW_CONTEXT_STORE`` or
+``running.light_context_config.store.dsn`` (:mod:`.select`). The schema is the package's
+(:mod:`.postgres_schema`), migrated when the store opens.
+
+- Streams: rows ``(workspace, stream, seq)``; an append locks each stream's counter row
+  (in key order: no deadlock), skips the keys the stream holds and writes the rest, all in
+  one transaction; a unique index on the key is the backstop of exactly-once.
+- Blobs: the bytes and the offsets of their newlines, so a line range is one ``substring``
+  of uncompressed storage.
+- Documents: a version column; a put is an ``UPDATE ... WHERE version = expected``.
+- Leases: a row with its expiry, taken by one ``INSERT ... ON CONFLICT DO UPDATE WHERE
+  expired`` (atomic without a session-level advisory lock, which a pooled connection
+  would carry to its next user). Times are the database's clock unless a clock is given.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from copaw_context.core.store.lines import (
+    check_key,
+    check_range,
+    encode_text,
+    new_blob_key,
+    newline_offsets,
+    redact,
+    search_tokens,
+)
+from copaw_context.core.store.postgres_schema import migrate
+from copaw_context.core.store.protocol import (
+    AppendResult,
+    BlobInfo,
+    BlobLines,
+    Document,
+    Lease,
+    SearchHit,
+    StoreError,
+    StreamEntry,
+    StreamRecord,
+    VersionConflictError,
+)
+
+__all__ = ["PostgresStore"]
+
+_NOW = "COALESCE(%(now)s::float8, extract(epoch from clock_timestamp()))"
+
+
+class PostgresStore:
+    """The :class:`~copaw_context.core.store.protocol.WorkspaceStore` of one workspace in
+    PostgreSQL. ``await store.open()`` before use (``open_store`` does it)."""
+
+    def __init__(
+        self,
+        dsn: str,
+        workspace_id: str,
+        *,
+        source: str = "the store's DSN",
+        clock: Callable[[], float] | None = None,
+        max_connections: int = 8,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        if not isinstance(workspace_id, str) or not workspace_id:
+            raise StoreError(f"a workspace id must be a non-empty string, got {workspace_id!r}")
+        self._dsn, self._id, self._source = dsn, workspace_id, source
+        self._clock = clock
+        self._timeout = connect_timeout
+        self._max = max(1, max_connections)
+        self._pool_made: AsyncConnectionPool | None = None
+
+    @property
+    def workspace_id(self) -> str:
+        """The agent id this store's rows carry."""
+        return self._id
+
+    async def open(self) -> None:
+        """Connect once (a clear error naming the setting when that fails), migrate the
+        schema, then open the pool."""
+        try:
+            connection = await psycopg.AsyncConnection.connect(
+                self._dsn, autocommit=True, connect_timeout=max(1, int(self._timeout))
+            )
+        except psycopg.Error as error:
+            raise StoreError(
+                f"cannot connect to the PostgreSQL store set by {self._source} "
+                f"({redact(self._dsn)}): {error}".rstrip()
+            ) from error
+        async with connection:
+            await migrate(connection)
+        if self._pool_made is None:
+            self._pool_made = AsyncConnectionPool(
+                self._dsn,
+                min_size=1,
+                max_size=self._max,
+                open=False,
+                timeout=self._timeout,
+                kwargs={"autocommit": True},
+            )
+            await self._pool_made.open(wait=True, timeout=self._timeout)
+
+    async def close(self) -> None:
+        """Close the pool (leases stay until their time is up or they are released)."""
+        if self._pool_made is not None:
+            await self._pool_made.close()
+            self._pool_made = None
+
+    @property
+    def _pool(self) -> AsyncConnectionPool:
+        if self._pool_made is None:
+            raise StoreError("the PostgreSQL store is not open: await store.open() first")
+        return self._pool_made
+
+    def _args(self, **values: Any) -> dict[str, Any]:
+        """Query parameters: the workspace, the clock's time (None: the database's), ``values``."""
+        now = self._clock() if self._clock is not None else None
+        return {"ws": self._id, "now": now, **values}
+
+    async def _fetch(self, query: Any, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        try:
+            async with self._pool.connection() as connection:
+                cursor = await connection.execute(query, params)
+                return await cursor.fetchall() if cursor.description else []
+        except psycopg.Error as error:
+            raise StoreError(f"the PostgreSQL store failed: {error}") from error
+
+    # ------------------------------------------------------------------ streams
+    async def append(self, records: Sequence[StreamRecord]) -> AppendResult:
+        """One transaction: counters locked in key order, known keys skipped."""
+        for record in records:
+            check_key(record.stream, "stream")
+            if b"\n" in record.data:
+                raise StoreError(f"a record of {record.stream!r} is not a single line")
+        if not records:
+            return AppendResult(0)
+        by_stream: dict[str, list[StreamRecord]] = {}
+        for record in records:
+            by_stream.setdefault(record.stream, []).append(record)
+        appended, skipped = 0, []
+        try:
+            async with self._pool.connection() as connection, connection.transaction():
+                for stream in sorted(by_stream):
+                    count, known = await self._append_one(connection, stream, by_stream[stream])
+                    appended += count
+                    skipped.extend(known)
+        except psycopg.Error as error:
+            raise StoreError(f"cannot append: {error}; nothing was written") from error
+        return AppendResult(appended, tuple(skipped))
+
+    async def _append_one(
+        self, connection: Any, stream: str, batch: list[StreamRecord]
+    ) -> tuple[int, list[str]]:
+        ids = {"ws": self._id, "stream": stream}
+        await connection.execute(
+            "INSERT INTO copaw_streams VALUES (%(ws)s, %(stream)s, 0) ON CONFLICT DO NOTHING", ids
+        )
+        cursor = await connection.execute(
+            "SELECT next_seq FROM copaw_streams WHERE workspace = %(ws)s AND stream = %(stream)s"
+            " FOR UPDATE",
+            ids,
+        )
+        row = await cursor.fetchone()
+        seq = int(row[0])
+        keys = [record.key for record in batch if record.key is not None]
+        known: set[str] = set()
+        if keys:
+            cursor = await connection.execute(
+                "SELECT key FROM copaw_records WHERE workspace = %(ws)s AND stream = %(stream)s"
+                " AND key = ANY(%(keys)s::text[])",
+                {**ids, "keys": keys},
+            )
+            known = {found for (found,) in await cursor.fetchall()}
+        skipped: list[str] = []
+        rows: list[tuple[Any, ...]] = []
+        for record in batch:
+            if record.key is not None:
+                if record.key in known:
+                    skipped.append(record.key)
+                    continue
+                known.add(record.key)
+            tokens = sorted(search_tokens(record.data.decode("utf-8", errors="replace")))
+            rows.append((self._id, stream, seq + len(rows), record.key, record.data, tokens))
+        if rows:
+            async with connection.cursor() as insert:
+                await insert.executemany(
+                    "INSERT INTO copaw_records VALUES (%s, %s, %s, %s, %s, %s)", rows
+                )
+            await connection.execute(
+                "UPDATE copaw_streams SET next_seq = %(next)s"
+                " WHERE workspace = %(ws)s AND stream = %(stream)s",
+                {**ids, "next": seq + len(rows)},
+            )
+        return len(rows), skipped
+
+    async def read(self, stream: str, start: int = 0) -> list[StreamEntry]:
+        """The stream's rows from ``start`` on, by position."""
+        rows = await self._fetch(
+            "SELECT seq, key, data FROM copaw_records WHERE workspace = %(ws)s"
+            " AND stream = %(stream)s AND seq >= %(start)s ORDER BY seq",
+            {"ws": self._id, "stream": check_key(stream, "stream"), "start": start},
+        )
+        return [StreamEntry(int(seq), key, bytes(data)) for seq, key, data in rows]
+
+    async def streams(self, prefix: str) -> list[str]:
+        """The streams with records whose key starts with ``prefix``."""
+        rows = await self._fetch(
+            "SELECT stream FROM copaw_streams WHERE workspace = %(ws)s AND next_seq > 0"
+            ' AND starts_with(stream, %(prefix)s) ORDER BY stream COLLATE "C"',
+            {"ws": self._id, "prefix": prefix},
+        )
+        return [stream for (stream,) in rows]
+
+    # ------------------------------------------------------------------ blobs
+    async def put_blob(self, folder: str, parts: Sequence[str], separator: str = "\n") -> BlobInfo:
+        """One row: the bytes, their newline offsets, the stamp."""
+        key = new_blob_key(folder)
+        data = encode_text(parts, separator)
+        offsets = newline_offsets(data)
+        rows = await self._fetch(
+            f"INSERT INTO copaw_blobs VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {_NOW})"
+            " RETURNING stamp",
+            self._args(key=key, data=data, nl=offsets),
+        )
+        return BlobInfo(key, len(offsets) + 1, len(data), float(rows[0][0]))
+
+    async def read_lines(self, key: str, first: int = 1, last: int | None = None) -> BlobLines:
+        """The byte span of the lines, cut by the database."""
+        check_range(first, last)
+        rows = await self._fetch(
+            "SELECT cardinality(newlines),"
+            " substring(data FROM (span.a + 1)::int FOR (span.b - span.a)::int)"
+            " FROM copaw_blobs, LATERAL (SELECT"
+            "  CASE WHEN %(first)s::int = 1 THEN 0"
+            "   ELSE COALESCE(newlines[%(first)s::int - 1] + 1, octet_length(data)) END AS a,"
+            "  COALESCE(newlines[%(last)s::int] + 1, octet_length(data)) AS b) AS span"
+            " WHERE workspace = %(ws)s AND key = %(key)s",
+            {"ws": self._id, "key": check_key(key), "first": first, "last": last},
+        )
+        if not rows:
+            raise StoreError(f"no blob {key} in the store of workspace {self._id}")
+        newlines, data = rows[0]
+        return BlobLines(bytes(data), int(newlines) + 1)
+
+    async def blob_info(self, key: str) -> BlobInfo | None:
+        """Its row's figures (``None`` when there is none)."""
+        rows = await self._fetch(
+            "SELECT key, cardinality(newlines) + 1, octet_length(data), stamp FROM copaw_blobs"
+            " WHERE workspace = %(ws)s AND key = %(key)s",
+            {"ws": self._id, "key": check_key(key)},
+        )
+        return _blob(rows[0]) if rows else None
+
+    async def list_blobs(self, folder: str) -> list[BlobInfo]:
+        """The blobs directly in ``folder``."""
+        rows = await self._fetch(
+            "SELECT key, cardinality(newlines) + 1, octet_length(data), stamp FROM copaw_blobs"
+            " WHERE workspace = %(ws)s AND starts_with(key, %(prefix)s)"
+            " AND strpos(substr(key, %(cut)s), '/') = 0 ORDER BY key COLLATE \"C\"",
+            {"ws": self._id, "prefix": f"{check_key(folder)}/", "cut": len(folder) + 2},
+        )
+        return [_blob(row) for row in rows]
+
+    async def expire_blobs(
+        self, folder: str, max_age_seconds: float, referenced: Collection[str] = ()
+    ) -> list[str]:
+        """Referenced blobs get a fresh stamp; the others past their age are deleted."""
+        names = {PurePosixPath(str(item)).name for item in referenced}
+        kept = [f"{check_key(folder)}/{name}" for name in sorted(names)]
+        age = max(0.0, float(max_age_seconds))
+        params = self._args(prefix=f"{folder}/", cut=len(folder) + 2, kept=kept, age=age)
+        try:
+            async with self._pool.connection() as connection, connection.transaction():
+                await connection.execute(
+                    f"UPDATE copaw_blobs SET stamp = {_NOW}"
+                    " WHERE workspace = %(ws)s AND key = ANY(%(kept)s::text[])",
+                    params,
+                )
+                cursor = await connection.execute(
+                    "DELETE FROM copaw_blobs WHERE workspace = %(ws)s"
+                    " AND starts_with(key, %(prefix)s) AND strpos(substr(key, %(cut)s), '/') = 0"
+                    " AND NOT (key = ANY(%(kept)s::text[]))"
+                    f" AND {_NOW} - stamp > %(age)s RETURNING key",
+                    params,
+                )
+                removed = sorted(key for (key,) in await cursor.fetchall())
+        except psycopg.Error as error:
+            raise StoreError(f"cannot expire blobs of {folder}: {error}") from error
+        return removed
+
+    # ------------------------------------------------------------------ documents
+    async def get_document(self, key: str) -> Document:
+        """Its row (``Document(key, None, "")`` when there is none)."""
+        rows = await self._fetch(
+            "SELECT data, version FROM copaw_documents WHERE workspace = %(ws)s AND key = %(key)s",
+            {"ws": self._id, "key": check_key(key)},
+        )
+        if not rows:
+            return Document(key, None, "")
+        return Document(key, bytes(rows[0][0]), str(rows[0][1]))
+
+    async def put_document(self, key: str, data: bytes, expected_version: str) -> Document:
+        """Insert when ``""`` is expected, else update where the version still matches."""
+        params = {"ws": self._id, "key": check_key(key), "data": data}
+        if expected_version == "":
+            rows = await self._fetch(
+                "INSERT INTO copaw_documents VALUES (%(ws)s, %(key)s, %(data)s, 1)"
+                " ON CONFLICT DO NOTHING RETURNING version",
+                params,
+            )
+        elif expected_version.isdigit():
+            rows = await self._fetch(
+                "UPDATE copaw_documents SET data = %(data)s, version = version + 1"
+                " WHERE workspace = %(ws)s AND key = %(key)s AND version = %(expected)s"
+                " RETURNING version",
+                {**params, "expected": int(expected_version)},
+            )
+        else:
+            rows = []
+        if not rows:
+            current = await self.get_document(key)
+            raise VersionConflictError(key, expected_version, current.version)
+        return Document(key, data, str(rows[0][0]))
+
+    # ------------------------------------------------------------------ leases
+    async def acquire_lease(self, name: str, ttl_seconds: float) -> Lease | None:
+        """Insert the lease row, or take over one whose time is up."""
+        token = uuid.uuid4().hex
+        rows = await self._fetch(
+            f"INSERT INTO copaw_leases VALUES (%(ws)s, %(name)s, %(token)s, {_NOW} + %(ttl)s)"
+            " ON CONFLICT (workspace, name) DO UPDATE"
+            " SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at"
+            f" WHERE copaw_leases.expires_at <= {_NOW} RETURNING expires_at",
+            self._args(name=check_key(name, "lease"), token=token, ttl=float(ttl_seconds)),
+        )
+        return Lease(name, token, float(rows[0][0])) if rows else None
+
+    async def renew_lease(self, lease: Lease, ttl_seconds: float) -> Lease | None:
+        """A later expiry, only while the lease is still this one and not expired."""
+        rows = await self._fetch(
+            f"UPDATE copaw_leases SET expires_at = {_NOW} + %(ttl)s"
+            " WHERE workspace = %(ws)s AND name = %(name)s AND token = %(token)s"
+            f" AND expires_at > {_NOW} RETURNING expires_at",
+            self._args(name=lease.name, token=lease.token, ttl=float(ttl_seconds)),
+        )
+        return Lease(lease.name, lease.token, float(rows[0][0])) if rows else None
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Delete the row if it is still this lease's."""
+        await self._fetch(
+            "DELETE FROM copaw_leases WHERE workspace = %(ws)s AND name = %(name)s"
+            " AND token = %(token)s",
+            {"ws": self._id, "name": lease.name, "token": lease.token},
+        )
+
+    # ------------------------------------------------------------------ the rest
+    async def search(self, query: str, prefix: str, limit: int = 20) -> list[SearchHit]:
+        """Rows holding every token of ``query`` (the GIN index), by stream and position."""
+        tokens = sorted(search_tokens(query))
+        if not tokens or limit <= 0:
+            return []
+        rows = await self._fetch(
+            "SELECT stream, seq, data FROM copaw_records WHERE workspace = %(ws)s"
+            " AND starts_with(stream, %(prefix)s) AND tokens @> %(tokens)s::text[]"
+            ' ORDER BY stream COLLATE "C", seq LIMIT %(limit)s',
+            {"ws": self._id, "prefix": prefix, "tokens": tokens, "limit": limit},
+        )
+        return [SearchHit(stream, int(seq), bytes(data)) for stream, seq, data in rows]
+
+    async def sync(self) -> None:
+        """Nothing to wait for: every write is committed when it returns."""
+
+
+def _blob(row: tuple[Any, ...]) -> BlobInfo:
+    key, lines, nbytes, stamp = row
+    return BlobInfo(str(key), int(lines), int(nbytes), float(stamp))

@@ -1,0 +1,250 @@
+"""``WorkspaceStore``: every operation the steps need from a workspace's storage.
+
+One store per workspace, identified by its agent id (agent.json ``id``), not by a local path:
+the file store (:mod:`.files`, the default) keeps today's files in the workspace folder, the
+PostgreSQL store (:mod:`.postgres`) keeps the same data in one database that several
+replicas share. Keys are workspace-relative paths with ``/`` (``dialog/2026-05-01.jsonl``,
+``tool_result/<32 hex>.txt``, ``MEMORY.md``): a notice naming a key reads the same on any
+replica. All operations are async (they run on the agent's path); none blocks the event loop.
+
+Which step uses each operation, and the file code it stands for today:
+
+- ``append`` (streams): the archive step (``steps/archive.py``: the write-ahead,
+  ``FlushPendingArchive``, ``/clear`` and ``/new``) and the daily logs. Today
+  ``archive/store.py`` ``DialogArchive.append``: a filelock per day file, one write and
+  ``fsync``, all or nothing across files, exactly once by ``session_id`` + ``archive_id``
+  (``archive/reader.py`` ``archived_keys``); ``memory/files.py`` ``append_log`` for the
+  ``.md`` logs (not a file-store stream yet: the file store keeps JSONL streams).
+- ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. Today
+  ``archive/reader.py`` ``read_archive`` and ``cached_line_count``.
+- ``put_blob``: stage 1's offload (``Pruner.bound_fresh``) and the request cut
+  (``dialog/requests/``). Today ``toolresults/offload.py`` ``OffloadStore.save_parts``
+  (``_offload_write.py``: temp file and rename, the fsync group-committed by
+  ``workspace/durable.py``).
+- ``read_lines``, ``blob_info``: ``read_file`` following a notice, the compactor's result
+  tails. Today ``tools/file_reader.py`` ``read_text_file``, ``OffloadStore.read_tails``.
+- ``expire_blobs``, ``list_blobs``: the ``cleanup`` step (``steps/offload_cleanup.py``).
+  Today ``OffloadStore.cleanup``: names the context references and the ``.refs/``
+  manifests kept, their modification time refreshed.
+- ``get_document``, ``put_document``: MEMORY.md (the memory tools, consolidation), the
+  consolidation record, the offload manifests. Today ``memory/files.py``
+  ``write_memory_locked`` under ``memory/.locks/MEMORY.md.lock``, ``consolidate.py``
+  ``_save_state`` (``memory/.consolidated.json``), ``toolresults/offload_refs.py``.
+- ``acquire_lease``, ``renew_lease``, ``release_lease``: consolidation (one run at a time),
+  the compaction of one session. Today ``consolidate.py`` holds
+  ``memory/.locks/consolidate.lock`` for the run (``workspace/locked_io.py``).
+- ``search``: ``memory_search``. Today ``memory/search.py`` (SQLite FTS over the files); the
+  store's hook is narrower: every token of a query, in stream order.
+- ``sync``: what waits for durability (the archive append, the compaction commit, a model
+  call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
+
+The steps do not reach storage through this protocol yet (issue 20 lands it step by step):
+``StepContext.store`` is the offload store today, and the first step to move is stage 1's
+offload with ``read_file``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from copaw_context.core.errors import CopawContextError
+
+__all__ = [
+    "AppendResult",
+    "BlobInfo",
+    "BlobLines",
+    "Document",
+    "Lease",
+    "SearchHit",
+    "StoreError",
+    "StreamEntry",
+    "StreamRecord",
+    "VersionConflictError",
+    "WorkspaceStore",
+]
+
+
+class StoreError(CopawContextError):
+    """A workspace store operation failed (nothing was half-done: see each operation)."""
+
+
+class VersionConflictError(StoreError):
+    """``put_document`` was given a version that is no longer the document's."""
+
+    def __init__(self, key: str, expected: str, current: str) -> None:
+        self.key, self.expected, self.current = key, expected, current
+        super().__init__(
+            f"document {key!r} changed: expected version {expected!r}, it is {current!r} now; "
+            "read it again and redo the change"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRecord:
+    """One record to append: its stream, its key (``None``: no exactly-once) and its line.
+
+    ``data`` is one line without its newline. In a JSONL stream it is one JSON object, and its
+    key is what the object names: ``"<session_id>/<archive_id>"`` for the archive's lines
+    (:func:`copaw_context.core.store.lines.record_key`), so the file store finds the keys in
+    the files themselves and the layout stays QwenPaw's.
+    """
+
+    stream: str
+    key: str | None
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEntry:
+    """A record read back: its position in the stream (0-based), its key and its line."""
+
+    seq: int
+    key: str | None
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What one ``append`` did: the keys written, and those already there (not written)."""
+
+    appended: int
+    skipped_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BlobInfo:
+    """A stored blob: its key, its line count (newlines + 1), its size and when it was put
+    or last kept (the store's clock, seconds)."""
+
+    key: str
+    lines: int
+    nbytes: int
+    stamp: float
+
+
+@dataclass(frozen=True, slots=True)
+class BlobLines:
+    """Lines ``first..last`` of a blob, exactly as stored (each with its ``\\n``; a ``\\r``
+    stays part of its line), and the blob's line count."""
+
+    data: bytes
+    total_lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document and its version (an opaque token; ``""`` and ``data=None``: no document)."""
+
+    key: str
+    data: bytes | None
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A lease held until ``expires_at`` (the store's clock), ``release`` or its holder's end."""
+
+    name: str
+    token: str
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A stream record that holds every token of a query: where it is and its line."""
+
+    stream: str
+    seq: int
+    data: bytes
+
+
+@runtime_checkable
+class WorkspaceStore(Protocol):
+    """The storage of one workspace (see the module docstring for who calls what)."""
+
+    @property
+    def workspace_id(self) -> str:
+        """The workspace's identity: the agent id (the file store: its folder's name)."""
+        ...
+
+    async def append(self, records: Sequence[StreamRecord]) -> AppendResult:
+        """Append ``records`` in order, all or nothing across their streams; a record whose
+        key the stream already holds (or an earlier record of this call holds) is skipped.
+        Durable when this returns. Used by the archive step and the daily logs."""
+        ...
+
+    async def read(self, stream: str, start: int = 0) -> list[StreamEntry]:
+        """The records of ``stream`` from position ``start`` on, in append order (``[]`` for
+        a stream never written). Used by recall's sources and ``/history``."""
+        ...
+
+    async def streams(self, prefix: str) -> list[str]:
+        """The streams whose key starts with ``prefix``, sorted (the archive's days)."""
+        ...
+
+    async def put_blob(self, folder: str, parts: Sequence[str], separator: str = "\n") -> BlobInfo:
+        """Save ``separator.join(parts)`` (UTF-8, a lone surrogate as U+FFFD) as a new blob
+        ``<folder>/<32 hex>.txt``; readable by every replica when this returns, durable after
+        :meth:`sync`. Used by stage 1's offload and the request cut."""
+        ...
+
+    async def read_lines(self, key: str, first: int = 1, last: int | None = None) -> BlobLines:
+        """Lines ``first..last`` (1-based, inclusive; ``None``: to the end) of blob ``key``.
+        Raises :class:`StoreError` when there is no such blob. Used by ``read_file``."""
+        ...
+
+    async def blob_info(self, key: str) -> BlobInfo | None:
+        """The blob ``key`` (``None`` when there is none)."""
+        ...
+
+    async def list_blobs(self, folder: str) -> list[BlobInfo]:
+        """The blobs of ``folder``, by key."""
+        ...
+
+    async def expire_blobs(
+        self, folder: str, max_age_seconds: float, referenced: Collection[str] = ()
+    ) -> list[str]:
+        """Delete the blobs of ``folder`` older than ``max_age_seconds`` whose key or name is
+        not in ``referenced``; a referenced blob is kept and its stamp set to now. Returns
+        the keys deleted. Used by the ``cleanup`` step."""
+        ...
+
+    async def get_document(self, key: str) -> Document:
+        """The document ``key`` and its version. Used by the memory files and consolidation."""
+        ...
+
+    async def put_document(self, key: str, data: bytes, expected_version: str) -> Document:
+        """Replace document ``key`` with ``data`` if its version is still
+        ``expected_version`` (``""``: only if there is none); raises
+        :class:`VersionConflictError` otherwise. Returns the new document."""
+        ...
+
+    async def acquire_lease(self, name: str, ttl_seconds: float) -> Lease | None:
+        """Take lease ``name`` for ``ttl_seconds`` unless someone holds it (``None`` then).
+        Used by consolidation and the compaction of one session."""
+        ...
+
+    async def renew_lease(self, lease: Lease, ttl_seconds: float) -> Lease | None:
+        """Extend a lease still held; ``None`` when it expired (another may hold it now)."""
+        ...
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Give the lease up (nothing happens when it already expired)."""
+        ...
+
+    async def search(self, query: str, prefix: str, limit: int = 20) -> list[SearchHit]:
+        """The records of the streams under ``prefix`` holding every token of ``query``
+        (:func:`copaw_context.core.store.lines.search_tokens`: words, and character
+        bigrams of Chinese), in stream then append order, at most ``limit``. Both stores
+        answer alike on the same data. Used by recall."""
+        ...
+
+    async def sync(self) -> None:
+        """Wait until everything written so far is durable."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the store holds (connections, leases of this process)."""
+        ...
