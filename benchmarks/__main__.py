@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cache import bench_cache
+from benchmarks.chain import bench_chain, chain_table
 from benchmarks.compaction import bench_compaction
 from benchmarks.profile import profile_steps
 from benchmarks.report import cache_table, markdown, plot_steps
@@ -27,7 +28,8 @@ from benchmarks.truncation import bench_cut, bench_save, bench_stage1
 
 __all__ = ["main"]
 
-PARTS = ("cut", "save", "stage1", "steps", "split", "compaction", "profile", "cache")
+PARTS = ("cut", "save", "stage1", "steps", "split", "compaction", "profile", "cache", "chain")
+DEFAULT_PARTS = PARTS[:-1]  # the chain of compactions (3 minutes) runs when asked: --only chain
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -52,7 +54,7 @@ def _log(message: str) -> None:
 
 
 def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
-    quick, only = args.quick, set(args.only or PARTS)
+    quick, only = args.quick, set(args.only or DEFAULT_PARTS)
     results: dict[str, Any] = {}
     for name, bench in (("cut", bench_cut), ("save", bench_save), ("stage1", bench_stage1)):
         if name in only:
@@ -83,10 +85,28 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     if "cache" in only:
         _log("prompt-cache reuse ...")
         results["cache"] = bench_cache(root, quick, _log)
+    if "chain" in only:
+        _log("chain of compactions ...")
+        compactor = _compactor(args)
+        results["chain"] = bench_chain(root, quick, _log, seed=args.chain_seed, compactor=compactor)
     if "profile" in only:
         _log("profile ...")
         results["profile"] = profile_steps(root, seeded[largest], "estimate", 5 if quick else 15)
     return results
+
+
+def _compactor(args: argparse.Namespace) -> Any:
+    """The LLM compactor's model (``--compactor-url``: an OpenAI-compatible server), or None:
+    the extractive compactor."""
+    if not args.compactor_url:
+        return None
+    from agentscope.credential import OpenAICredential
+    from agentscope.model import OpenAIChatModel
+
+    credential = OpenAICredential(api_key=args.compactor_key, base_url=args.compactor_url)
+    return OpenAIChatModel(
+        credential, args.compactor_model, stream=False, context_size=args.compactor_context
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -104,6 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a short run (about 1 minute)")
     parser.add_argument("--only", nargs="+", choices=PARTS, help="run only these parts")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the results")
+    parser.add_argument("--chain-seed", type=int, default=1, help="the chain part's sessions")
+    parser.add_argument(
+        "--compactor-url",
+        help="chain part: an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1) for the "
+        "LLM compactor; without it the extractive compactor runs (offline)",
+    )
+    parser.add_argument("--compactor-model", default="local", help="the model name it serves")
+    parser.add_argument("--compactor-key", default="none", help="its API key")
+    parser.add_argument("--compactor-context", type=int, default=32768, help="its window")
     args = parser.parse_args(argv)
     logging.getLogger("as").setLevel(logging.ERROR)  # AgentScope's logger
     logging.getLogger("copaw_context").setLevel(logging.ERROR)
@@ -122,6 +151,15 @@ def main(argv: list[str] | None = None) -> int:
             ["# Prompt-cache benchmark", "", machine, "", *cache_table(results["cache"])]
         )
         (args.out / "cache.md").write_text(cache_md + "\n", encoding="utf-8")
+    if results.get("chain"):
+        chain = results["chain"]
+        head = (
+            f"Seed {chain['seed']}, window {chain['window']:,} tokens, {chain['method']} compactor."
+        )
+        chain_md = "\n".join(
+            ["# Chain-of-compactions benchmark", "", machine, head, "", *chain_table(chain["runs"])]
+        )
+        (args.out / "chain.md").write_text(chain_md + "\n", encoding="utf-8")
     (args.out / "results.json").write_text(
         json.dumps(_jsonable({k: v for k, v in results.items() if k != "profile"}), indent=1),
         encoding="utf-8",

@@ -264,6 +264,10 @@ def markdown(results: dict[str, Any], machine: str) -> str:
         lines.append("")
     if results.get("cache"):
         lines += [*cache_table(results["cache"]), ""]
+    if results.get("chain"):
+        from benchmarks.chain import chain_table
+
+        lines += ["## Chain of compactions", "", *chain_table(results["chain"]["runs"]), ""]
     checks = targets(results)
     if checks:
         lines += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]

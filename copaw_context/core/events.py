@@ -51,6 +51,12 @@ class ContextEvent:
     message: str = ""
     archive_files: tuple[str, ...] = field(default_factory=tuple)
     summary_dropped_lines: int = 0  # junk lines of the compactor's reply dropped or fixed
+    summary_dropped_by_reason: dict[str, int] = field(default_factory=dict)
+    """The summary lines that compaction left out or fixed, by reason: ``placeholder``,
+    ``template_prefix``, ``empty``, ``duplicate``, ``notice``, ``acknowledgement``, ``json``,
+    ``error_noise`` (:mod:`~copaw_context.core.summary.junk`), ``unstated``, ``moved`` (a
+    constraint nobody stated, moved to Critical Context), ``no_reason``, ``not_done``
+    (:mod:`~copaw_context.core.summary.rules`), ``reworded``, ``path_fixed``."""
     summary_budget_chars: int = 0  # the summary budget of that compaction (characters)
     prefix_reused_tokens: int = 0  # model_call: tokens of its common prefix with the previous input
     session_reused_share: float = 0.0  # model_call: the session's sum LCP / sum input tokens

@@ -5,20 +5,29 @@
 
 Each session (two English, two Chinese, see :mod:`scripts.quality.sessions`) is compacted
 once with no previous summary; the summary is scored for the planted goal, constraints,
-paths, exact error lines, decisions with their reasons and next steps. ``--extractive``
-needs no endpoint. Not a test: it prints numbers and asserts nothing.
+paths, exact error lines, decisions with their reasons and next steps, its junk lines are
+counted by the package's checker (``junk``) and its size is given as a share of the
+compacted input (``ratio``, estimated tokens). ``--extractive`` needs no endpoint. Not a
+test: it prints numbers and asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from copaw_context.core.summary import CompactorModel, CompactorResult, SummaryCompactor
+from copaw_context.core.summary import (
+    CompactorModel,
+    CompactorResult,
+    SummaryCompactor,
+    find_junk,
+    render_transcript,
+)
 from copaw_context.core.tokens import make_token_counter
 from scripts.quality.openai_model import OpenAICompatibleModel
 from scripts.quality.score import Score, score_summary, total
@@ -29,12 +38,16 @@ __all__ = ["Row", "evaluate", "format_table", "main"]
 
 @dataclass(frozen=True)
 class Row:
-    """One session's result."""
+    """One session's result: its summary's junk lines (counted by the package's checker,
+    :func:`~copaw_context.core.summary.junk.find_junk`) and its size as a share of the
+    compacted input (estimated tokens of the summary / of the rendered transcript)."""
 
     session: str
     result: CompactorResult
     seconds: float
     score: Score
+    junk: int = 0
+    ratio: float = 0.0
 
 
 async def evaluate(
@@ -58,7 +71,11 @@ async def evaluate(
     result = await compactor.summarise(session.messages, previous=None, model=model)
     seconds = time.monotonic() - started
     score = score_summary(result.text, session.planted, session.language)
-    return Row(session.name, result, seconds, score)
+    junk = len(find_junk(result.text, session.language))
+    counter = make_token_counter("estimate")
+    compacted = counter.count(render_transcript(session.messages))
+    ratio = counter.count(result.text) / max(1, compacted)
+    return Row(session.name, result, seconds, score, junk, ratio)
 
 
 def _cell(kept: int, planted: int) -> str:
@@ -67,16 +84,19 @@ def _cell(kept: int, planted: int) -> str:
 
 def format_table(rows: Sequence[Row]) -> str:
     """The rows and their totals as a Markdown table."""
-    head = ["session", "method", "s", "dropped", *CATEGORIES]
+    head = ["session", "method", "s", "dropped", "junk", "ratio", *CATEGORIES]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         method = row.result.method + (" (fallback)" if row.result.fallback_reason else "")
         cells = [row.session, method, f"{row.seconds:.1f}", str(row.result.dropped_lines)]
+        cells += [str(row.junk), f"{row.ratio:.2f}"]
         cells += [_cell(*row.score[c]) for c in CATEGORIES]
         lines.append("| " + " | ".join(cells) + " |")
     sums = total(row.score for row in rows)
     dropped = sum(row.result.dropped_lines for row in rows)
     cells = ["total", "", f"{sum(r.seconds for r in rows):.1f}", str(dropped)]
+    median = statistics.median(r.ratio for r in rows) if rows else 0.0
+    cells += [str(sum(r.junk for r in rows)), f"{median:.2f} (median)"]
     lines.append("| " + " | ".join(cells + [_cell(*sums[c]) for c in CATEGORIES]) + " |")
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from agentscope.middleware import MiddlewareBase
 from copaw_context import ContextEvent, MemoryCompactionHook, attach, pin_message
 from copaw_context.cli.demo import demo_policy, make_demo_tools
 from copaw_context.core.config.running import parse_running_config
-from copaw_context.core.summary import render_summary_message
+from copaw_context.core.summary import find_junk, render_summary_message, split_summary_message
 from copaw_context.testing import (
     ModelCall,
     ScriptedChatModel,
@@ -142,11 +142,17 @@ async def test_the_compaction_event_counts_junk_lines_and_states_the_budget(
     agent, events = await _compact_with_failing_compactor(tmp_path, text_step(reply))
     (event,) = [e for e in events if e.kind == "compaction"]
     assert event.method == "llm" and event.fallback_reason is None
-    assert event.summary_dropped_lines == 2
+    # the template slot and the stray "(none)" go; the decision without a reason is no
+    # Key Decision any more (it moves to Critical Context): each counted by its reason
+    assert event.summary_dropped_lines == 3
+    assert event.summary_dropped_by_reason == {"placeholder": 2, "no_reason": 1}
     assert event.summary_budget_chars >= 1000
-    assert event.as_dict()["summary_dropped_lines"] == 2
+    assert event.as_dict()["summary_dropped_lines"] == 3
+    assert event.as_dict()["summary_dropped_by_reason"] == {"placeholder": 2, "no_reason": 1}
     summary = str(agent.state.summary)
-    assert "<decision - reason>" not in summary and "- (none)" not in summary
+    assert "<decision - reason>" not in summary
+    assert "1. Run the full test suite\n- (none)" not in summary
+    assert find_junk(split_summary_message(summary)) == []  # no junk line left at all
     assert "- Keep the public API unchanged" in summary
 
 
@@ -416,7 +422,9 @@ async def test_error_printed_at_the_end_of_an_offloaded_log_reaches_the_summary(
     assert error not in excerpt, "the excerpt in the context holds only the head of the log"
     reply = await agent.reply(UserMsg("user", "/compact"))
     summary = reply.get_text_content() or ""
-    assert error in summary and "make: *** [Makefile:23: parser.o] Error 1" in summary
+    assert error in summary
+    # the error block keeps the error, not make's wrapper around it (issue 21 item 2)
+    assert "make: *** [Makefile:23: parser.o] Error 1" not in summary
     assert "run_build(all): error" in summary or "run_build: error" in summary
 
 

@@ -112,8 +112,8 @@ def test_extract_facts_realistic_session_is_verbatim() -> None:
     assert facts.file_paths[:2] == ("/repo/src/app/main.py", "./docs/notes.md")
     assert facts.tool_outcomes == (
         "read_file(/repo/src/app/main.py): ok — def count_items(xs):",
-        "execute_shell_command: error — FAILED tests/test_main.py::test_count - AssertionError: "
-        "expected 3, got 4",
+        "execute_shell_command(cd /repo && pytest -q): error — FAILED "
+        "tests/test_main.py::test_count - AssertionError: expected 3, got 4",
         "write_file(./docs/notes.md): ok — Wrote 9 bytes to ./docs/notes.md",
     )
     assert facts.decisions == (
@@ -467,7 +467,8 @@ def test_extractive_summary_is_valid_and_complete(language: str) -> None:
     assert "The counter in our app is off by one, please fix it." in goal  # first request
     assert "Also add a regression test for an empty list." in goal  # latest request
     assert "- [x] read_file(/repo/src/app/main.py): ok" in summary
-    assert "- execute_shell_command: error — FAILED tests/test_main.py::test_count" in summary
+    blocked = "- execute_shell_command(cd /repo && pytest -q): error — FAILED tests/test_main.py"
+    assert f"{blocked}::test_count" in summary
     assert "I decided to keep the signature" in summary
     next_steps = _section_items(summary, 4)
     assert next_steps[0].startswith("1. ") and "regression test for an empty list" in next_steps[0]

@@ -9,7 +9,7 @@ from pathlib import Path
 from copaw_context.cli.demo.run import run_demo
 from copaw_context.core.memory.search import SearchHit
 from copaw_context.core.memory.tools import format_hits
-from copaw_context.core.summary import extract_facts
+from copaw_context.core.summary import extract_facts, find_junk, split_summary_message
 from copaw_context.core.summary.facts import ExtractedFacts
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
@@ -87,3 +87,4 @@ async def test_the_demo_summary_carries_no_junk(tmp_path: Path) -> None:
         "raw markup": re.findall(r"(?m)^- \[x\] .*: ok — <", summary),
     }
     assert not any(junk.values()), {k: v[:3] for k, v in junk.items() if v}
+    assert find_junk(split_summary_message(summary)) == []  # the checker of issue 21 agrees

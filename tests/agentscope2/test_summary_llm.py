@@ -54,10 +54,17 @@ async def test_a_valid_reply_is_used_with_the_previous_items_and_the_facts() -> 
 
 
 async def test_an_unchanged_reply_is_returned_as_written() -> None:
-    model = ScriptedTextModel([f"  {PREVIOUS_SUMMARY}\n"])
-    messages = [TranscriptMessage("user", "user", (TranscriptPart("text", "go on"),))]
+    # A reply every rule allows: its constraint is the user's, its decision was taken with
+    # a reason in the conversation (see tests/core/summary/test_summary_rules.py).
+    decision = "I will keep the public API unchanged because clients pin it."
+    reply = PREVIOUS_SUMMARY.replace("Keep the public API unchanged", decision)
+    model = ScriptedTextModel([f"  {reply}\n"])
+    messages = [
+        TranscriptMessage("user", "user", (TranscriptPart("text", "Never modify vendor/ files"),)),
+        TranscriptMessage("assistant", "bot", (TranscriptPart("text", decision),)),
+    ]
     result = await _compactor().summarise(messages, previous=None, model=model)
-    assert result.text == PREVIOUS_SUMMARY
+    assert result.text == reply and result.dropped_lines == 0
 
 
 async def test_errors_are_retried_with_a_doubling_backoff(monkeypatch: pytest.MonkeyPatch) -> None:

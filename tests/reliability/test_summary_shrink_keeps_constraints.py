@@ -1,7 +1,8 @@
 """Issue 17 item 12: when a summary must shrink, the constraints, decisions, exact errors and
 paths go last. A real agent in a 2,500-token window whose compactor fails after its first
-summary keeps that summary's constraint ("Never modify vendor/ files") in every later input,
-while long user requests (protected, copied from the messages) are cut instead."""
+summary keeps the constraint the user stated in the first request ("Never modify vendor/
+files"), under Constraints, in every later input, while long user requests (protected,
+copied from the messages) are cut instead."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from copaw_context.core.summary import Summary, split_summary_message
 from tests.reliability.agent_session import Action, AgentSession, Turn
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver
@@ -48,12 +50,19 @@ async def scenario(driver: HostDriver, directory: Path) -> dict[str, Any]:
     await session.start()
     kept = 0
     for number in range(8):
-        request = f"request {number}: " + filler(1500, number)
+        # The user states the constraint once, in the first request: a constraint of the
+        # conversation (a compactor's invented one is no constraint: it moves, see
+        # core/summary/rules.py).
+        stated = f"{CONSTRAINT}. " if number == 0 else ""
+        request = f"request {number}: {stated}" + filler(1500, number)
         await session.run(Turn(request, (Action(sizes=(1200,)),)))
-        inputs = "\n".join(_text(m.get("content")) for m in session.last_input)
+        texts = [_text(m.get("content")) for m in session.last_input]
         compacted = [e for e in events if e.kind == "compaction"]
-        if compacted and "## Goal" in inputs:
-            assert CONSTRAINT in inputs, f"turn {number}: the constraint was dropped"
+        summaries = [text for text in texts if "## Goal" in text]
+        if compacted and summaries:
+            doc = Summary.parse(split_summary_message(summaries[0]))
+            constraints = "\n".join(doc.constraints)
+            assert CONSTRAINT in constraints, f"turn {number}: the constraint was dropped"
             kept += 1
     compactions = [e for e in events if e.kind == "compaction"]
     failed = [e for e in compactions[1:] if e.method != "llm"]

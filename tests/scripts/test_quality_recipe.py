@@ -12,6 +12,7 @@ import pytest
 
 from copaw_context.testing import ScriptedTextModel
 from scripts.quality.openai_model import OpenAICompatibleModel, StreamStopped, read_sse
+from scripts.quality.rescore import rescore
 from scripts.quality.run import evaluate, format_table, main
 from scripts.quality.score import fact_kept, score_summary
 from scripts.quality.sessions import CATEGORIES, Planted, build_sessions
@@ -48,6 +49,23 @@ def test_the_offline_run_keeps_every_planted_fact(capsys: pytest.CaptureFixture[
     table = capsys.readouterr().out
     total = next(line for line in table.split("\n") if line.startswith("| total"))
     assert total.endswith("| 4/4 | 8/8 | 8/8 | 8/8 | 4/4 | 4/4 |"), table
+
+
+def test_the_offline_run_counts_junk_and_the_ratio_and_rescore_reads_its_summaries(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--extractive", "--filler", "3", "--show"]) == 0
+    captured = capsys.readouterr()
+    head, _rule, *rows = captured.out.strip().split("\n")
+    assert head.split(" | ")[4:6] == ["junk", "ratio"]
+    assert all(row.split(" | ")[4] == "0" for row in rows), captured.out  # no junk line
+    assert all(0 < float(row.split(" | ")[5].split()[0]) < 1 for row in rows)
+    table = rescore(captured.err, seed=1, filler=3)
+    total = table.split("\n")[-1]
+    assert total.startswith("| total | 0 | - |") and total.endswith("| 36/36 |"), table
+    snippet = "- [x] read_file(a.py): ok — 1  x = 1\n"  # a numbered source line as an outcome
+    junky = captured.err.replace("### Done\n", "### Done\n" + snippet)  # the English two
+    assert rescore(junky, seed=1, filler=3).split("\n")[-1].startswith("| total | 2 | notice 2 |")
 
 
 async def test_a_scripted_model_is_scored_after_the_carry_over() -> None:

@@ -190,6 +190,7 @@ class _Run:
             fallback_reason=self._fallback_reason(result),
             archive_files=tuple(p for p, _ in guide),
             summary_dropped_lines=result.dropped_lines,
+            summary_dropped_by_reason=dict(result.dropped_by_reason),
             summary_budget_chars=result.budget_chars,
             compactor_calls=result.calls,
             **self.base,

@@ -7,6 +7,9 @@
 - :mod:`.errors`, :mod:`.error_rules`, :mod:`.statements`: error lines by toolchain (guarded
   patterns); constraints, decisions, plans
 - :mod:`.clean`: junk lines of a model's reply out, near-duplicates of carried items settled
+- :mod:`.junk`: the junk checker (:func:`find_junk`) and the same rules applied by
+  construction (:func:`drop_junk`); :mod:`.rules`: what each section may hold, checked
+  against the conversation (:func:`enforce_rules`)
 - :mod:`.budget`, :mod:`.deadline`: the one budget of a compaction and the call's timeout
 - :mod:`.llm`, :mod:`.ask`: the LLM compactor, host-neutral behind :class:`CompactorModel`,
   and its retries
@@ -33,6 +36,13 @@ from copaw_context.core.summary.errors import scan_errors
 from copaw_context.core.summary.extractive import extractive, extractive_summary
 from copaw_context.core.summary.facts import ExtractedFacts, extract_facts
 from copaw_context.core.summary.fit import fit, fit_summary, fit_to_budget, trim
+from copaw_context.core.summary.junk import (
+    JUNK_REASONS,
+    JunkLine,
+    drop_junk,
+    find_junk,
+    junk_counts,
+)
 from copaw_context.core.summary.language import (
     LANGUAGES,
     PROGRESS_SUBSECTIONS,
@@ -60,9 +70,11 @@ from copaw_context.core.summary.prompts import (
     render_transcript,
     size_retry_note,
 )
+from copaw_context.core.summary.rules import enforce_rules
 from copaw_context.core.summary.validate import check_reply, validate_summary
 
 __all__ = [
+    "JUNK_REASONS",
     "LANGUAGES",
     "PROGRESS_SUBSECTIONS",
     "SECTION_TITLES",
@@ -70,6 +82,7 @@ __all__ = [
     "CompactorModel",
     "CompactorResult",
     "ExtractedFacts",
+    "JunkLine",
     "Language",
     "ProgressCallback",
     "ProgressCompactorModel",
@@ -85,13 +98,17 @@ __all__ = [
     "check_reply",
     "clean_summary",
     "compactor_system_prompt",
+    "drop_junk",
+    "enforce_rules",
     "extract_facts",
     "extractive",
     "extractive_summary",
+    "find_junk",
     "fit",
     "fit_summary",
     "fit_to_budget",
     "is_placeholder",
+    "junk_counts",
     "keep_previous",
     "merge",
     "plan_budget",

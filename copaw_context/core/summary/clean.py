@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from copaw_context.core.summary.carry import carried_label
@@ -21,6 +22,7 @@ from copaw_context.core.summary.prompts import PLACEHOLDERS
 from copaw_context.core.summary.statements import has_reason
 
 __all__ = [
+    "clean_counts",
     "clean_summary",
     "core",
     "drop_items",
@@ -29,6 +31,7 @@ __all__ = [
     "restore_paths",
     "says_nothing",
     "settle_carried",
+    "settle_counts",
 ]
 
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
@@ -198,12 +201,22 @@ def clean_summary(
     template slots (either language, bracketed or not), "(none)" next to real items, Next
     Steps items already under Done, and made-up absolute paths (written back as the
     ``transcript`` showed them; ``known_paths`` are the paths its facts name)."""
+    doc, counts = clean_counts(summary, transcript=transcript, known_paths=known_paths)
+    return doc, sum(counts.values())
+
+
+def clean_counts(
+    summary: Summary, *, transcript: str = "", known_paths: Sequence[str] = ()
+) -> tuple[Summary, Counter[str]]:
+    """:func:`clean_summary` with the lines counted by reason: ``placeholder`` (template
+    slots, stray "(none)"), ``duplicate`` (a Next Steps item already done), ``path_fixed``."""
     doc = summary.model_copy(deep=True)
-    dropped = _drop_templates(doc)
-    dropped += _drop_done_steps(doc)
-    dropped += _restore_all_paths(doc, transcript, known_paths)
-    dropped += drop_stray_placeholders(doc)
-    return doc, dropped
+    counts: Counter[str] = Counter()
+    counts["placeholder"] += _drop_templates(doc)
+    counts["duplicate"] += _drop_done_steps(doc)
+    counts["path_fixed"] += _restore_all_paths(doc, transcript, known_paths)
+    counts["placeholder"] += drop_stray_placeholders(doc)
+    return doc, +counts
 
 
 _STOPWORDS = frozenset(
@@ -300,6 +313,17 @@ def settle_carried(summary: Summary, facts: ExtractedFacts) -> tuple[Summary, in
     lines went: a carried constraint replaces the model's wording of it (the user's words
     stay, once), a carried decision with its reason replaces the model's reasonless one,
     and "(none)" lines left above carried items go."""
+    doc, counts = settle_counts(summary, facts)
+    return doc, sum(counts.values())
+
+
+def settle_counts(summary: Summary, facts: ExtractedFacts) -> tuple[Summary, Counter[str]]:
+    """:func:`settle_carried` with the lines counted by reason: ``reworded`` (the model's
+    wording of a carried constraint, replaced by the user's), ``duplicate`` (a reasonless
+    part of a carried decision), ``placeholder``."""
     doc = summary.model_copy(deep=True)
-    dropped = _settle_constraints(doc) + _settle_decisions(doc, facts)
-    return doc, dropped + drop_stray_placeholders(doc)
+    counts: Counter[str] = Counter()
+    counts["reworded"] += _settle_constraints(doc)
+    counts["duplicate"] += _settle_decisions(doc, facts)
+    counts["placeholder"] += drop_stray_placeholders(doc)
+    return doc, +counts

@@ -124,7 +124,8 @@ WRAPPER_RULES = RuleSet(
         (
             (),
             r"^npm (?:ERR!|error\b) *(?:code |errno |path |command |syscall |signal |Exit status"
-            r"|Failed at|This is probably|A complete log|Lifecycle script|\S+@\S+ \w+:|$)"
+            r"|Failed at|This is probably|A complete log|Lifecycle script|\S+@\S+ \w+:"
+            r"|in workspace\b|workspace |(?:at )?location\b|(?:Error: )?command failed|$)"
             r"|^\s*ELIFECYCLE\b|^error Command failed with exit code",  # npm, yarn
         ),
         (("err_pnpm_recursive_run_first_fail",), r"ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL"),  # pnpm
@@ -153,7 +154,8 @@ WRAPPER_RULES = RuleSet(
         ((), r"^FAIL\s*$|^FAIL\t|^exit status \d+$"),  # go
         (
             (),
-            r"^Tests?:?\s+[1-9]\d* failed|^Test Files\s+[1-9]\d* failed|^\s*[1-9]\d* failing\b"
+            r"^Tests?:?\s+[1-9]\d* failed|^Test (?:Files|Suites:)\s+[1-9]\d* failed"
+            r"|^\s*[1-9]\d* failing\b"
             r"|^Tests run: \d+, Failures:|^FAILED \((?:failures|errors)=|^Found [1-9]\d* errors?\b"
             r"|^=+ .*\b[1-9]\d* failed\b.* =+$|^\s*[1-9]\d* failed(?:[,|] .*)?$",  # tallies
         ),

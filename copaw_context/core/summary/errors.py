@@ -191,6 +191,18 @@ def _short_line_error(line: str) -> tuple[ErrorLine | None, bool]:
     return ErrorLine(line.strip(), rank), False
 
 
+_PANIC_HEAD_RE = re.compile(r"^thread '[^']*' panicked at \S+:\d+:\d+:$")
+
+
+def _panic_messages(lines: Sequence[str], rows: Iterable[int]) -> set[int]:
+    """The message line under each Rust panic header (``thread 'x' panicked at f.rs:1:2:``)."""
+    return {
+        row + 1
+        for row in rows
+        if _PANIC_HEAD_RE.match(lines[row]) and row + 1 < len(lines) and lines[row + 1].strip()
+    }
+
+
 def scan_errors(text: str) -> list[ErrorLine]:
     """Every error line of ``text`` in order, with its rank."""
     lines = text.split("\n")
@@ -199,6 +211,8 @@ def scan_errors(text: str) -> list[ErrorLine]:
     if "Traceback (most recent call last)" in text:
         heads = [r for r in rows if lines[r].startswith("Traceback (most recent call last)")]
         exceptions = _exception_rows(lines, heads)
+    if "panicked at" in text:  # Rust >= 1.73 prints the panic's message on the next line
+        exceptions |= _panic_messages(lines, rows)
     known = list(map(_line_error, map(lines.__getitem__, rows)))
     if not exceptions and not any(asserted for _, asserted in known):
         return [error for error, _ in known if error is not None]  # each line on its own

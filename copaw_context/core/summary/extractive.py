@@ -4,6 +4,7 @@ into the previous summary and kept within a character budget. Deterministic, no 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from copaw_context.core.markdown_blocks import fence_closer
@@ -18,6 +19,7 @@ from copaw_context.core.summary.facts import (
     user_texts,
 )
 from copaw_context.core.summary.fit import trim
+from copaw_context.core.summary.junk import drop_junk, item_junk
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
 from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import merge, union_items
@@ -100,6 +102,7 @@ def _batch(
     goal = unique([_labelled(words["request"], ts, text, language) for ts, text in requests])
     in_progress, next_steps = _pending(messages, requests, facts, language)
     outcomes = [(o, o.split(": ", 1)[-1].startswith("error")) for o in facts.tool_outcomes]
+    done = unique([f"- [x] {_outcome(o)}" for o, failed in outcomes if not failed])
     blocked = [f"- {o}" for o, failed in outcomes if failed]
     if not blocked and facts.error_lines:
         blocked = [f"- {words['last_error']}{words['colon']}{facts.error_lines[-1]}"]
@@ -112,13 +115,38 @@ def _batch(
         language=language,
         goal=goal,
         constraints=[f"- {c}" for c in facts.constraints],
-        done=[f"- [x] {o}" for o, failed in outcomes if not failed],
+        done=done,
         in_progress=in_progress,
         blocked=blocked,
         decisions=[f"- {d}" for d in facts.decisions],
         next_steps=next_steps,
         critical=critical,
     )
+
+
+def close_passed(summary: Summary, passed: Sequence[str]) -> Summary:
+    """``summary`` without the failures of the calls that have passed since (``passed``:
+    ``tool(target)`` labels): their Blocked items and the error line each named."""
+    if not passed:
+        return summary
+    heads = tuple(f"- {label}: error — " for label in passed)
+    closed = [item for item in summary.blocked if item.startswith(heads)]
+    if not closed:
+        return summary
+    lines = {item.split(" — ", 1)[1].strip() for item in closed}
+    words = WORDS[summary.language]
+    gone = {f"- {words['error']}{words['colon']}{line}" for line in lines}
+    blocked = [item for item in summary.blocked if item not in closed]
+    critical = [item for item in summary.critical if item not in gone]
+    return summary.model_copy(update={"blocked": blocked, "critical": critical})
+
+
+def _outcome(outcome: str) -> str:
+    """A successful outcome as a Done item: its detail left out when it is only a read
+    file's or a search's first line (a source line, a hit, a count: see :mod:`.junk`)."""
+    if item_junk(f"- [x] {outcome}") == "notice" and " — " in outcome:
+        return outcome.split(" — ", 1)[0]
+    return outcome
 
 
 _REQUEST_ITEM_RE = re.compile(
@@ -181,6 +209,7 @@ def extractive(
     extra_instruction: str = "",
     language: Language = "en",
     max_chars: int = 12000,
+    dropped: Counter[str] | None = None,
 ) -> Summary:
     """A six-section summary of ``messages`` from their facts, merged into ``previous``.
 
@@ -189,6 +218,8 @@ def extractive(
     ``max_chars`` the oldest items are left out (with a note pointing at the dialog archive);
     the first Goal item (the original task) and the latest request are always kept, cut
     before the constraints, decisions, exact errors and paths go (see :func:`~.fit.trim`).
+    Built without junk lines (:func:`~.junk.drop_junk`: a carried error already under
+    Blocked, a read file's snippet ...); ``dropped`` gets the lines left out, by reason.
     """
     language = check_language(language)
     if (
@@ -204,8 +235,11 @@ def extractive(
     if facts.plan:  # the last stated plan replaces the one stated before
         steps = [i for i in before.next_steps if not _PLANNED_ITEM_RE.match(i)]
         before = before.model_copy(update={"next_steps": steps})
+    before = close_passed(before, facts.passed)
     new = _batch(messages, user, facts, extra_instruction, language)
-    merged = carry_facts(merge(before, new), facts)
+    merged, junk = drop_junk(carry_facts(merge(before, new), facts))
+    if dropped is not None:
+        dropped.update(junk)
     goal = merged.goal
     protected = {item_key(item) for item in goal[:1]}
     protected.update(item_key(item) for item in (new.goal or goal)[-1:])

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from copaw_context.core.summary.error_block import error_block, is_error_noise, is_noise
 from copaw_context.core.summary.errors import (
     DECISIVE,
     WRAPPER,
@@ -28,6 +29,7 @@ from copaw_context.core.summary.errors import (
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.statements import (
+    is_acknowledgement,
     is_constraint,
     is_decision,
     is_plan,
@@ -43,7 +45,9 @@ __all__ = [
     "ExtractedFacts",
     "ResultFacts",
     "cut",
+    "error_block",
     "extract_facts",
+    "is_error_noise",
     "first_line",
     "forget_result_facts",
     "result_facts",
@@ -97,6 +101,9 @@ class ExtractedFacts:
     decisions: tuple[str, ...] = ()
     plan: tuple[str, ...] = ()  # the last stated plan or pending work (open task items)
     error_lines_omitted: int = 0  # older error lines left out of ``error_lines``
+    passed: tuple[str, ...] = ()
+    """The calls (``tool(target)``) whose last run passed: an earlier failure of the same
+    call is closed (its error lines are not carried, its Blocked item goes)."""
 
 
 def unique(items: Iterable[str]) -> list[str]:
@@ -202,6 +209,26 @@ def _call_paths(raw_input: str) -> list[str]:
     return unique(found)
 
 
+_COMMAND_KEYS = ("command", "cmd", "script")
+
+
+def _call_command(raw_input: str) -> str:
+    """The command a shell-like call runs (its ``command`` argument), cut to 120: what
+    tells two runs of one call apart ("shell(pytest tests/a.py)")."""
+    try:
+        parsed = json.loads(raw_input)
+    except ValueError:
+        return ""
+    if not isinstance(parsed, dict):
+        return ""
+    for key in _COMMAND_KEYS:
+        value = parsed.get(key)
+        if isinstance(value, str) and value.strip() and "\n" not in value.strip():
+            command = " ".join(value.split())
+            return command if len(command) <= 120 else command[:119] + "…"
+    return ""
+
+
 def _offload_paths(output: str) -> list[str]:
     at = output.find("file_path=")
     if at < 0 and _SAVED_RE.search(output) is None:
@@ -232,6 +259,7 @@ class ResultFacts:
     """What a tool result's text says on its own (see :func:`result_facts`)."""
 
     errors: tuple[ErrorLine, ...]
+    block: tuple[ErrorLine, ...]  # the errors worth carrying (:func:`error_block`)
     failed: bool  # its error lines say that the command failed
     paths: tuple[str, ...]  # offloaded files it names
     first: str  # its first line (:func:`first_line`)
@@ -256,6 +284,7 @@ def result_facts(text: str) -> ResultFacts:
     found = tuple(scan_errors(text))
     facts = ResultFacts(
         errors=found,
+        block=tuple(error_block(found, text)),
         failed=shows_failure(item.text for item in found),
         paths=tuple(_offload_paths(text)),
         first=first_line(text),
@@ -284,24 +313,40 @@ class _Collector:
         self.decisions: list[str] = []
         self.plans: list[list[str]] = []
         self.call_targets: dict[str, str] = {}
+        self.failed_lines: dict[str, list[str]] = {}  # a call's label -> its error lines
+        self.passed: list[str] = []
+        self.file_calls: set[str] = set()  # the calls naming a file (a read, a write)
 
     def text(self, role: str, text: str) -> None:
         plan = unchecked_items(text)
         sentences = list(join_reasons(_sentences(text)))
         if role == "user":
             pasted = pasted_error_lines(text)
-            self.errors += [ErrorLine(line, rank_line(line) or WRAPPER) for line in pasted]
+            ranked = [ErrorLine(line, rank_line(line) or WRAPPER) for line in pasted]
+            self.errors += error_block(ranked, text)
             self.decisions += [s for s in sentences if _STATED_DECISION_RE.match(s)]
         else:
-            self.decisions += [s for s in sentences if is_decision(s)]
+            self.decisions += [s for s in sentences if is_decision(s) and not is_acknowledgement(s)]
             plan = [s for s in sentences if is_plan(s)] + plan
         self.plans.append(plan)
 
     def tool_call(self, part: TranscriptPart) -> None:
         found = _call_paths(part.text)
         self.paths += found
-        if found and part.tool_call_id:
-            self.call_targets[part.tool_call_id] = found[0]
+        target = found[0] if found else _call_command(part.text)
+        if target and part.tool_call_id:
+            self.call_targets[part.tool_call_id] = target
+            if found:
+                self.file_calls.add(part.tool_call_id)
+
+    def _close(self, label: str) -> None:
+        """A passing run of ``label``: its earlier failures are no longer open."""
+        closed = set(self.failed_lines.pop(label, ()))
+        closed -= {line for lines in self.failed_lines.values() for line in lines}
+        self.errors = [item for item in self.errors if item.text not in closed]
+        failed = f"{label}: error — "
+        self.outcomes = [o for o in self.outcomes if not o.startswith(failed)]
+        self.passed = [*(p for p in self.passed if p != label), label]
 
     def tool_result(self, part: TranscriptPart) -> None:
         if _is_own_search(part) and not part.is_error:
@@ -314,11 +359,21 @@ class _Collector:
         failed = part.is_error or known.failed
         if failed and not found:
             found = [ErrorLine(known.first, DECISIVE)]
-        self.errors += found
-        self.paths += known.paths
+            block = error_block(found, part.text)
+        else:
+            block = list(known.block)
+        if failed or (part.tool_call_id or "") not in self.file_calls:
+            # the saved full text of a file's successful read is no fact: the file is
+            self.paths += known.paths
         name = part.tool_name or "tool"
         target = self.call_targets.get(part.tool_call_id or "")
         label = f"{name}({target})" if target else name
+        if target and not failed and not block:  # it ran clean: its earlier failures close
+            self._close(label)
+        elif target:
+            self.failed_lines.setdefault(label, []).extend(item.text for item in block)
+            self.passed = [p for p in self.passed if p != label]
+        self.errors += block
         detail = cut(most_telling(found), 200) if failed else known.detail
         self.outcomes.append(f"{label}: {'error' if failed else 'ok'} — {detail}")
 
@@ -347,7 +402,10 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
     for item in found.errors:
         if item.text:
             firsts.setdefault(item.text, item)
-    kept, omitted = keep_newest_ranked(list(firsts.values()), MAX_ERROR_LINES)
+    errors = list(firsts.values())
+    if any(not is_noise(item) for item in errors):  # the errors, not what is around them
+        errors = [item for item in errors if not is_noise(item)]
+    kept, omitted = keep_newest_ranked(errors, MAX_ERROR_LINES)
     plan = [cut(item, 300) for item in unique(last_nonempty(found.plans))]
     return ExtractedFacts(
         user_requests=tuple(cut(text, MAX_REQUEST_CHARS) for _, text in user),
@@ -358,4 +416,5 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
         decisions=tuple(unique(cut(d, 300) for d in found.decisions)[-_MAX_DECISIONS:]),
         plan=tuple(plan[-_MAX_PLAN_ITEMS:]),
         error_lines_omitted=omitted,
+        passed=tuple(found.passed),
     )

@@ -31,13 +31,14 @@ _CONSTRAINT_SHARE = 3
 # dialog archive holds them word for word, unlike what a model or the user wrote.
 _COPIED_RE = re.compile(
     rf"(?:{word_pattern('request')})(?: \([^()\n]*\))?(?:: |：)"
-    r"|[^\s:()]+(?:\([^\n]*?\))?: (?:ok|error) — "
+    r"|[^\s:()]+(?:\([^\n]*?\))?: ok(?: — |$)"
 )
 # Exact errors and paths: what the agent cannot find again without knowing it (they go just
 # before the decisions and the constraints).
 _EXACT_RE = re.compile(
     rf"(?:{'|'.join(word_pattern(k) for k in ('file', 'error', 'last_error'))})"
     r"(?: \([^()\n]*\))?(?:: |：)"
+    r"|[^\s:()]+(?:\([^\n]*?\))?: error — "  # a failed step with its error line
 )
 _EXACT_SHARE = 4  # of max_chars for each list's exact items before the oldest go
 _MIN_PROTECTED_CHARS = 200  # a kept item (the task, the latest request) is cut to no less

@@ -26,19 +26,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from copaw_context.core.host.protocol import CompactorModel
 from copaw_context.core.summary.ask import ProgressCompactorModel, ReplyAsker, SummaryRejected
 from copaw_context.core.summary.budget import SummaryBudget, carried_chars, plan_budget
 from copaw_context.core.summary.carry import carry_facts, keep_previous
-from copaw_context.core.summary.clean import clean_summary, settle_carried
+from copaw_context.core.summary.clean import clean_counts, settle_counts
 from copaw_context.core.summary.deadline import REFERENCE_TOKENS, ProgressCallback
 from copaw_context.core.summary.extractive import MIN_SUMMARY_CHARS, extractive
 from copaw_context.core.summary.facts import ExtractedFacts, extract_facts
 from copaw_context.core.summary.fit import fit_to_budget
+from copaw_context.core.summary.junk import drop_junk
 from copaw_context.core.summary.language import Language
 from copaw_context.core.summary.model import Layout, Summary
 from copaw_context.core.summary.prompts import (
@@ -46,6 +48,7 @@ from copaw_context.core.summary.prompts import (
     compactor_system_prompt,
     render_transcript,
 )
+from copaw_context.core.summary.rules import enforce_rules
 from copaw_context.core.summary.staging import StagePacker, stage_room
 from copaw_context.core.tokens import TokenCounter
 from copaw_context.core.transcript import TranscriptMessage
@@ -71,6 +74,10 @@ class CompactorResult:
     fallback_reason: str | None = None
     stages: int = 1
     dropped_lines: int = 0  # junk lines of the model's reply dropped or fixed
+    dropped_by_reason: Mapping[str, int] = field(default_factory=dict)
+    """The lines left out or fixed, by reason (see :mod:`.junk`, :mod:`.rules`): of the
+    model's reply (they add up to ``dropped_lines``), or those the extractive summary's
+    construction left out (a carried error already under Blocked, a read file's snippet)."""
     calls: tuple[str, ...] = ()
     """Why each compactor model call was made, in order (its length: the calls made)."""
 
@@ -175,8 +182,10 @@ class SummaryCompactor:
             self._prepare, tuple(messages), previous, reply_window, room_tokens
         )
         if self.mode == "extractive" or model is None or reply_window is None:
-            summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
-            return CompactorResult(summary, "extractive", job.budget)
+            summary, left = await asyncio.to_thread(self._extractive, job, extra_instruction)
+            return CompactorResult(
+                summary, "extractive", job.budget, dropped_by_reason=dict(sorted(left.items()))
+            )
         reason = "no attempt"
         calls: list[str] = []
         try:
@@ -185,7 +194,13 @@ class SummaryCompactor:
             )
             final, dropped = await asyncio.to_thread(self._finish, job, reply)
             return CompactorResult(
-                final, "llm", job.budget, stages=stages, dropped_lines=dropped, calls=tuple(calls)
+                final,
+                "llm",
+                job.budget,
+                stages=stages,
+                dropped_lines=sum(dropped.values()),
+                dropped_by_reason=dict(sorted(dropped.items())),
+                calls=tuple(calls),
             )
         except SummaryRejected as exc:
             reason = exc.reason
@@ -194,9 +209,14 @@ class SummaryCompactor:
         logger.warning(
             "copaw-context: LLM compaction failed (%s); using the extractive summary", reason
         )
-        summary = await asyncio.to_thread(self._extractive, job, extra_instruction)
+        summary, left = await asyncio.to_thread(self._extractive, job, extra_instruction)
         return CompactorResult(
-            summary, "extractive", job.budget, fallback_reason=reason, calls=tuple(calls)
+            summary,
+            "extractive",
+            job.budget,
+            fallback_reason=reason,
+            calls=tuple(calls),
+            dropped_by_reason=dict(sorted(left.items())),
         )
 
     # ----------------------------------------------------------------- internals
@@ -212,29 +232,35 @@ class SummaryCompactor:
         budget = self.budget_for(facts, transcript, previous, reply_window=reply_window, room=room)
         return _Job(messages, previous, facts, transcript, budget)
 
-    def _extractive(self, job: _Job, extra_instruction: str) -> Summary:
+    def _extractive(self, job: _Job, extra_instruction: str) -> tuple[Summary, Counter[str]]:
+        dropped: Counter[str] = Counter()
         summary = extractive(
             job.messages,
             previous=job.previous,
             extra_instruction=extra_instruction,
             language=self.language,
             max_chars=max(MIN_SUMMARY_CHARS, job.budget.target),
+            dropped=dropped,
         )
-        return self._fit(summary, job.budget)
+        return self._fit(summary, job.budget), dropped
 
-    def _finish(self, job: _Job, reply: Summary | None) -> tuple[Summary, int]:
+    def _finish(self, job: _Job, reply: Summary | None) -> tuple[Summary, Counter[str]]:
         """The model's summary with the previous items and the verbatim facts, without junk
-        lines, within its budget; and the number of lines dropped or fixed."""
+        lines and with only what each section's rule allows (:mod:`.rules`), within its
+        budget; and the lines dropped or fixed, by reason."""
         summary = reply if reply is not None else Summary(language=self.language, layout=Layout())
         kept = self._keep_previous(job.previous, summary)
         previous = job.previous.text() if job.previous is not None else ""
         shown = f"{job.transcript}\n{previous}"  # what the model was shown
-        doc, dropped = clean_summary(kept, transcript=shown, known_paths=job.facts.file_paths)
-        carried = carry_facts(doc, job.facts)
-        settled, moved = settle_carried(carried, job.facts)
-        if not (dropped or moved) and carried is doc:
-            return self._fit(kept, job.budget), 0
-        return self._fit(settled, job.budget), dropped + moved
+        doc, cleaned = clean_counts(kept, transcript=shown, known_paths=job.facts.file_paths)
+        ruled, broken = enforce_rules(doc, job.messages, job.facts, previous=job.previous)
+        carried = carry_facts(ruled, job.facts)
+        settled, moved = settle_counts(carried, job.facts)
+        final, junk = drop_junk(settled)
+        counts = cleaned + broken + moved + junk
+        if not counts and carried is doc:
+            return self._fit(kept, job.budget), counts
+        return self._fit(final, job.budget), counts
 
     def _fit(self, summary: Summary, budget: SummaryBudget) -> Summary:
         """The final summary within its budget (cap and room), whichever way it was made."""

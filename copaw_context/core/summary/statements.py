@@ -69,9 +69,21 @@ _PLAN_RE = re.compile(
     r"|^(?:I|we) (?:still )?(?:need|have) to\b|^(?:I|we) still\b|\b(?:still to do|next steps?|"
     r"next up|remaining work|left to do|TODO)\s*:|^the next step is\b|^(?:my|the) plan\b"
     r"|^(?:接下来|下一步|然后|之后)[，,]?(?:我|我们)?(?:会|将|要|需要|打算)?|^还(?:需要|要|剩)"
-    r"|^(?:待办|剩下的|计划)[:：]",
+    r"|^(?:待办|剩下的|计划)[:：]"
+    r"|^(?:(?:still )?pending|next|to ?do(?: next)?|remaining|open items?)\s*:\s*\S"
+    r"|^(?:未完成|待完成|还没做|尚未完成|下一步)[:：]\s*\S",
     re.IGNORECASE,
 )
+# A line that opens a list of the work still to do: "Pending:", "Still pending:", "Next:",
+# "To do next:", "Next steps:", "未完成：", "待办：", "下一步：".
+_PLAN_HEAD_RE = re.compile(
+    r"^\s*(?:[*_#]+\s*)?(?:(?:still )?pending|next(?: steps?)?|to ?do(?: next)?"
+    r"|remaining(?: work)?|left to do|still to do|open items?|plan"
+    r"|未完成|待完成|尚未完成|待办|下一步|接下来|剩下的|计划)"
+    r"(?:[*_]+)?\s*[:：](?:[*_]+)?\s*$",
+    re.IGNORECASE,
+)
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)、])\s+(?:\[ \]\s+)?(\S.*)$")
 _UNCHECKED_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s+(\S.*)$")
 _GOAL_START_RE = re.compile(
     r"^(?:please\s+)?(?:I (?:only )?(?:want|need|would like)|we (?:only )?(?:want|need)|"
@@ -83,6 +95,18 @@ _ACK_RE = re.compile(
     r"^(?:ok(?:ay)?|noted|thanks?(?: you)?|thx|got it|sure|great|cool|nice|perfect|"
     r"sounds good|yes|yep|fine|good|go on|continue|好的?|收到|谢谢|明白了?|嗯|可以|行|继续)"
     r"[\s.!。！~，,]*(?:thanks?(?: you)?|谢谢)?[\s.!。！~]*$",
+    re.IGNORECASE,
+)
+# An acknowledgement with a promise to remember and nothing else: "Understood, I'll keep
+# that in mind.", "Got it, will do.", "好的，我记住了", "明白，我会注意的".
+_ACK_LEAD = (
+    r"(?:ok(?:ay)?|noted|understood|got it|sure|alright|all right|of course|certainly|"
+    r"will do|thanks?(?: you)?|great|perfect|好的?|收到|明白了?|了解|知道了|没问题|嗯)"
+)
+_ACK_PROMISE_RE = re.compile(
+    rf"^{_ACK_LEAD}(?:[\s.!。！~，,]+(?:{_ACK_LEAD}|I(?:'ll| will) (?:keep (?:that|this|it) in mind"
+    r"|remember (?:that|this|it)|do (?:that|so)|note (?:that|this|it))|will do|noted"
+    r"|我(?:会|已经?)?(?:记住|记下|注意)了?(?:的|这一点|这点)?|我会照做|会注意的?))*[\s.!。！~，,]*$",
     re.IGNORECASE,
 )
 
@@ -114,8 +138,10 @@ def has_reason(sentence: str) -> bool:
 
 
 def is_acknowledgement(text: str) -> bool:
-    """Whether a user message only acknowledges ("Noted.", "ok thanks", "好的")."""
-    return bool(_ACK_RE.match(text.strip()))
+    """Whether a message only acknowledges ("Noted.", "ok thanks", "好的", "Understood, I'll
+    keep that in mind.", "好的，我记住了")."""
+    text = text.strip()
+    return bool(_ACK_RE.match(text) or _ACK_PROMISE_RE.match(text))
 
 
 def _glue(first: str, second: str) -> str:
@@ -139,8 +165,25 @@ def join_reasons(sentences: Iterable[str]) -> Iterator[str]:
 
 
 def unchecked_items(text: str) -> list[str]:
-    """The text of each unchecked task item ("- [ ] write the migration")."""
-    return [m.group(1).strip() for line in text.split("\n") if (m := _UNCHECKED_RE.match(line))]
+    """The text of each unchecked task item ("- [ ] write the migration"), and each item of
+    a list under a plan heading ("Pending:", "Still pending:", "Next:", "To do next:",
+    "未完成：") that is not checked."""
+    out: list[str] = []
+    under_plan = False
+    for line in text.split("\n"):
+        if _PLAN_HEAD_RE.match(line):
+            under_plan = True
+            continue
+        unchecked = _UNCHECKED_RE.match(line)
+        if unchecked:
+            out.append(unchecked.group(1).strip())
+            continue
+        item = _LIST_ITEM_RE.match(line)
+        if under_plan and item and not re.match(r"\[[xX]\]", item.group(1)):
+            out.append(item.group(1).strip())
+        elif line.strip() and not item:
+            under_plan = False
+    return out
 
 
 def last_nonempty(groups: Sequence[list[str]]) -> list[str]:

@@ -26,7 +26,7 @@ def test_the_decisive_error_line_of_each_family_is_carried(
     lines, outcome = facts_of(output)
     for line in decisive:
         assert line.strip() in lines, f"{family}: {line!r} not in {lines}"
-    assert outcome.startswith("shell: error — ") and named in outcome, (family, outcome)
+    assert outcome.startswith("shell(build): error — ") and named in outcome, (family, outcome)
     summary = (
         "## Goal\nfix it\n## Constraints & Preferences\n- (none)\n## Progress\n"
         "### Done\n- (none)\n### In Progress\n- (none)\n### Blocked\n- (none)\n"

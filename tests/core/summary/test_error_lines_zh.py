@@ -18,7 +18,7 @@ def test_the_decisive_error_line_of_chinese_output_is_carried(
     lines, outcome = facts_of(output)
     for line in decisive:
         assert any(kept.startswith(line.strip()) for kept in lines), (family, line, lines)
-    assert outcome.startswith("shell: error — ") and named in outcome, (family, outcome)
+    assert outcome.startswith("shell(build): error — ") and named in outcome, (family, outcome)
 
 
 @pytest.mark.parametrize(

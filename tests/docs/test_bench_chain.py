@@ -1,0 +1,63 @@
+"""The chain benchmark (``python -m benchmarks --only chain``, issue 21 item 4) on a short
+seeded session: a real agent compacts automatically several times, and after each compaction
+every fact that left the context is in the summary, with no closed task's error beside a
+missing open fact (behaviour only, no timing)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from benchmarks.chain import chain_table, kept, run_session
+from benchmarks.chain_sessions import KINDS, Fact, build_sessions
+from copaw_context.core.summary import Summary
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_short_session_keeps_every_fact_over_its_compactions(
+    tmp_path: Path, language: str
+) -> None:
+    session = build_sessions(seed=5, filler=6, languages=language)[3]  # go
+    run = await run_session(session, tmp_path)
+    assert len(run.points) >= 5, f"{len(run.points)} compactions"
+    exact = ("constraints", "open_errors", "paths", "decisions")  # the 100% targets
+    for point in run.points:
+        assert not [m for m in point.missing if m.startswith(exact)], point
+        assert not point.crowded
+    for kind in KINDS:  # the others: 90% at least, over every compaction
+        got = sum(p.scores[kind][0] for p in run.points)
+        due = sum(p.scores[kind][1] for p in run.points)
+        assert due > 0, f"no {kind} fact was ever scored"
+        assert got >= 0.9 * due, (kind, got, due)
+    table = "\n".join(chain_table([run]))
+    assert f"| {session.name} | {len(run.points)} |" in table
+
+
+def test_a_fact_counts_only_where_it_belongs() -> None:
+    summary = "## Goal\n- fix it\n\n## Next Steps\n1. add a benchmark for Get\n"
+    doc = Summary.parse(summary)
+    plan = Fact("next_steps", ("add a benchmark for Get",), "", 0, section="next_steps")
+    goal = Fact("goal", ("add a benchmark",), "", 0, section="goal")
+    error = Fact("open_errors", ("    lru_test.go:31: got 3",), "", 0)
+    assert kept(plan, summary, doc) and not kept(goal, summary, doc)
+    assert not kept(error, summary, doc)
+    assert kept(error, summary + "- Error: lru_test.go:31: got 3\n", doc)
+
+
+def test_the_llm_compactor_is_asked_for_with_a_server_url() -> None:
+    from agentscope.model import ChatModelBase
+
+    from benchmarks.__main__ import _compactor
+
+    offline = argparse.Namespace(compactor_url=None)
+    assert _compactor(offline) is None  # the extractive compactor
+    served = argparse.Namespace(
+        compactor_url="http://127.0.0.1:9/v1",  # never called: the model is only built
+        compactor_key="none",
+        compactor_model="qwen2.5-coder-1.5b",
+        compactor_context=8192,
+    )
+    model = _compactor(served)
+    assert isinstance(model, ChatModelBase) and model.context_size == 8192
