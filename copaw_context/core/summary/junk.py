@@ -28,24 +28,30 @@ an error line may well be a JSON log record.
 from __future__ import annotations
 
 import functools
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from copaw_context.core.summary.carry import carried_label
-from copaw_context.core.summary.clean import core, drop_items, is_template_line
-from copaw_context.core.summary.clean import says_nothing as _says_nothing
+from copaw_context.core.summary.clean import drop_items
 from copaw_context.core.summary.error_block import is_error_noise
+from copaw_context.core.summary.junk_items import (
+    JUNK_REASONS,
+    LABEL_RE,
+    OUTCOME_RE,
+    JunkReason,
+    dedup_key,
+    is_exact,
+    item_junk,
+    line_body,
+    says_nothing,
+    strip_template_prefix,
+)
 from copaw_context.core.summary.language import (
-    CARRY_LABELS,
     WORDS,
     Language,
 )
-from copaw_context.core.summary.markdown import BULLET_PREFIX_RE, is_placeholder
 from copaw_context.core.summary.model import ITEM_KEYS, Block, ItemsKey, Summary
-from copaw_context.core.summary.statements import is_acknowledgement
 
 __all__ = [
     "JUNK_REASONS",
@@ -58,18 +64,6 @@ __all__ = [
     "strip_template_prefix",
 ]
 
-JunkReason = Literal[
-    "placeholder",
-    "template_prefix",
-    "empty",
-    "duplicate",
-    "notice",
-    "acknowledgement",
-    "json",
-    "error_noise",
-]
-JUNK_REASONS: tuple[JunkReason, ...] = get_args(JunkReason)
-
 
 @dataclass(frozen=True)
 class JunkLine:
@@ -78,178 +72,6 @@ class JunkLine:
     reason: JunkReason
     section: str
     line: str
-
-
-_CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
-_TEMPLATE_PREFIX_RE = re.compile(
-    r"^(?:\*\*)?(?:decision\s*[-–—/]\s*reason|决定\s*[-–—/]\s*原因|决策\s*[-–—/]\s*原因)"
-    r"(?:\*\*)?\s*[:：]?\s*(?:\*\*)?\s*",
-    re.IGNORECASE,
-)
-_TIMESTAMP_RE = re.compile(r"^\s*\([^()\n]{4,40}\)")
-# Labels that only say what kind of fact follows: stripped before two items are compared.
-# The action labels ("Continue with the user request: X") make a statement of their own.
-_KIND_WORDS = ("planned", "file", "error", "last_error")
-_LABELS = sorted(
-    {
-        *(WORDS[lang][key] for lang in WORDS for key in _KIND_WORDS),
-        *(label.rstrip(":：") for lang in CARRY_LABELS for label in CARRY_LABELS[lang]),
-    },
-    key=len,
-    reverse=True,
-)
-_ALL_LABELS = sorted(
-    {WORDS[lang][key] for lang in WORDS for key in WORDS[lang] if key != "colon"},
-    key=len,
-    reverse=True,
-)
-_LABEL_RE = re.compile(
-    r"^(?:" + "|".join(re.escape(label) for label in _LABELS) + r")"
-    r"(?:\s*\([^()\n]*\))?\s*(?::|：)\s*"
-)
-_ANY_LABEL_RE = re.compile(
-    r"^(?:" + "|".join(re.escape(label) for label in _ALL_LABELS) + r")"
-    r"(?:\s*\([^()\n]*\))?\s*(?::|：)\s*"
-)
-# Tools that read or search: a successful one's first output line is a file's content or
-# a hit, never an outcome worth a line.
-_READ_TOOL_RE = re.compile(
-    r"^(?:\w+[._])?(?:read|cat|view|open|grep|search|glob|find|fetch|browse|list|ls|head|tail)"
-    r"(?:[._]\w+)?\(|^memory_search\b",
-    re.IGNORECASE,
-)
-# "tool(target): ok — detail" / "tool: error — detail": an outcome item of the extractive
-# summary; its detail is what the comparison and the notice rule look at.
-_OUTCOME_RE = re.compile(r"^[\w.-]+(?:\([^\n]*?\))?: (?P<status>ok|error) — (?P<detail>.*)$")
-_NOTICE_RE = re.compile(
-    r"<<<TRUNCATED>>>|The output above was truncated|call `?read_file`? with file_path="
-    r"|\bfile_path=PATH\b|^File: PATH$|输出已截断",
-    re.IGNORECASE,
-)
-_SOURCE_LINE_RE = re.compile(r"^\s*\d{1,6}(?:\s{2,}|\s*[|│:→\t]\s*)\S")  # "  12  def f():"
-_SEARCH_HIT_RE = re.compile(
-    r"^\s*(?:\d+\.\s+)?[\w./~-]+:\d+(?::\d+)?:\s|^\d+ result\(s\) for |^No memory matches "
-    r"|^…|…$"
-)
-_EMPTY_RE = re.compile(r"^(?:\d{1,9}[.)、])?[\s\-*+•:：.。,，;；()\[\]【】（）_~`#>|]*$")
-
-
-def strip_template_prefix(item: str) -> str:
-    """``item`` without a ``decision - reason:`` template prefix (its bullet kept)."""
-    match = BULLET_PREFIX_RE.match(item)
-    bullet = match.group(0) if match else ""
-    rest = item[len(bullet) :]
-    box = _CHECKBOX_RE.match(rest)
-    box_text = box.group(0) if box else ""
-    body = rest[len(box_text) :]
-    stripped = _TEMPLATE_PREFIX_RE.sub("", body, count=1)
-    if stripped == body or not stripped.strip():
-        return item
-    return bullet + box_text + stripped
-
-
-def _body(line: str) -> str:
-    """A line's text without its bullet, checkbox and emphasis around it."""
-    text = BULLET_PREFIX_RE.sub("", line.strip(), count=1)
-    return _CHECKBOX_RE.sub("", text).strip()
-
-
-def _unlabelled(text: str) -> str:
-    """``text`` without a label that only names its kind ("Error: ", "User request (t): ");
-    a failed tool outcome is compared by its error line."""
-    text = _LABEL_RE.sub("", text, count=1)
-    outcome = _OUTCOME_RE.match(text)
-    if outcome and outcome.group("status") == "error":
-        return outcome.group("detail")
-    return text
-
-
-_ACTION_WORDS = ("request", "latest", "continue", "confirm", "note")
-_ACTIONS = {WORDS[lang][key]: key for lang in WORDS for key in _ACTION_WORDS}
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _key(line: str) -> tuple[str, str]:
-    """The form two items are compared in: labels, timestamps, emphasis, case and
-    punctuation aside; an action label ("Continue with the user request") stays as the
-    kind of statement it makes."""
-    body = _body(line)
-    label = _ANY_LABEL_RE.match(body)
-    kind = ""
-    if label:
-        word = label.group(0).rstrip(":： ").split(" (")[0].split("（")[0]
-        kind = _ACTIONS.get(word, "")
-        if kind:
-            body = body[label.end() :]
-    return kind, core(_TIMESTAMP_RE.sub("", _unlabelled(body)))
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _is_exact(line: str) -> bool:
-    """Whether ``line`` carries an exact fact (an error or a file, labelled)."""
-    label = _LABEL_RE.match(_body(line))
-    if not label:
-        return False
-    word = label.group(0).rstrip(":： ").split(" (")[0]
-    exact = {WORDS[lang][key] for lang in WORDS for key in ("file", "error", "last_error")}
-    return word in exact
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def item_junk(line: str, *, exact: bool = False) -> JunkReason | None:
-    """Why one item (or one sub-item of a carried block) is junk on its own, if it is.
-
-    ``exact``: the line is a carried exact fact (data is then no reason). A placeholder
-    is only junk beside real items (see :func:`find_junk`), but a checkbox holding one
-    ("- [ ] None") and a template slot always are.
-    """
-    stripped = line.strip()
-    body = _body(stripped)
-    if not body or _EMPTY_RE.match(body):
-        return "empty"
-    if is_template_line(stripped):
-        return "placeholder"
-    if _CHECKBOX_RE.match(BULLET_PREFIX_RE.sub("", stripped, count=1)) and is_placeholder(stripped):
-        return "placeholder"
-    if _TEMPLATE_PREFIX_RE.match(body) and _TEMPLATE_PREFIX_RE.sub("", body, count=1) != body:
-        return "template_prefix"
-    text = _ANY_LABEL_RE.sub("", body, count=1)
-    if not text.strip() and _ANY_LABEL_RE.match(body):
-        return "empty"
-    if _NOTICE_RE.search(body):
-        return "notice"
-    outcome = _OUTCOME_RE.match(text)
-    if outcome:
-        detail = outcome.group("detail").strip()
-        if not detail:
-            return "empty"
-        if outcome.group("status") == "ok" and (
-            _READ_TOOL_RE.match(text)
-            or _SOURCE_LINE_RE.match(detail)
-            or _SEARCH_HIT_RE.search(detail)
-        ):
-            return "notice"
-        text = detail
-    if is_acknowledgement(text) and not exact:
-        return "acknowledgement"
-    if not exact and not _is_exact(stripped) and _looks_json(text):
-        return "json"
-    return None
-
-
-def _looks_json(text: str) -> bool:
-    """A JSON object or array, or a fragment of one (``"a": 1, "b": 2``, ``"},{"``)."""
-    text = text.strip()
-    if text[:1] in "[{" and '"' in text and re.search(r'"\s*[:,\]}]', text):
-        return True
-    return text.count('":') >= 2 or '"},{"' in text
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _nothing(item: str) -> bool:
-    """:func:`~.clean.says_nothing`, remembered: a summary's items are judged again at
-    every compaction that carries them."""
-    return _says_nothing(item)
 
 
 class _Unit:
@@ -266,13 +88,13 @@ class _Unit:
 @functools.lru_cache(maxsize=1 << 15)
 def _error_of(line: str) -> str | None:
     """The error line an item states ("Error: X", "Last error seen: X", "tool: error — X")."""
-    body = _body(line)
-    label = _LABEL_RE.match(body)
+    body = line_body(line)
+    label = LABEL_RE.match(body)
     if label:
         word = label.group(0).rstrip(":： ").split(" (")[0]
         if word in {WORDS[lang][key] for lang in WORDS for key in ("error", "last_error")}:
             return body[label.end() :]
-    outcome = _OUTCOME_RE.match(body)
+    outcome = OUTCOME_RE.match(body)
     if outcome and outcome.group("status") == "error":
         return outcome.group("detail")
     return None
@@ -281,12 +103,12 @@ def _error_of(line: str) -> str | None:
 def _units(section: str, item: str) -> Iterator[_Unit]:
     label = carried_label(item)
     if label is None:
-        yield _Unit(section, item, _is_exact(item), _error_of(item))
+        yield _Unit(section, item, is_exact(item), _error_of(item))
         return
     for sub in item.split("\n")[1:]:
         if sub.strip():
             text = sub.strip()
-            yield _Unit(section, text, label in (1, 2), _body(text) if label == 1 else None)
+            yield _Unit(section, text, label in (1, 2), line_body(text) if label == 1 else None)
 
 
 def _has_real_error(units: Iterator[_Unit]) -> bool:
@@ -358,18 +180,18 @@ def find_junk(summary: Summary | str, language: Language = "en") -> list[JunkLin
     real_error = _has_real_error(_all_units(doc))
     for section, items in _sections(doc):
         units = [unit for item in items for unit in _units(section, item)]
-        real = any(not _nothing(u.text) for u in units)
+        real = any(not says_nothing(u.text) for u in units)
         placeholder = False
         for unit in units:
             reason = item_junk(unit.text, exact=unit.exact)
             if reason is None and real_error and unit.error and is_error_noise(unit.error):
                 reason = "error_noise"
-            if reason is None and _nothing(unit.text):
+            if reason is None and says_nothing(unit.text):
                 if real or placeholder:
                     reason = "placeholder"
                 placeholder = True
-            if reason is None and not _nothing(unit.text):
-                key = _key(unit.text)
+            if reason is None and not says_nothing(unit.text):
+                key = dedup_key(unit.text)
                 if key[1] and seen.holds(key):
                     reason = "duplicate"
                 elif key[1]:
@@ -393,7 +215,7 @@ def _clean_item(item: str, section: str, seen: _Seen, counts: Counter[str]) -> s
         item = fixed
     label = carried_label(item)
     if label is None:
-        unit = _Unit(section, item, _is_exact(item))
+        unit = _Unit(section, item, is_exact(item))
         return item if _keep(unit, seen, counts) else None
     head, *subs = item.split("\n")
     kept = [
@@ -406,8 +228,8 @@ def _clean_item(item: str, section: str, seen: _Seen, counts: Counter[str]) -> s
 
 def _keep(unit: _Unit, seen: _Seen, counts: Counter[str]) -> bool:
     reason = item_junk(unit.text, exact=unit.exact)
-    if reason is None and not _nothing(unit.text):
-        key = _key(unit.text)
+    if reason is None and not says_nothing(unit.text):
+        key = dedup_key(unit.text)
         if key[1] and seen.holds(key):
             reason = "duplicate"
         elif key[1]:
@@ -439,11 +261,11 @@ def _kept_items(
 ) -> dict[int, str]:
     """Index -> text of the items of one section that stay: no junk, placeholders only
     in a section with nothing else (one of them)."""
-    real = any(not _nothing(item) for item in items)
+    real = any(not says_nothing(item) for item in items)
     kept: dict[int, str] = {}
     placeholder = False
     for n, item in enumerate(items):
-        if _nothing(item):
+        if says_nothing(item):
             if real or placeholder or item_junk(item) is not None:
                 counts["placeholder"] += 1
             else:
