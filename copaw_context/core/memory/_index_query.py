@@ -1,4 +1,5 @@
-"""Querying the recall index: FTS5 ``MATCH`` for words of 3+ characters, ``LIKE`` for the rest.
+"""Querying the recall index: literally (FTS5 trigram ``MATCH`` for words of 3+ characters,
+``LIKE`` for the rest), or ranked by the words of a question (BM25 over ``chunk_words``).
 
 Private to :mod:`copaw_context.core.memory`.
 """
@@ -8,11 +9,12 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from copaw_context.core.memory._extract import hit_line, snippet
 from copaw_context.core.memory._sources import Kind
 
-__all__ = ["SearchHit", "query_hits"]
+__all__ = ["SearchHit", "query_hits", "ranked_hits"]
 
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
 # Chunks of whole lines: a hit names the line its first word is on (an archive line is one
@@ -24,7 +26,7 @@ _LINE_KINDS = frozenset({"memory", "log", "output", "request"})
 class SearchHit:
     """One result: the file (relative to the workspace), the 1-based line where the hit's
     text starts (``read_file(file_path=path, start_line=line)`` reads on from there), what
-    kind of file it is and a snippet."""
+    kind of file it is, a snippet, and for an archived message its session."""
 
     path: str
     line: int
@@ -32,6 +34,7 @@ class SearchHit:
     snippet: str
     label: str = ""
     stamp: str = ""
+    session: str = ""
 
 
 def query_hits(
@@ -57,20 +60,61 @@ def query_hits(
     where = (" AND " if every else " OR ").join(clauses)
     order = "chunk_text.rank, chunks.id DESC" if long_terms else "chunks.id DESC"
     sql = (
-        "SELECT chunks.path, chunks.line, chunks.kind, chunks.stamp, chunk_text.body, "
-        "chunk_text.label FROM chunk_text JOIN chunks ON chunks.id = chunk_text.rowid "
+        f"SELECT {_COLUMNS} FROM chunk_text JOIN chunks ON chunks.id = chunk_text.rowid "
         f"WHERE {where} ORDER BY {order} LIMIT ?"
     )
     rows = conn.execute(sql, (*params, limit * 4)).fetchall()
+    return _hits(rows, terms, limit)
+
+
+_COLUMNS = (
+    "chunks.path, chunks.line, chunks.kind, chunks.stamp, chunks.session, chunk_text.body, "
+    "chunk_text.label"
+)
+
+
+def ranked_hits(
+    conn: sqlite3.Connection, words: list[str], limit: int, skip: set[tuple[str, int]]
+) -> list[SearchHit]:
+    """The best ``limit`` hits with any of ``words`` (see :func:`._words.question_words`),
+    ranked by BM25 (rare words and chunks with more of them first), leaving out ``skip``."""
+    if not words:
+        return []
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    ranked = conn.execute(
+        "SELECT rowid FROM chunk_words WHERE chunk_words MATCH ? ORDER BY rank LIMIT ?",
+        (match, (limit + len(skip)) * 4),
+    ).fetchall()
+    ids = [row[0] for row in ranked]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT chunks.id, {_COLUMNS} FROM chunks JOIN chunk_text ON chunk_text.rowid = "
+        f"chunks.id WHERE chunks.id IN ({marks})",
+        ids,
+    ).fetchall()
+    by_id = {row[0]: row[1:] for row in rows}
+    return _hits([by_id[i] for i in ids if i in by_id], words, limit, skip)
+
+
+def _hits(
+    rows: list[tuple[Any, ...]],
+    terms: list[str],
+    limit: int,
+    skip: set[tuple[str, int]] | None = None,
+) -> list[SearchHit]:
     hits: list[SearchHit] = []
-    seen: set[tuple[str, int]] = set()
-    for path, start, kind, stamp, body, label in rows:
+    seen: set[tuple[str, int]] = set(skip or ())
+    for path, start, kind, stamp, session, body, label in rows:
         line = hit_line(int(start), body, terms) if kind in _LINE_KINDS else int(start)
         if (path, line) in seen:
             continue  # several chunks of one long message: one hit
         seen.add((path, line))
         text = snippet(body, terms)
-        hits.append(SearchHit(path, int(line), kind, text, label or "", stamp or ""))
+        hits.append(
+            SearchHit(path, int(line), kind, text, label or "", stamp or "", session or "")
+        )
         if len(hits) == limit:
             break
     return hits
