@@ -210,7 +210,7 @@ def _rank(hits: list[dict[str, Any]], answer: Answer) -> int | None:
 
 
 def _names_source(hit: dict[str, Any], answer: Answer) -> bool:
-    return hit["session"] == answer.session_id and hit["read"] == (answer.path, answer.line)
+    return bool(hit["session"] == answer.session_id and hit["read"] == (answer.path, answer.line))
 
 
 def bench_recall(root: Path, quick: bool, log: Any = print) -> list[RecallRun]:
@@ -267,4 +267,3 @@ def main() -> None:  # pragma: no cover - a manual run
 
 if __name__ == "__main__":
     main()
-

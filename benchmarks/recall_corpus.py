@@ -18,11 +18,16 @@ from typing import Any
 
 __all__ = ["Fact", "Message", "Session", "copied_run", "make_corpus"]
 
-_PRE = (
-    "billing search auth ledger invoice catalog inventory checkout payments notify gateway "
-    "profile report metrics scheduler export media upload session pricing"
-).split()
-_SUF = "api worker service db cache proxy cron".split()
+
+def _split(text: str) -> list[str]:
+    return text.split()
+
+
+_PRE = _split(
+    """billing search auth ledger invoice catalog inventory checkout payments notify gateway
+    profile report metrics scheduler export media upload session pricing"""
+)
+_SUF = _split("""api worker service db cache proxy cron""")
 SERVICES = [f"{p}-{s}" for p in _PRE for s in _SUF]
 # key, English paraphrase, Chinese name (the answer's), Chinese paraphrase (the question's)
 SETTINGS: list[tuple[str, str, str, str, str]] = [
@@ -53,10 +58,10 @@ FEATURES: list[tuple[str, str, str]] = [
     ("pagination", "paging of results", "分页"),
     ("currency_round", "currency rounding", "金额取整"),
 ]
-TOOLS = (
-    "postgres mysql redis memcached kafka rabbitmq nats sqlite minio s3 nginx envoy "
-    "celery temporal clickhouse elasticsearch"
-).split()
+TOOLS = _split(
+    """postgres mysql redis memcached kafka rabbitmq nats sqlite minio s3 nginx envoy celery
+    temporal clickhouse elasticsearch"""
+)
 REASONS: list[tuple[str, str]] = [
     ("it keeps ordering per key", "它能保证同一个键的顺序"),
     ("the team already runs it in production", "团队已经在生产环境用它"),
@@ -83,17 +88,19 @@ ERRORS = [
     ("schema version mismatch", "表结构版本不一致"),
     ("too many open files", "打开的文件太多"),
 ]
-_VERBS = "load parse build fetch render merge verify compute resolve flush".split()
-_NOUNS = "invoice cart token report batch ledger profile quota price webhook".split()
-_EN_WORDS = (
-    "the request looks fine but the worker keeps restarting after a deploy so I checked the "
-    "logs and the metrics dashboard again latency is higher than last week and the cache hit "
-    "ratio dropped we should look at the config and the recent commits before we roll back"
-).split()
-_ZH_PHRASES = (
-    "我看了一下日志 这个服务最近重启了几次 先检查一下配置 再看监控面板 延迟比上周高 缓存命中率下降了 "
-    "可能和最近的提交有关 我们先别回滚 等测试跑完再说 部署之后一切正常 需要再确认一下"
-).split()
+_EVENTS = ["handled request", "flushed batch", "reloaded config", "cache miss"]
+_VERBS = _split("""load parse build fetch render merge verify compute resolve flush""")
+_NOUNS = _split("""invoice cart token report batch ledger profile quota price webhook""")
+_EN_WORDS = _split(
+    """the request looks fine but the worker keeps restarting after a deploy so I checked the logs
+    and the metrics dashboard again latency is higher than last week and the cache hit ratio
+    dropped we should look at the config and the recent commits before we roll back"""
+)
+_ZH_PHRASES = _split(
+    """我看了一下日志 这个服务最近重启了几次 先检查一下配置 再看监控面板 延迟比上周高
+    缓存命中率下降了 可能和最近的提交有关 我们先别回滚 等测试跑完再说 部署之后一切正常
+    需要再确认一下"""
+)
 
 
 @dataclass
@@ -131,7 +138,9 @@ def _text(text: str) -> list[dict[str, Any]]:
 
 
 def _call(rng: random.Random, name: str, args: str) -> list[dict[str, Any]]:
-    return [{"type": "tool_call", "id": f"call_{rng.getrandbits(48):x}", "name": name, "input": args}]
+    return [
+        {"type": "tool_call", "id": f"call_{rng.getrandbits(48):x}", "name": name, "input": args}
+    ]
 
 
 def _result(name: str, text: str) -> list[dict[str, Any]]:
@@ -169,7 +178,9 @@ class _Maker:
 
     def code(self) -> str:
         while True:
-            code = self.rng.choice(["E", "ERR-", "PG", "K8S-"]) + str(self.rng.randrange(1000, 99999))
+            code = self.rng.choice(["E", "ERR-", "PG", "K8S-"]) + str(
+                self.rng.randrange(1000, 99999)
+            )
             if code not in self.codes:
                 self.codes.add(code)
                 return code
@@ -209,28 +220,36 @@ class _Maker:
                 ]
             )
             lines = [
-                f"2024-0{rng.randrange(1, 9)}-1{rng.randrange(0, 9)}T0{rng.randrange(0, 9)}:1{rng.randrange(0, 9)} "
+                f"2024-0{rng.randrange(1, 9)}-1{rng.randrange(0, 9)}"
+                f"T0{rng.randrange(0, 9)}:1{rng.randrange(0, 9)} "
                 f"{rng.choice(['INFO', 'WARN', 'DEBUG'])} {rng.choice(SERVICES)} "
-                f"{rng.choice(['handled request', 'flushed batch', 'reloaded config', 'cache miss'])} "
+                f"{rng.choice(_EVENTS)} "
                 f"in {rng.randrange(1, 900)}ms"
                 for _ in range(rng.randrange(3, 40))
             ]
             if rng.random() < 0.3:
                 message = rng.choice(ERRORS)[0]
-                lines.insert(rng.randrange(len(lines)), f"ERROR {service}: {self.code()}: {message}")
+                lines.insert(
+                    rng.randrange(len(lines)), f"ERROR {service}: {self.code()}: {message}"
+                )
             if rng.random() < 0.3:
                 lines.append(f"== {rng.randrange(1, 300)} passed, {rng.randrange(0, 3)} failed ==")
             return [
                 Message("assistant", _call(rng, "shell", f'{{"command": "{command}"}}')),
                 Message("system", _result("shell", "\n".join(lines))),
             ]
-        if roll < 0.62:  # a file read: code
+        if roll < 0.62:  # a file read: code (never the file a fact names)
             feature = rng.choice(FEATURES)[0]
+            while not (
+                self.free(("path", service, feature)) and self.free(("code", service, feature))
+            ):
+                feature = rng.choice(FEATURES)[0]
             verb, noun = self.pick(_VERBS, _NOUNS)
             path = f"src/{_module(service)}/{feature}.py"
             body = "\n".join(
                 [
-                    f"def {verb}_{noun}_{rng.randrange(1, 99)}(items, limit={rng.randrange(1, 99)}):",
+                    f"def {verb}_{noun}_{rng.randrange(1, 99)}"
+                    f"(items, limit={rng.randrange(1, 99)}):",
                     f'    """{self.prose("en", 8)}"""',
                     f"    total = sum(item.{noun} for item in items)",
                     "    if total > limit:",
@@ -286,19 +305,33 @@ class _Maker:
             value = _value(rng, vkind)
             name = rng.choice([key, para])
             if zh:
-                answer = f"好的，已经把 {service} 的{zh_para}（{key}）改成 {value}，写在 config/{service}.yaml 里了。"
+                answer = (
+                    f"好的，已经把 {service} 的{zh_para}（{key}）改成 {value}，"
+                    f"写在 config/{service}.yaml 里了。"
+                )
                 question = f"{service} 的{zh_ask}后来定成多少？"
             else:
-                answer = f"Done: {key} for {service} is now {value} (config/{service}.yaml), the old value was too low."
+                answer = (
+                    f"Done: {key} for {service} is now {value} (config/{service}.yaml), "
+                    "the old value was too low."
+                )
                 question = f"What did we end up configuring as the {name} of {service}?"
             message = Message("assistant", _text(answer), number)
         elif kind == "error":
-            code, (cause, cause_zh) = self.code(), rng.choice(ERRORS)
-            log = [f"INFO {service} starting deploy {rng.randrange(100, 999)}"] * rng.randrange(1, 6)
+            code, (cause, _) = self.code(), rng.choice(ERRORS)
+            log = [f"INFO {service} starting deploy {rng.randrange(100, 999)}"] * rng.randrange(
+                1, 6
+            )
             log.append(f"ERROR {service}: {code}: {cause}")
             answer = "\n".join(log)
-            question = f"{code} 这个错误是什么原因？" if zh else f"What was behind the {code} failure we hit?"
-            before.append(Message("assistant", _call(rng, "shell", f'{{"command": "deploy {service}"}}')))
+            question = (
+                f"{code} 这个错误是什么原因？"
+                if zh
+                else f"What was behind the {code} failure we hit?"
+            )
+            before.append(
+                Message("assistant", _call(rng, "shell", f'{{"command": "deploy {service}"}}'))
+            )
             message = Message("system", _result("shell", answer), number)
         elif kind == "path":
             path = f"src/{_module(service)}/{feature}_impl.py"
@@ -306,7 +339,9 @@ class _Maker:
                 answer = f"{service} 的{feat_zh}逻辑在 {path}，入口是 run()。"
                 question = f"{service} 里负责{feat_zh}的代码放在哪个文件？"
             else:
-                answer = f"The {feat_en} logic of {service} lives in {path}; run() is the entry point."
+                answer = (
+                    f"The {feat_en} logic of {service} lives in {path}; run() is the entry point."
+                )
                 question = f"Which file implements {feat_en} for {service}?"
             message = Message("assistant", _text(answer), number)
         elif kind == "decision":
@@ -315,7 +350,9 @@ class _Maker:
                 answer = f"{service} 决定用 {first}，不用 {second}，因为{reason_zh}。"
                 question = f"当初 {service} 为什么选了 {first} 而没选 {second}？"
             else:
-                answer = f"Let's go with {first} instead of {second} for {service}, because {reason}."
+                answer = (
+                    f"Let's go with {first} instead of {second} for {service}, because {reason}."
+                )
                 question = f"Why did we prefer {first} to {second} on {service}?"
             message = Message("user" if rng.random() < 0.5 else "assistant", _text(answer), number)
         elif kind == "code":
@@ -336,7 +373,9 @@ class _Maker:
                 if zh
                 else f"What does {function} give back when the {noun} is empty?"
             )
-            before.append(Message("assistant", _call(rng, "read_file", f'{{"file_path": "{path}"}}')))
+            before.append(
+                Message("assistant", _call(rng, "read_file", f'{{"file_path": "{path}"}}'))
+            )
             message = Message("system", _result("read_file", answer), number)
         else:  # rule
             window, window_zh = rng.choice(WINDOWS)
@@ -344,7 +383,10 @@ class _Maker:
                 answer = f"记住：{window_zh}不要对 {service} 做数据库迁移，DBA 那边会锁表。"
                 question = f"什么时候不能给 {service} 跑迁移？"
             else:
-                answer = f"Please never run migrations on {service} {window}; the DBA team locks the tables then."
+                answer = (
+                    f"Please never run migrations on {service} {window}; "
+                    "the DBA team locks the tables then."
+                )
                 question = f"When are we not allowed to migrate {service}?"
             message = Message("user", _text(answer), number)
         return [*before, message], Fact(number, kind, lang, question, answer)
@@ -365,7 +407,9 @@ def make_corpus(
         for n in range(sessions)
     ]
     per = max(1, messages // sessions)
-    plan = [(KINDS[n % len(KINDS)], "zh" if (n // len(KINDS)) % 2 else "en") for n in range(questions)]
+    plan = [
+        (KINDS[n % len(KINDS)], "zh" if (n // len(KINDS)) % 2 else "en") for n in range(questions)
+    ]
     # The facts first: the filler then knows which combinations are taken.
     made = [maker.fact(number, kind, lang) for number, (kind, lang) in enumerate(plan)]
     planted = [fact for _, fact in made]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.memory._io import locked
+from copaw_context.core.memory._words import TOKENIZER
 from copaw_context.core.workspace.confine import check_inside
 from copaw_context.core.workspace.confine_write import name_at, writable_dir
 
@@ -49,8 +50,7 @@ _BROKEN_MARKERS = (
 )
 _TRIGRAM: bool | None = None
 WORDS_TABLE = (
-    "CREATE VIRTUAL TABLE chunk_words USING fts5(words, content='', "
-    "tokenize='porter unicode61 remove_diacritics 2')"
+    f"CREATE VIRTUAL TABLE chunk_words USING fts5(words, content='', tokenize='{TOKENIZER}')"
 )
 """The ranked words table (contentless: a row is deleted by giving its words again)."""
 

@@ -6,6 +6,7 @@ Private to :mod:`copaw_context.core.memory`.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any
 
 from copaw_context.core.memory._extract import hit_line, snippet
 from copaw_context.core.memory._sources import Kind
+from copaw_context.core.memory._words import TOKENIZER, index_words
 
 __all__ = ["SearchHit", "query_hits", "ranked_hits"]
 
@@ -76,26 +78,120 @@ _COLUMNS = (
 def ranked_hits(
     conn: sqlite3.Connection, words: list[str], limit: int, skip: set[tuple[str, int]]
 ) -> list[SearchHit]:
-    """The best ``limit`` hits with any of ``words`` (see :func:`._words.question_words`),
-    ranked by BM25 (rare words and chunks with more of them first), leaving out ``skip``."""
-    if not words:
+    """The best ``limit`` hits for the words of a question (see :func:`._words.question_words`),
+    leaving out ``skip``.
+
+    Ranked in two steps, so that a word found in a third of the archive (``api``, ``worker``)
+    costs no scan of a third of the archive: the chunks with the question's rarer words,
+    best first by FTS5's BM25 (``_CANDIDATES`` of them), are scored again by BM25 over all of
+    the question's words, counted in the chunk's own text (a word found there that begins
+    with the indexed stem counts). Identical texts (the same call made again) give one hit.
+    """
+    stems = _stems(conn, words)
+    if not stems:
         return []
-    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-    ranked = conn.execute(
-        "SELECT rowid FROM chunk_words WHERE chunk_words MATCH ? ORDER BY rank LIMIT ?",
-        (match, (limit + len(skip)) * 4),
-    ).fetchall()
-    ids = [row[0] for row in ranked]
+    total = max(int(conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0), 1)
+    cap = max(_RARE_DOCS, int(total * _RARE_SHARE))
+    found = {stem: _documents(conn, stem, cap, total) for stem in stems}
+    present = sorted((s for s in stems if found[s]), key=lambda s: found[s])
+    if not present:
+        return []
+    rare = [s for s in present if found[s] <= cap]
+    match = " OR ".join('"' + s.replace('"', '""') + '"' for s in (rare or present[:2]))
+    ids = [
+        row[0]
+        for row in conn.execute(
+            "SELECT rowid FROM chunk_words WHERE chunk_words MATCH ? ORDER BY rank LIMIT ?",
+            (match, _CANDIDATES + 4 * (limit + len(skip))),
+        )
+    ]
     if not ids:
         return []
-    marks = ",".join("?" * len(ids))
     rows = conn.execute(
         f"SELECT chunks.id, {_COLUMNS} FROM chunks JOIN chunk_text ON chunk_text.rowid = "
-        f"chunks.id WHERE chunks.id IN ({marks})",
+        f"chunks.id WHERE chunks.id IN ({','.join('?' * len(ids))})",
         ids,
     ).fetchall()
     by_id = {row[0]: row[1:] for row in rows}
-    return _hits([by_id[i] for i in ids if i in by_id], words, limit, skip)
+    candidates = [by_id[i] for i in ids if i in by_id]
+    weights = {s: math.log(1 + (total - found[s] + 0.5) / (found[s] + 0.5)) for s in present}
+    scored = _rescore(conn, candidates, weights)
+    return _hits(scored, words, limit, skip)
+
+
+_RARE_SHARE = 0.05
+_RARE_DOCS = 1000
+_CANDIDATES = 60
+_K1, _B = 1.2, 0.75
+_TOKEN = re.compile(r"\w+")
+
+
+def _documents(conn: sqlite3.Connection, stem: str, cap: int, total: int) -> float:
+    """How many chunks hold ``stem``: counted up to ``cap``; above, estimated from where the
+    ``cap``-th one is (chunk ids grow with time), so a common word costs no full scan."""
+    count, last = conn.execute(
+        "SELECT count(*), max(rowid) FROM (SELECT rowid FROM chunk_words WHERE chunk_words "
+        "MATCH ? LIMIT ?)",
+        ('"' + stem.replace('"', '""') + '"', cap + 1),
+    ).fetchone()
+    counted = float(count)
+    if counted <= cap:
+        return counted
+    return max(counted, min(float(total), counted * total / max(int(last), 1)))
+
+
+def _stems(conn: sqlite3.Connection, words: list[str]) -> list[str]:
+    """The words as the words table's tokenizer indexes them (stemmed), distinct, in order."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.question USING fts5(w, tokenize='{TOKENIZER}')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.question_vocab "
+        "USING fts5vocab(temp, question, instance)"
+    )
+    conn.execute("DELETE FROM temp.question")
+    conn.executemany(
+        "INSERT INTO temp.question (rowid, w) VALUES (?, ?)", list(enumerate(words, start=1))
+    )
+    stems: list[str] = []
+    for (term,) in conn.execute("SELECT term FROM temp.question_vocab ORDER BY doc, offset"):
+        if term not in stems:
+            stems.append(term)
+    return stems
+
+
+def _rescore(
+    conn: sqlite3.Connection, rows: list[tuple[Any, ...]], weights: dict[str, float]
+) -> list[tuple[Any, ...]]:
+    """``rows`` best first by BM25 over the stems in ``weights`` (their IDF), counted in each
+    row's words by the words table's own tokenizer (a scratch table); ties keep the order."""
+    texts = [index_words(row[5]) for row in rows]
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.found USING fts5(w, tokenize='{TOKENIZER}')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.found_vocab USING fts5vocab(temp, found, instance)"
+    )
+    conn.execute("DELETE FROM temp.found")
+    conn.executemany("INSERT INTO temp.found (rowid, w) VALUES (?, ?)", list(enumerate(texts)))
+    marks = ",".join("?" * len(weights))
+    tallies: dict[int, dict[str, int]] = {}
+    for doc, term, count in conn.execute(
+        f"SELECT doc, term, count(*) FROM temp.found_vocab WHERE term IN ({marks}) "
+        "GROUP BY doc, term",
+        list(weights),
+    ):
+        tallies.setdefault(doc, {})[term] = count
+    lengths = [len(_TOKEN.findall(text)) for text in texts]
+    average = max(sum(lengths) / len(lengths), 1.0) if lengths else 1.0
+    counted: list[tuple[float, int]] = []
+    for order, length in enumerate(lengths):
+        norm = _K1 * (1 - _B + _B * length / average)
+        tally = tallies.get(order, {})
+        score = sum(weights[s] * n * (_K1 + 1) / (n + norm) for s, n in tally.items())
+        counted.append((-score, order))
+    counted.sort()
+    return [rows[order] for _, order in counted]
 
 
 def _hits(
@@ -106,15 +202,15 @@ def _hits(
 ) -> list[SearchHit]:
     hits: list[SearchHit] = []
     seen: set[tuple[str, int]] = set(skip or ())
+    texts: set[str] = set()
     for path, start, kind, stamp, session, body, label in rows:
         line = hit_line(int(start), body, terms) if kind in _LINE_KINDS else int(start)
-        if (path, line) in seen:
-            continue  # several chunks of one long message: one hit
+        if (path, line) in seen or (skip is not None and body in texts):
+            continue  # several chunks of one long message, or (ranked) the same text again
         seen.add((path, line))
+        texts.add(body)
         text = snippet(body, terms)
-        hits.append(
-            SearchHit(path, int(line), kind, text, label or "", stamp or "", session or "")
-        )
+        hits.append(SearchHit(path, int(line), kind, text, label or "", stamp or "", session or ""))
         if len(hits) == limit:
             break
     return hits
