@@ -87,17 +87,17 @@ def ranked_hits(
     the question's words, counted in the chunk's own text (a word found there that begins
     with the indexed stem counts). Identical texts (the same call made again) give one hit.
     """
-    stems = _stems(conn, words)
+    stems = _stems(conn, words)  # stem -> the question's word (MATCH stems it again)
     if not stems:
         return []
     total = max(int(conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0), 1)
     cap = max(_RARE_DOCS, int(total * _RARE_SHARE))
-    found = {stem: _documents(conn, stem, cap, total) for stem in stems}
+    found = {stem: _documents(conn, word, cap, total) for stem, word in stems.items()}
     present = sorted((s for s in stems if found[s]), key=lambda s: found[s])
     if not present:
         return []
     rare = [s for s in present if found[s] <= cap]
-    match = " OR ".join('"' + s.replace('"', '""') + '"' for s in (rare or present[:2]))
+    match = " OR ".join(_quoted(stems[s]) for s in (rare or present[:2]))
     ids = [
         row[0]
         for row in conn.execute(
@@ -126,13 +126,17 @@ _K1, _B = 1.2, 0.75
 _TOKEN = re.compile(r"\w+")
 
 
-def _documents(conn: sqlite3.Connection, stem: str, cap: int, total: int) -> float:
-    """How many chunks hold ``stem``: counted up to ``cap``; above, estimated from where the
+def _quoted(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _documents(conn: sqlite3.Connection, word: str, cap: int, total: int) -> float:
+    """How many chunks hold ``word``: counted up to ``cap``; above, estimated from where the
     ``cap``-th one is (chunk ids grow with time), so a common word costs no full scan."""
     count, last = conn.execute(
         "SELECT count(*), max(rowid) FROM (SELECT rowid FROM chunk_words WHERE chunk_words "
         "MATCH ? LIMIT ?)",
-        ('"' + stem.replace('"', '""') + '"', cap + 1),
+        (_quoted(word), cap + 1),
     ).fetchone()
     counted = float(count)
     if counted <= cap:
@@ -140,8 +144,10 @@ def _documents(conn: sqlite3.Connection, stem: str, cap: int, total: int) -> flo
     return max(counted, min(float(total), counted * total / max(int(last), 1)))
 
 
-def _stems(conn: sqlite3.Connection, words: list[str]) -> list[str]:
-    """The words as the words table's tokenizer indexes them (stemmed), distinct, in order."""
+def _stems(conn: sqlite3.Connection, words: list[str]) -> dict[str, str]:
+    """The words as the words table's tokenizer indexes them (stemmed), distinct, in order,
+    each with the first word it came from (given to ``MATCH``, which stems it: a stem given
+    to it would be stemmed again, ``clickhous`` to ``clickhou``)."""
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.question USING fts5(w, tokenize='{TOKENIZER}')"
     )
@@ -153,10 +159,10 @@ def _stems(conn: sqlite3.Connection, words: list[str]) -> list[str]:
     conn.executemany(
         "INSERT INTO temp.question (rowid, w) VALUES (?, ?)", list(enumerate(words, start=1))
     )
-    stems: list[str] = []
-    for (term,) in conn.execute("SELECT term FROM temp.question_vocab ORDER BY doc, offset"):
-        if term not in stems:
-            stems.append(term)
+    stems: dict[str, str] = {}
+    query = "SELECT doc, term FROM temp.question_vocab ORDER BY doc, offset"
+    for doc, term in conn.execute(query):
+        stems.setdefault(term, words[int(doc) - 1])
     return stems
 
 

@@ -63,6 +63,9 @@ logger = logging.getLogger("copaw_context")
 _ROW_QUERY = (
     "SELECT size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files WHERE path = ?"
 )
+_ALL_ROWS_QUERY = (
+    "SELECT path, size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files"
+)
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
 _PROCESS_LOCKS_GUARD = threading.Lock()
 
@@ -238,14 +241,14 @@ class MemoryIndex:
         files = chunks = dropped = 0
         with self._db.connect() as conn:
             sources = self._sources()
-            known = {row[0] for row in conn.execute("SELECT path FROM files")}
-            for rel in sorted(known - set(sources)):
+            rows = {row[0]: row[1:] for row in conn.execute(_ALL_ROWS_QUERY)}
+            for rel in sorted(set(rows) - set(sources)):
                 conn.execute("BEGIN IMMEDIATE")
                 self._drop(conn, rel)
                 conn.execute("COMMIT")
                 dropped += 1
             for rel, (path, kind) in sources.items():
-                added = self._index_file(conn, rel, path, kind)
+                added = self._index_file(conn, rel, path, kind, rows.get(rel))
                 if added is not None:
                     files, chunks = files + 1, chunks + added
         return IndexStats(files, chunks, dropped)
@@ -268,8 +271,16 @@ class MemoryIndex:
         conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
 
-    def _index_file(self, conn: sqlite3.Connection, rel: str, path: Path, kind: Kind) -> int | None:
-        """Index what is new in one file; None when it was up to date.
+    def _index_file(
+        self,
+        conn: sqlite3.Connection,
+        rel: str,
+        path: Path,
+        kind: Kind,
+        row: tuple[Any, ...] | None,
+    ) -> int | None:
+        """Index what is new in one file (``row``: what the index said of it just before);
+        None when it was up to date.
 
         Each step is its own write transaction that first re-reads what is indexed (another
         process may have done it); an archive is read in steps of a few MB, so a huge
@@ -279,7 +290,6 @@ class MemoryIndex:
             info = path.stat()
         except FileNotFoundError:
             return None
-        row = conn.execute(_ROW_QUERY, (rel,)).fetchone()
         if row is not None and up_to_date(row, info, whole=kind in WHOLE_KINDS):
             return None
         added: int | None = None
