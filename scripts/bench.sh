@@ -3,7 +3,7 @@
 # engine's per-step cost, split planning, one compaction and prompt-cache reuse. Bootstraps .venv.
 #   bash scripts/bench.sh            # default run, about 2 minutes on 2 cores
 #   bash scripts/bench.sh --quick    # a short run
-#   bash scripts/bench.sh --only cut stage1      # parts: cut save stage1 steps split compaction profile cache
+#   bash scripts/bench.sh --only cut stage1      # parts: cut save stage1 steps split compaction profile cache recall
 # Results: benchmarks/results/ (latest.md, results.json, steps.png, profile-step.txt), the
 # committed figures behind docs/performance.md. A partial run (--quick or --only) writes to
 # .venv/bench-partial/ instead, so it never replaces them (--out DIR chooses another folder).
