@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from copaw_context.core.memory import MemoryFiles, MemoryIndex, MemoryTools
 from copaw_context.core.memory._words import index_words, question_words
@@ -171,3 +173,35 @@ def test_words_of_text_and_question() -> None:
     ]
     assert question_words("什么时候跑迁移？") == ["跑迁", "迁移"]
     assert question_words("what is it") == ["what", "is", "it"]  # nothing else left: kept
+
+
+async def test_an_index_of_the_previous_schema_is_rebuilt_with_the_words(tmp_path: Path) -> None:
+    line = archive(tmp_path, "Done: retry_limit for billing-api is now 7.")
+    index = MemoryIndex(tmp_path)
+    await index.refresh()
+    with sqlite3.connect(index.path) as conn:  # what schema 1 had: no words table
+        conn.execute("DROP TABLE chunk_words")
+        conn.execute("PRAGMA user_version = 1")
+    hits = await MemoryIndex(tmp_path).search("How many retries on billing-api?", 5, ranked=True)
+    assert (hits[0].line, hits[0].session) == (line, "s9")
+
+
+@pytest.fixture(scope="module")
+def ranked_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
+    workspace = tmp_path_factory.mktemp("ranked")
+    archive(workspace, 'The 数据 of "quoted" a_b-c (x) 100%_x NEAR OR ab', before=1, after=2)
+    index = MemoryIndex(workspace)
+    index.refresh_sync()
+    return index
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet='ab_-"*^()+:{}[]%\\\x00 数据的\n\tNEAROR', max_size=16))
+def test_any_question_text_is_searched_without_error(ranked_index: MemoryIndex, query: str) -> None:
+    words = query.replace('"', " ").replace("\x00", " ").split()
+    if not words:
+        with pytest.raises(ValueError, match="empty"):
+            ranked_index.search_sync(query, 5, refresh=False, ranked=True)
+        return
+    for hit in ranked_index.search_sync(query, 5, refresh=False, ranked=True):
+        assert hit.path == "dialog/2024-05-01.jsonl"
