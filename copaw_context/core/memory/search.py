@@ -72,7 +72,8 @@ _PROCESS_LOCKS_GUARD = threading.Lock()
 MAX_OUTPUT_BYTES = 65536
 """Bytes of each saved tool output (and cut user request) the index takes in: its beginning."""
 _LITERAL_FIRST_WORDS = 3
-"""A ranked query of at most this many words first gets the chunks holding all literally."""
+"""A ranked query of at most this many words gets the chunks holding all of them literally,
+when there are any (as the literal search): the ranking is for the others."""
 
 
 def _words_of(kind: str, body: str, label: str) -> str:
@@ -148,8 +149,8 @@ class MemoryIndex:
         them, chunks with any). Refreshes the index first unless ``refresh`` is False.
 
         With ``ranked`` (what ``memory_search`` asks for), ``query`` may be a question in
-        other words than the text it looks for: a query of up to three words first gets the
-        chunks holding all of them literally, then the chunks are ranked by the question's
+        other words than the text it looks for: a query of up to three words gets the chunks
+        holding all of them literally when there are any; else the chunks are ranked by its
         words (BM25: stems, Chinese in two-character pieces, function words left out; see
         :mod:`._words`). Without FTS5 the search is literal either way."""
         return await asyncio.to_thread(self.search_sync, query, limit, refresh, ranked)
@@ -211,12 +212,11 @@ class MemoryIndex:
     def _ranked(
         self, conn: sqlite3.Connection, query: str, terms: list[str], limit: int
     ) -> list[SearchHit]:
-        hits = []
-        if len(terms) <= _LITERAL_FIRST_WORDS:
+        if len(terms) <= _LITERAL_FIRST_WORDS:  # a lookup of a few words: exact if it can be
             hits = query_hits(conn, terms, limit, every=True, fts=True)
-        if len(hits) < limit:
-            seen = {(hit.path, hit.line) for hit in hits}
-            hits += ranked_hits(conn, question_words(query), limit - len(hits), seen)
+            if hits:
+                return hits
+        hits = ranked_hits(conn, question_words(query), limit, set())
         if not hits and len(terms) > 1:
             hits = query_hits(conn, terms, limit, every=False, fts=True)
         return hits
