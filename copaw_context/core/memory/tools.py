@@ -158,8 +158,7 @@ class MemoryTools:
 
         Args:
             query (`str`):
-                A question or words to look for (any language), e.g. names, paths, error
-                codes; the results with most of its rarer words come first.
+                A question or words to look for (any language); best matches first.
             limit (`int`):
                 How many results to return (default 5).
         """
