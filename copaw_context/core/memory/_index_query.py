@@ -84,8 +84,8 @@ def ranked_hits(
     Ranked in two steps, so that a word found in a third of the archive (``api``, ``worker``)
     costs no scan of a third of the archive: the chunks with the question's rarer words,
     best first by FTS5's BM25 (``_CANDIDATES`` of them), are scored again by BM25 over all of
-    the question's words, counted in the chunk's own text (a word found there that begins
-    with the indexed stem counts). Identical texts (the same call made again) give one hit.
+    the question's words, counted in the chunk's own text by the words table's tokenizer.
+    Identical texts (the same call made again) give one hit.
     """
     stems = _stems(conn, words)  # stem -> the question's word (MATCH stems it again)
     if not stems:
