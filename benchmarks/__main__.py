@@ -22,13 +22,25 @@ from benchmarks.cache import bench_cache
 from benchmarks.chain import bench_chain, chain_table
 from benchmarks.compaction import bench_compaction
 from benchmarks.profile import profile_steps
+from benchmarks.recall import bench_recall, recall_table
 from benchmarks.report import cache_table, markdown, plot_steps
 from benchmarks.steps import bench_steps, split_ms
 from benchmarks.truncation import bench_cut, bench_save, bench_stage1
 
 __all__ = ["main"]
 
-PARTS = ("cut", "save", "stage1", "steps", "split", "compaction", "profile", "cache", "chain")
+PARTS = (
+    "cut",
+    "save",
+    "stage1",
+    "steps",
+    "split",
+    "compaction",
+    "profile",
+    "cache",
+    "recall",
+    "chain",
+)
 DEFAULT_PARTS = PARTS[:-1]  # the chain of compactions (3 minutes) runs when asked: --only chain
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -85,6 +97,9 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     if "cache" in only:
         _log("prompt-cache reuse ...")
         results["cache"] = bench_cache(root, quick, _log)
+    if "recall" in only:
+        _log("recall of memory_search ...")
+        results["recall"] = bench_recall(root, quick, _log)
     if "chain" in only:
         _log("chain of compactions ...")
         compactor = _compactor(args)
@@ -151,6 +166,11 @@ def main(argv: list[str] | None = None) -> int:
             ["# Prompt-cache benchmark", "", machine, "", *cache_table(results["cache"])]
         )
         (args.out / "cache.md").write_text(cache_md + "\n", encoding="utf-8")
+    if results.get("recall"):  # its own file too, like the cache part's
+        recall_md = "\n".join(
+            ["# Recall benchmark", "", machine, "", *recall_table(results["recall"])]
+        )
+        (args.out / "recall.md").write_text(recall_md + "\n", encoding="utf-8")
     if results.get("chain"):
         chain = results["chain"]
         head = (

@@ -7,6 +7,7 @@ from typing import Any
 
 from benchmarks.cache_script import RECENT_BYTES
 from benchmarks.measure import Figure
+from benchmarks.recall import RecallRun, recall_table
 from benchmarks.steps import StepRow, growth_exponent
 
 __all__ = ["cache_table", "markdown", "plot_steps", "targets"]
@@ -150,6 +151,18 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
             out.append(
                 (f"growth exponent <= 0.2 ({_counter(counter)})", f"{slope:.2f}", slope <= 0.2)
             )
+    recall: list[RecallRun] = results.get("recall", [])
+    for run in recall:
+        out.append(
+            (f"recall@5 >= 0.9 (seed {run.seed})", f"{run.recall_at_5:.3f}", run.recall_at_5 >= 0.9)
+        )
+        out.append(
+            (
+                f"memory_search p95 <= 50 ms (seed {run.seed})",
+                f"{run.p95_ms:.1f} ms",
+                run.p95_ms <= 50,
+            )
+        )
     split = results.get("split")
     if split:
         worst = max(split["ms"].values())
@@ -264,6 +277,8 @@ def markdown(results: dict[str, Any], machine: str) -> str:
         lines.append("")
     if results.get("cache"):
         lines += [*cache_table(results["cache"]), ""]
+    if results.get("recall"):
+        lines += [*recall_table(results["recall"]), ""]
     if results.get("chain"):
         from benchmarks.chain import chain_table
 

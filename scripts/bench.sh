@@ -4,7 +4,7 @@
 # compactions (docs/quality.md) only with --only chain. Bootstraps .venv.
 #   bash scripts/bench.sh            # default run, about 2 minutes on 2 cores
 #   bash scripts/bench.sh --quick    # a short run
-#   bash scripts/bench.sh --only cut stage1      # parts: cut save stage1 steps split compaction profile cache chain
+#   bash scripts/bench.sh --only cut stage1      # parts: cut save stage1 steps split compaction profile cache recall chain
 # Results: benchmarks/results/ (latest.md, results.json, steps.png, profile-step.txt), the
 # committed figures behind docs/performance.md. A partial run (--quick or --only) writes to
 # .venv/bench-partial/ instead, so it never replaces them (--out DIR chooses another folder).

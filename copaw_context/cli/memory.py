@@ -160,7 +160,7 @@ def _run_search(args: argparse.Namespace) -> int:
         tool_results_dir=light.tool_result_pruning_config.tool_results_cache,
     )
     try:
-        hits = index.search_sync(args.query, limit)
+        hits = index.search_sync(args.query, limit, ranked=True)  # as memory_search ranks
     except _RUNTIME_ERRORS as error:
         return _error(_failed("search", error, workspace), 1)
     print(format_hits(args.query, hits, read_hint=False))

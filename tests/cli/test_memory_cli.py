@@ -59,6 +59,19 @@ def test_search_prints_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "No memory matches" in capsys.readouterr().out
 
 
+def test_search_ranks_a_question_as_memory_search_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = workspace_with_memory(tmp_path)
+    archive = workspace / "dialog" / "2024-05-01.jsonl"
+    noise = {"role": "user", "name": "user", "content": "which cluster is the worst one"}
+    with archive.open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(noise) + "\n" for _ in range(5))
+    question = ["memory", "search", "Which clusters did we deploy to?", "--workspace"]
+    assert main([*question, str(workspace)]) == 0
+    assert "1. dialog/2024-05-01.jsonl line 1 (user)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -41,12 +41,14 @@ SUMMARY_ENTRY = re.compile(r"^# /(clear|new) · (.*)$")
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """A piece of searchable text and where it starts (1-based line of its file)."""
+    """A piece of searchable text and where it starts (1-based line of its file); an archived
+    message's chunks name its session."""
 
     line: int
     body: str
     label: str = ""
     stamp: str = ""
+    session: str = ""
 
 
 def markdown_chunks(text: str, first_line: int = 1, max_chars: int = 4000) -> list[Chunk]:
@@ -200,8 +202,10 @@ def message_chunks(
     characters in all (a huge tool output is indexed by its beginning)."""
     text, label, stamp = record_text(record)
     text = text.strip()[:max_total]
+    session = record.get("session_id") if isinstance(record.get("message"), Mapping) else None
+    session = session if isinstance(session, str) else ""
     return [
-        Chunk(line, text[offset : offset + max_chars], label, stamp)
+        Chunk(line, text[offset : offset + max_chars], label, stamp, session)
         for offset in range(0, len(text), max_chars)
     ]
 

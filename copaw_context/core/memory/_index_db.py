@@ -2,9 +2,11 @@
 
 Private to :mod:`copaw_context.core.memory`. Tables: ``meta`` (the text-table mode),
 ``files`` (per source file: size, mtime, inode, bytes and lines indexed, a hash of the last
-indexed bytes), ``chunks`` (path, 1-based line, kind, timestamp) and ``chunk_text`` (body and
-label; FTS5 with the trigram tokenizer, or a plain table for the ``LIKE`` fallback), whose
-rowid is the chunk id. ``PRAGMA user_version`` is the schema version.
+indexed bytes), ``chunks`` (path, 1-based line, kind, timestamp, session) and ``chunk_text``
+(body and label; FTS5 with the trigram tokenizer, or a plain table for the ``LIKE``
+fallback), whose rowid is the chunk id; with FTS5 also ``chunk_words`` (contentless FTS5,
+``porter unicode61``: the words of body and label, Chinese in two-character pieces, see
+:mod:`._words`), what questions are ranked by. ``PRAGMA user_version`` is the schema version.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from pathlib import Path
 
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.memory._io import locked
+from copaw_context.core.memory._words import TOKENIZER
 from copaw_context.core.workspace.confine import check_inside
 from copaw_context.core.workspace.confine_write import name_at, writable_dir
 
 __all__ = [
     "INDEX_FILE",
+    "WORDS_TABLE",
     "REBUILD_REQUESTED",
     "IndexDatabase",
     "MemoryIndexError",
@@ -35,7 +39,7 @@ logger = logging.getLogger("copaw_context")
 
 INDEX_FILE = ".index.sqlite3"
 REBUILD_REQUESTED = "rebuild requested"
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _BROKEN_MARKERS = (
     "malformed",
@@ -45,6 +49,10 @@ _BROKEN_MARKERS = (
     "no such column",
 )
 _TRIGRAM: bool | None = None
+WORDS_TABLE = (
+    f"CREATE VIRTUAL TABLE chunk_words USING fts5(words, content='', tokenize='{TOKENIZER}')"
+)
+"""The ranked words table (contentless: a row is deleted by giving its words again)."""
 
 
 def fts5_trigram_available() -> bool:
@@ -157,10 +165,12 @@ class IndexDatabase:
                 )
                 conn.execute(
                     "CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT, line INTEGER, "
-                    "kind TEXT, stamp TEXT)"
+                    "kind TEXT, stamp TEXT, session TEXT)"
                 )
                 conn.execute("CREATE INDEX chunks_path ON chunks (path)")
                 conn.execute(text_table)
+                if self.use_fts:
+                    conn.execute(WORDS_TABLE)
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:

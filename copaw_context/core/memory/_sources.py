@@ -72,15 +72,24 @@ def find_sources(
         if path.is_file() and not any(p.samefile(path) for p, _ in found.values()):
             found[name] = (path, "memory")
     folders: list[tuple[Path, str, Kind]] = [
-        (memory_dir, "*.md", "log"),
-        (dialog_dir, "*.jsonl", "dialog"),
-        (dialog_dir / CLEARED_DIR, "*.md", "summary"),
+        (memory_dir, ".md", "log"),
+        (dialog_dir, ".jsonl", "dialog"),
+        (dialog_dir / CLEARED_DIR, ".md", "summary"),
     ]
-    for directory, pattern, kind in folders:
-        if directory.is_dir():
-            for path in sorted(directory.glob(pattern)):
-                if path.is_file():
-                    found[path.relative_to(workspace).as_posix()] = (path, kind)
+    checked: set[str] = set()  # in a folder that is inside, and no link: inside too
+    for directory, suffix, kind in folders:
+        if not directory.is_dir():
+            continue
+        inside = readable(directory)
+        with os.scandir(directory) as entries:
+            listed = sorted((e for e in entries if e.name.endswith(suffix)), key=lambda e: e.name)
+        for entry in listed:
+            path = directory / entry.name
+            if entry.is_file():
+                rel = path.relative_to(workspace).as_posix()
+                found[rel] = (path, kind)
+                if inside and not entry.is_symlink():
+                    checked.add(rel)
     saved: list[tuple[Path | None, Kind]] = [
         (output_dir, "output"),
         (dialog_dir / "requests", "request"),
@@ -94,7 +103,7 @@ def find_sources(
                 if _OWN_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
                     path = folder / entry.name
                     found[path.relative_to(workspace).as_posix()] = (path, kind)
-    return {rel: source for rel, source in found.items() if readable(source[0])}
+    return {rel: source for rel, source in found.items() if rel in checked or readable(source[0])}
 
 
 def text_of(

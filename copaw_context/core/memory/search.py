@@ -41,8 +41,9 @@ from copaw_context.core.memory._index_db import (
     fts5_trigram_available,
 )
 from copaw_context.core.memory._index_files import complete_lines, tail_hash, up_to_date
-from copaw_context.core.memory._index_query import SearchHit, query_hits
+from copaw_context.core.memory._index_query import SearchHit, query_hits, ranked_hits
 from copaw_context.core.memory._sources import WHOLE_KINDS, Kind, Source, find_sources, text_of
+from copaw_context.core.memory._words import index_words, question_words
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
 from copaw_context.core.workspace.safe_open import ReadFailure, open_inside
 
@@ -62,11 +63,23 @@ logger = logging.getLogger("copaw_context")
 _ROW_QUERY = (
     "SELECT size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files WHERE path = ?"
 )
+_ALL_ROWS_QUERY = (
+    "SELECT path, size, mtime_ns, inode, indexed_bytes, indexed_lines, tail FROM files"
+)
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
 _PROCESS_LOCKS_GUARD = threading.Lock()
 
 MAX_OUTPUT_BYTES = 65536
 """Bytes of each saved tool output (and cut user request) the index takes in: its beginning."""
+_LITERAL_FIRST_WORDS = 3
+"""A ranked query of at most this many words gets the chunks holding all of them literally,
+when there are any (as the literal search): the ranking is for the others."""
+
+
+def _words_of(kind: str, body: str, label: str) -> str:
+    """What ``chunk_words`` indexes for a chunk: its words, and its heading (an archived
+    message's label is only its speaker)."""
+    return index_words(body if kind == "dialog" or not label else f"{label}\n{body}")
 
 
 @dataclass(frozen=True)
@@ -129,10 +142,18 @@ class MemoryIndex:
         """Bring the index up to date with the files (off the event loop)."""
         return await asyncio.to_thread(self.refresh_sync)
 
-    async def search(self, query: str, limit: int = 5, *, refresh: bool = True) -> list[SearchHit]:
+    async def search(
+        self, query: str, limit: int = 5, *, refresh: bool = True, ranked: bool = False
+    ) -> list[SearchHit]:
         """The best ``limit`` hits for ``query`` (words must all occur; if no chunk has all of
-        them, chunks with any). Refreshes the index first unless ``refresh`` is False."""
-        return await asyncio.to_thread(self.search_sync, query, limit, refresh)
+        them, chunks with any). Refreshes the index first unless ``refresh`` is False.
+
+        With ``ranked`` (what ``memory_search`` asks for), ``query`` may be a question in
+        other words than the text it looks for: a query of up to three words gets the chunks
+        holding all of them literally when there are any; else the chunks are ranked by its
+        words (BM25: stems, Chinese in two-character pieces, function words left out; see
+        :mod:`._words`). Without FTS5 the search is literal either way."""
+        return await asyncio.to_thread(self.search_sync, query, limit, refresh, ranked)
 
     async def rebuild(self) -> IndexStats:
         """Drop the index and index every file again."""
@@ -159,7 +180,9 @@ class MemoryIndex:
             raise MemoryIndexError(f"the memory index {self._path} is unusable: {again}") from None
         return IndexStats(stats.files_indexed, stats.chunks_added, stats.files_dropped, True)
 
-    def search_sync(self, query: str, limit: int = 5, refresh: bool = True) -> list[SearchHit]:
+    def search_sync(
+        self, query: str, limit: int = 5, refresh: bool = True, ranked: bool = False
+    ) -> list[SearchHit]:
         """:meth:`search`, blocking."""
         terms = query_terms(query)
         if not terms:
@@ -171,6 +194,8 @@ class MemoryIndex:
         for attempt in (0, 1):
             try:
                 with self._db.connect() as conn:
+                    if ranked and self._use_fts:
+                        return self._ranked(conn, query, terms, limit)
                     hits = query_hits(conn, terms, limit, every=True, fts=self._use_fts)
                     if not hits and len(terms) > 1:
                         hits = query_hits(conn, terms, limit, every=False, fts=self._use_fts)
@@ -183,6 +208,18 @@ class MemoryIndex:
                 with self._process_lock:
                     self._rebuild(str(reason))
         return []
+
+    def _ranked(
+        self, conn: sqlite3.Connection, query: str, terms: list[str], limit: int
+    ) -> list[SearchHit]:
+        if len(terms) <= _LITERAL_FIRST_WORDS:  # a lookup of a few words: exact if it can be
+            hits = query_hits(conn, terms, limit, every=True, fts=True)
+            if hits:
+                return hits
+        hits = ranked_hits(conn, question_words(query), limit, set())
+        if not hits and len(terms) > 1:
+            hits = query_hits(conn, terms, limit, every=False, fts=True)
+        return hits
 
     # --- indexing --------------------------------------------------------------------------
 
@@ -204,27 +241,46 @@ class MemoryIndex:
         files = chunks = dropped = 0
         with self._db.connect() as conn:
             sources = self._sources()
-            known = {row[0] for row in conn.execute("SELECT path FROM files")}
-            for rel in sorted(known - set(sources)):
+            rows = {row[0]: row[1:] for row in conn.execute(_ALL_ROWS_QUERY)}
+            for rel in sorted(set(rows) - set(sources)):
                 conn.execute("BEGIN IMMEDIATE")
                 self._drop(conn, rel)
                 conn.execute("COMMIT")
                 dropped += 1
             for rel, (path, kind) in sources.items():
-                added = self._index_file(conn, rel, path, kind)
+                added = self._index_file(conn, rel, path, kind, rows.get(rel))
                 if added is not None:
                     files, chunks = files + 1, chunks + added
         return IndexStats(files, chunks, dropped)
 
     def _drop(self, conn: sqlite3.Connection, rel: str) -> None:
+        if self._use_fts:  # a contentless table forgets a row given the words it indexed
+            rows = conn.execute(
+                "SELECT chunks.id, chunks.kind, chunk_text.body, chunk_text.label FROM chunks "
+                "JOIN chunk_text ON chunk_text.rowid = chunks.id WHERE chunks.path = ?",
+                (rel,),
+            ).fetchall()
+            for rowid, kind, body, label in rows:
+                conn.execute(
+                    "INSERT INTO chunk_words (chunk_words, rowid, words) VALUES ('delete', ?, ?)",
+                    (rowid, _words_of(kind, body, label)),
+                )
         conn.execute(
             "DELETE FROM chunk_text WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (rel,)
         )
         conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
         conn.execute("DELETE FROM files WHERE path = ?", (rel,))
 
-    def _index_file(self, conn: sqlite3.Connection, rel: str, path: Path, kind: Kind) -> int | None:
-        """Index what is new in one file; None when it was up to date.
+    def _index_file(
+        self,
+        conn: sqlite3.Connection,
+        rel: str,
+        path: Path,
+        kind: Kind,
+        row: tuple[Any, ...] | None,
+    ) -> int | None:
+        """Index what is new in one file (``row``: what the index said of it just before);
+        None when it was up to date.
 
         Each step is its own write transaction that first re-reads what is indexed (another
         process may have done it); an archive is read in steps of a few MB, so a huge
@@ -234,7 +290,6 @@ class MemoryIndex:
             info = path.stat()
         except FileNotFoundError:
             return None
-        row = conn.execute(_ROW_QUERY, (rel,)).fetchone()
         if row is not None and up_to_date(row, info, whole=kind in WHOLE_KINDS):
             return None
         added: int | None = None
@@ -303,13 +358,18 @@ class MemoryIndex:
             return None  # only a torn last line is new: it waits until it is complete
         for chunk in new_chunks:
             cursor = conn.execute(
-                "INSERT INTO chunks (path, line, kind, stamp) VALUES (?, ?, ?, ?)",
-                (rel, chunk.line, kind, chunk.stamp),
+                "INSERT INTO chunks (path, line, kind, stamp, session) VALUES (?, ?, ?, ?, ?)",
+                (rel, chunk.line, kind, chunk.stamp, chunk.session),
             )
             conn.execute(
                 "INSERT INTO chunk_text (rowid, body, label) VALUES (?, ?, ?)",
                 (cursor.lastrowid, chunk.body, chunk.label),
             )
+            if self._use_fts:
+                conn.execute(
+                    "INSERT INTO chunk_words (rowid, words) VALUES (?, ?)",
+                    (cursor.lastrowid, _words_of(kind, chunk.body, chunk.label)),
+                )
         state = (info.st_size, info.st_mtime_ns, info.st_ino)
         conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

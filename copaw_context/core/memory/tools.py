@@ -46,7 +46,10 @@ def format_hits(query: str, hits: list[SearchHit], *, read_hint: bool = True) ->
         if read_hint:
             source = KIND_WORDS.get(hit.kind, hit.kind)
             path = json.dumps(hit.path, ensure_ascii=False)
-            lines.append(f"   from {source}; read_file(file_path={path}, start_line={hit.line})")
+            session = f"; session {hit.session}" if hit.session else ""
+            lines.append(
+                f"   from {source}; read_file(file_path={path}, start_line={hit.line}){session}"
+            )
     if read_hint:
         lines.append("Paths are relative to the workspace.")
     return "\n".join(lines)
@@ -155,7 +158,7 @@ class MemoryTools:
 
         Args:
             query (`str`):
-                Words to look for (any language); results contain all of them when possible.
+                A question or words to look for (any language); best matches first.
             limit (`int`):
                 How many results to return (default 5).
         """
@@ -166,7 +169,7 @@ class MemoryTools:
         if not isinstance(query, str) or not query.strip():
             return "Error: the query is empty; give one or more words to look for."
         try:
-            hits = await self._index.search(query, min(limit, self._max_results))
+            hits = await self._index.search(query, min(limit, self._max_results), ranked=True)
         except _TOOL_ERRORS as error:
             return _error("search memory", error)
         return format_hits(query, hits)
