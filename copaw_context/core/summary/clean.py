@@ -144,8 +144,9 @@ def _drop_templates(summary: Summary) -> int:
 
 
 def _drop_done_steps(summary: Summary) -> int:
-    """A Next Steps item that is also under Done is finished: it leaves Next Steps."""
-    done = {core(item) for item in summary.done} - {""}
+    """A Next Steps item that is also under Done is finished: it leaves Next Steps (a
+    "(none)" under both says nothing was done)."""
+    done = {core(item) for item in summary.done if not says_nothing(item)} - {""}
     return drop_items(summary, "next_steps", lambda _n, item: core(item) in done)
 
 

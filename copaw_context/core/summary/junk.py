@@ -18,7 +18,8 @@ writes holds none of them by construction. The reasons:
   with file_path=..."), a tool outcome whose detail is a numbered source line, a search
   hit or a result count;
 - ``acknowledgement``: a reply that only acknowledges ("Understood, I'll keep that in
-  mind.", "好的，我记住了") listed as an item;
+  mind.", "好的，我记住了") listed as an item, or the model's closing offer after its
+  summary ("Let me know if you need anything else!", "希望对你有帮助！");
 - ``json``: a raw JSON fragment as an item.
 
 Exact facts (the carried errors, files and constraints) are never junk for being data:
@@ -45,7 +46,7 @@ from copaw_context.core.summary.language import (
 )
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE, is_placeholder
 from copaw_context.core.summary.model import ITEM_KEYS, Block, ItemsKey, Summary
-from copaw_context.core.summary.statements import is_acknowledgement
+from copaw_context.core.summary.statements import is_acknowledgement, is_sign_off
 
 __all__ = [
     "JUNK_REASONS",
@@ -230,7 +231,7 @@ def item_junk(line: str, *, exact: bool = False) -> JunkReason | None:
         ):
             return "notice"
         text = detail
-    if is_acknowledgement(text) and not exact:
+    if (is_acknowledgement(text) or is_sign_off(text)) and not exact:
         return "acknowledgement"
     if not exact and not _is_exact(stripped) and _looks_json(text):
         return "json"
