@@ -310,6 +310,15 @@ async def test_the_agents_compaction_event_counts_the_chatter(tmp_path: Path) ->
     assert sum(event.summary_dropped_by_reason.values()) == event.summary_dropped_lines
 
 
+async def test_no_none_under_constraints_beside_the_users_carried_constraint() -> None:
+    # issue 21 names it junk: "(none)" under Constraints while the user did state one
+    result = await _summarise(_reply(critical=f"- {ERROR}"))
+    doc = Summary.parse(result.text)
+    assert doc.constraints == [f"- {CONSTRAINT}"], result.text
+    assert "Constraints (verbatim)" not in result.text
+    assert sum(result.dropped_by_reason.values()) == result.dropped_lines
+
+
 @pytest.mark.parametrize(
     "item",
     [
