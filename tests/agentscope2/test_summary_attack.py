@@ -110,6 +110,8 @@ def _assert_user_facts_kept(text: str) -> None:
         "Feel free to ask if you have any questions.",
         "如果还有其他需要，请告诉我。",
         "希望对你有帮助！",
+        "---\n*如有任何问题，欢迎随时提问！*",
+        "**Let me know if you'd like me to expand any section.**",
     ],
 )
 async def test_trailing_chatter_after_the_summary_is_not_rendered(sign_off: str) -> None:
@@ -117,7 +119,7 @@ async def test_trailing_chatter_after_the_summary_is_not_rendered(sign_off: str)
     reply = _reply(constraints=f"- {CONSTRAINT}", critical=f"- {ERROR}") + f"\n{sign_off}\n"
     result = await _summarise(reply)
     assert result.method == "llm"
-    assert sign_off not in result.text
+    assert sign_off.split("\n")[-1].strip("*") not in result.text
     assert find_junk(result.text) == []
     assert result.dropped_by_reason.get("acknowledgement") == 1
     assert sum(result.dropped_by_reason.values()) == result.dropped_lines
@@ -331,3 +333,37 @@ async def test_no_none_under_constraints_beside_the_users_carried_constraint() -
 def test_a_fact_that_starts_like_a_sign_off_is_no_junk(item: str) -> None:
     text = _reply(critical=f"- {item}")
     assert find_junk(text, Summary.parse(text).language) == []
+
+
+async def test_the_noise_find_junk_lists_beside_an_error_is_dropped() -> None:
+    # find_junk listed "Error: 1 failed, 22 passed" as error_noise; drop_junk kept it
+    reply = _reply(
+        constraints=f"- {CONSTRAINT}",
+        blocked=f"- Error: {ERROR}",
+        critical="- Error: 1 failed, 22 passed",
+    )
+    result = await _summarise(reply)
+    assert "1 failed, 22 passed" not in result.text and ERROR in result.text
+    assert find_junk(result.text) == []
+    assert result.dropped_by_reason.get("error_noise") == 1
+    assert sum(result.dropped_by_reason.values()) == result.dropped_lines
+
+
+async def test_a_tally_and_a_wrapper_listed_beside_the_error_are_dropped() -> None:
+    # the error block keeps errors: the model's own items that only surround it go
+    reply = _reply(
+        constraints=f"- {CONSTRAINT}",
+        blocked=f"- npm ERR! in workspace\n- 1 failed, 22 passed\n- {ERROR}",
+    )
+    result = await _summarise(reply)
+    blocked = Summary.parse(result.text).blocked
+    assert blocked == [f"- {ERROR}"], result.text
+    assert result.dropped_by_reason.get("error_noise") == 2
+    assert find_junk(result.text) == []
+    assert sum(result.dropped_by_reason.values()) == result.dropped_lines
+
+
+def test_a_tally_alone_is_no_junk() -> None:
+    # no error beside it: "1 failed, 22 passed" is all the summary knows of the failure
+    text = _reply(blocked="- 1 failed, 22 passed")
+    assert find_junk(text) == []

@@ -158,11 +158,16 @@ _SIGN_OFF_RE = re.compile(
 )
 
 
+_RULE_LINE_RE = re.compile(r"^(?:[-*_]\s*){3,}$")  # "---": a rule above the sign-off
+
+
 def is_sign_off(text: str) -> bool:
     """Whether ``text`` is only a model's closing offer ("Let me know if you need anything
-    else!", "Hope this helps.", "如果还有其他需要，请告诉我。"): talk to the reader, no fact."""
-    text = text.strip()
-    return len(text) <= 200 and "\n" not in text and bool(_SIGN_OFF_RE.search(text))
+    else!", "Hope this helps.", "如果还有其他需要，请告诉我。"), emphasised or under a rule
+    (``---``) or not: talk to the reader, no fact."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    lines = [line.strip("*_ ") for line in lines if not _RULE_LINE_RE.match(line)]
+    return len(lines) == 1 and len(lines[0]) <= 200 and bool(_SIGN_OFF_RE.search(lines[0]))
 
 
 def _glue(first: str, second: str) -> str:
