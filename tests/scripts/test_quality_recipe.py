@@ -80,7 +80,8 @@ async def test_a_scripted_model_is_scored_after_the_carry_over() -> None:
     assert row.result.method == "llm"
     assert row.score["errors"] == (2, 2) and row.score["paths"] == (3, 3)
     assert row.score["constraints"] == (2, 2) and row.score["decisions"] == (1, 1)
-    assert row.score["next_steps"] == (0, 1)  # the model lost it; nothing invents it
+    # the model lost it: the conversation's last stated plan is its next step (issue 21)
+    assert row.score["next_steps"] == (1, 1)
     assert row.result.dropped_lines >= 2  # the template slot, the reasonless decision, (none)
     assert "| web-build | llm |" in format_table([row])
     assert score_summary(row.result.text, session.planted)["goal"] == (1, 1)

@@ -144,8 +144,9 @@ def _drop_templates(summary: Summary) -> int:
 
 
 def _drop_done_steps(summary: Summary) -> int:
-    """A Next Steps item that is also under Done is finished: it leaves Next Steps."""
-    done = {core(item) for item in summary.done} - {""}
+    """A Next Steps item that is also under Done is finished: it leaves Next Steps (a
+    "(none)" under both says nothing was done)."""
+    done = {core(item) for item in summary.done if not says_nothing(item)} - {""}
     return drop_items(summary, "next_steps", lambda _n, item: core(item) in done)
 
 
@@ -292,6 +293,30 @@ def _settle_constraints(doc: Summary) -> int:
     return replaced
 
 
+def _fill_constraints(doc: Summary) -> int:
+    """When Constraints & Preferences holds nothing ("(none)", or no item), the user's
+    carried constraints become its items (a "(none)" beside a constraint the user stated is
+    junk); the placeholders they replace."""
+    if not all(says_nothing(item) for item in doc.constraints):
+        return 0
+    if doc.layout is not None and "constraints" not in doc.layout.headings:
+        return 0
+    at = next((n for n, item in enumerate(doc.critical) if _carried_constraints(item)), None)
+    if at is None:
+        return 0
+    subs = doc.critical[at].split("\n")[1:]
+    drop_items(doc, "critical", lambda n, _item: n == at)
+    dropped = drop_items(doc, "constraints", lambda _n, _item: True)
+    doc.constraints += [f"- {sub.strip()[2:]}" for sub in subs]
+    return dropped
+
+
+def _carried_constraints(item: str) -> bool:
+    """Whether ``item`` is a carried Constraints block of one-line sub-items."""
+    subs = item.split("\n")[1:]
+    return carried_label(item) == 0 and bool(subs) and all(re.match(r"\s+- \S", s) for s in subs)
+
+
 def _settle_decisions(doc: Summary, facts: ExtractedFacts) -> int:
     """The model's decision items that only say part of a carried decision (the choice
     without its reason, or the same in other words) are dropped: the carried one says it
@@ -311,8 +336,9 @@ def _settle_decisions(doc: Summary, facts: ExtractedFacts) -> int:
 def settle_carried(summary: Summary, facts: ExtractedFacts) -> tuple[Summary, int]:
     """A copy of a summary after the carry-over with near-duplicates resolved, and how many
     lines went: a carried constraint replaces the model's wording of it (the user's words
-    stay, once), a carried decision with its reason replaces the model's reasonless one,
-    and "(none)" lines left above carried items go."""
+    stay, once), Constraints holding nothing take the carried constraints as their items,
+    a carried decision with its reason replaces the model's reasonless one, and "(none)"
+    lines left above carried items go."""
     doc, counts = settle_counts(summary, facts)
     return doc, sum(counts.values())
 
@@ -324,6 +350,7 @@ def settle_counts(summary: Summary, facts: ExtractedFacts) -> tuple[Summary, Cou
     doc = summary.model_copy(deep=True)
     counts: Counter[str] = Counter()
     counts["reworded"] += _settle_constraints(doc)
+    counts["placeholder"] += _fill_constraints(doc)
     counts["duplicate"] += _settle_decisions(doc, facts)
     counts["placeholder"] += drop_stray_placeholders(doc)
     return doc, +counts

@@ -18,8 +18,12 @@ writes holds none of them by construction. The reasons:
   with file_path=..."), a tool outcome whose detail is a numbered source line, a search
   hit or a result count;
 - ``acknowledgement``: a reply that only acknowledges ("Understood, I'll keep that in
-  mind.", "好的，我记住了") listed as an item;
-- ``json``: a raw JSON fragment as an item.
+  mind.", "好的，我记住了") listed as an item, or the model's closing offer after its
+  summary ("Let me know if you need anything else!", "希望对你有帮助！");
+- ``json``: a raw JSON fragment as an item;
+- ``error_noise``: beside an error line, what only surrounds it (a wrapper, a test tally,
+  progress output), labelled ("Error: 1 failed, 22 passed") or listed as an item of
+  Blocked, In Progress or Critical Context.
 
 Exact facts (the carried errors, files and constraints) are never junk for being data:
 an error line may well be a JSON log record.
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 from copaw_context.core.summary.carry import carried_label
 from copaw_context.core.summary.clean import drop_items
 from copaw_context.core.summary.error_block import is_error_noise
+from copaw_context.core.summary.errors import rank_line
 from copaw_context.core.summary.junk_items import (
     JUNK_REASONS,
     LABEL_RE,
@@ -82,7 +87,13 @@ class _Unit:
         self.section = section
         self.text = text
         self.exact = exact
+        body = line_body(text)
+        if error is None and section in _ERROR_SECTIONS and rank_line(body) is not None:
+            error = body  # an error line (or a tally, a wrapper) listed as a Blocked item
         self.error = error
+
+
+_ERROR_SECTIONS = frozenset({"blocked", "in_progress", "critical"})
 
 
 @functools.lru_cache(maxsize=1 << 15)
@@ -153,7 +164,8 @@ class _Seen:
     shorter at least 80% as long and 20 characters at least, both statements of one kind)
     is found by set lookups, linear in the number of items."""
 
-    def __init__(self) -> None:
+    def __init__(self, real_error: bool = False) -> None:
+        self.real_error = real_error  # the summary states an error: its noise is junk
         self.keys: set[tuple[str, str]] = set()
         self.ends: set[tuple[str, str]] = set()
 
@@ -215,19 +227,26 @@ def _clean_item(item: str, section: str, seen: _Seen, counts: Counter[str]) -> s
         item = fixed
     label = carried_label(item)
     if label is None:
-        unit = _Unit(section, item, is_exact(item))
+        unit = _Unit(section, item, is_exact(item), _error_of(item))
         return item if _keep(unit, seen, counts) else None
     head, *subs = item.split("\n")
     kept = [
         s
         for s in subs
-        if s.strip() and _keep(_Unit(section, s.strip(), label in (1, 2)), seen, counts)
+        if s.strip()
+        and _keep(
+            _Unit(section, s.strip(), label in (1, 2), line_body(s) if label == 1 else None),
+            seen,
+            counts,
+        )
     ]
     return "\n".join([head, *kept]) if kept else None
 
 
 def _keep(unit: _Unit, seen: _Seen, counts: Counter[str]) -> bool:
     reason = item_junk(unit.text, exact=unit.exact)
+    if reason is None and seen.real_error and unit.error and is_error_noise(unit.error):
+        reason = "error_noise"  # what find_junk lists, drop_junk drops
     if reason is None and not says_nothing(unit.text):
         key = dedup_key(unit.text)
         if key[1] and seen.holds(key):
@@ -247,7 +266,7 @@ def drop_junk(summary: Summary) -> tuple[Summary, Counter[str]]:
     (Goal before Critical Context)."""
     doc = summary.model_copy(deep=True)
     counts: Counter[str] = Counter()
-    seen = _Seen()
+    seen = _Seen(_has_real_error(_all_units(doc)))
     for key in ITEM_KEYS:
         _clean_list(doc, key, seen, counts)
     for block in (*doc.progress_other, *doc.other):

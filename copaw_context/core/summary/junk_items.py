@@ -11,7 +11,7 @@ from copaw_context.core.summary.clean import core, is_template_line
 from copaw_context.core.summary.clean import says_nothing as _says_nothing
 from copaw_context.core.summary.language import CARRY_LABELS, WORDS
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE, is_placeholder
-from copaw_context.core.summary.statements import is_acknowledgement
+from copaw_context.core.summary.statements import is_acknowledgement, is_sign_off
 
 __all__ = [
     "JUNK_REASONS",
@@ -189,7 +189,7 @@ def item_junk(line: str, *, exact: bool = False) -> JunkReason | None:
         ):
             return "notice"
         text = detail
-    if is_acknowledgement(text) and not exact:
+    if (is_acknowledgement(text) or is_sign_off(text)) and not exact:
         return "acknowledgement"
     if not exact and not is_exact(stripped) and _looks_json(text):
         return "json"

@@ -11,7 +11,10 @@ allows it (every line that goes is counted by reason):
   ..."), found in the conversation; one without a reason is not listed as a decision (it
   moves to Critical Context: ``no_reason``), one nobody took goes (``unstated``);
 - Done: only what the conversation shows done; a step the conversation only planned
-  ("Next I will ...", "- [ ] ...", "Pending: ...") is not done (``not_done``).
+  ("Next I will ...", "- [ ] ...", "Pending: ...") is not done (``not_done``);
+- Next Steps: when the model lists none (no item, or only "(none)"), the steps of the
+  conversation's last stated plan ("Remaining:", "TODO:", "接下来：") that are not done
+  (a placeholder they replace is counted: ``placeholder``).
 
 The verbatim carry-over runs after these rules: a constraint or a reasoned decision of the
 conversation that the model lost or reworded is put back in the conversation's words.
@@ -185,5 +188,18 @@ def enforce_rules(
         return not says_nothing(item) and _only_planned(item, evidence)
 
     counts["not_done"] += drop_items(doc, "done", planned)
+    steps = _open_plan(doc, facts)
+    if steps:  # the model listed no next step: the conversation's last plan is the next step
+        counts["placeholder"] += drop_items(doc, "next_steps", lambda _n, _item: True)
+        doc.next_steps += [f"{n}. {step}" for n, step in enumerate(steps, 1)]
     counts = +counts
-    return (doc if counts else summary), counts
+    return (doc if counts or steps else summary), counts
+
+
+def _open_plan(doc: Summary, facts: ExtractedFacts) -> list[str]:
+    """The steps of the conversation's last stated plan that are not done, when the model's
+    Next Steps hold nothing (no item, or only placeholders); else none."""
+    if not facts.plan or not all(says_nothing(item) for item in doc.next_steps):
+        return []
+    done = {core(item) for item in doc.done}
+    return [step for step in facts.plan if core(step) not in done]

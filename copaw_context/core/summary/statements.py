@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 __all__ = [
     "has_reason",
     "is_acknowledgement",
+    "is_sign_off",
     "is_constraint",
     "is_decision",
     "is_plan",
@@ -142,6 +143,31 @@ def is_acknowledgement(text: str) -> bool:
     keep that in mind.", "好的，我记住了")."""
     text = text.strip()
     return bool(_ACK_RE.match(text) or _ACK_PROMISE_RE.match(text))
+
+
+# A model's closing offer after its answer: "Let me know if you need anything else!", "Hope
+# this helps.", "如果还有其他需要，请告诉我。", "希望对你有帮助！".
+_SIGN_OFF_RE = re.compile(
+    r"^(?:(?:please\s+)?(?:let me know|feel free to|don't hesitate to)\b"
+    r"|(?:I\s+)?hope (?:this|that|it|the above) helps\b|(?:I'm |I am )?happy to help\b"
+    r"|(?:is there )?anything else\b[^\n]*\?$"
+    r"|if you (?:need|have|want|would like)\b[^\n]*\b(?:let me know|ask|happy to)\b)"
+    r"|^(?:如果?|若)(?:您|你)?还?(?:有|需要)[^\n]{0,16}(?:告诉我|告知|联系我|提问|问我)"
+    r"|^希望(?:这|以上|这些)?(?:内容|总结)?(?:对你|对您|能)?有所?帮助|^(?:请)?随时告诉我",
+    re.IGNORECASE,
+)
+
+
+_RULE_LINE_RE = re.compile(r"^(?:[-*_]\s*){3,}$")  # "---": a rule above the sign-off
+
+
+def is_sign_off(text: str) -> bool:
+    """Whether ``text`` is only a model's closing offer ("Let me know if you need anything
+    else!", "Hope this helps.", "如果还有其他需要，请告诉我。"), emphasised or under a rule
+    (``---``) or not: talk to the reader, no fact."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    lines = [line.strip("*_ ") for line in lines if not _RULE_LINE_RE.match(line)]
+    return len(lines) == 1 and len(lines[0]) <= 200 and bool(_SIGN_OFF_RE.search(lines[0]))
 
 
 def _glue(first: str, second: str) -> str:
