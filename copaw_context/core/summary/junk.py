@@ -143,7 +143,7 @@ def _sections(summary: Summary) -> Iterator[tuple[str, list[str]]]:
 def _ends(text: str) -> list[str]:
     """The word-aligned prefixes and suffixes of ``text`` at least 80% as long as it and 20
     characters at least (a near-duplicate of it leaves out only one end)."""
-    if len(text) < 25:  # a part of 20 is 80% of 25: shorter texts have none
+    if len(text) <= 20:  # a part is shorter than its text and 20 characters at least
         return []
     least = max(20, -(-4 * len(text) // 5))
     out: list[str] = []
@@ -151,7 +151,7 @@ def _ends(text: str) -> list[str]:
     while at != -1:
         out.append(text[:at])
         at = text.find(" ", at + 1)
-    at = text.rfind(" ", 0, len(text) - least + 1)
+    at = text.rfind(" ", 0, len(text) - least)  # a suffix after `at` is len-at-1 long
     while at != -1:
         out.append(text[at + 1 :])
         at = text.rfind(" ", 0, at)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from copaw_context.core.summary import (
@@ -230,6 +230,38 @@ def test_a_near_duplicate_is_judged_by_the_rule_the_property_states() -> None:
     cleaned, counts = drop_junk(Summary.parse(_doc(crit=f"{first}\n{second}")))
     assert first in cleaned.text() and second not in cleaned.text()
     assert counts == {"duplicate": 1}
+
+
+def test_a_suffix_one_character_short_of_80_percent_is_no_duplicate() -> None:
+    # hypothesis found it in CI: the first is the second's end at 27 of 35 characters (77%)
+    first, second = "- Aaaaa aaaaaaa aaaaaaa aaaaa", "- Aaa aaa aaaaa aaaaaaa aaaaaaa aaaaa"
+    assert not _near(first, second)
+    cleaned, counts = drop_junk(Summary.parse(_doc(crit=f"{first}\n{second}")))
+    assert first in cleaned.text() and second in cleaned.text() and not counts
+    cleaned, counts = drop_junk(Summary.parse(_doc(crit=f"{second}\n{first}")))
+    assert first in cleaned.text() and second in cleaned.text() and not counts
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, min_size=2, max_size=9), st.integers(1, 8), st.booleans(), st.booleans())
+@example(["aaa", "aaa", "aaa", "aaa", "aaaaaaaa"], 1, False, False)  # 20 of 24: a duplicate
+@example(["aaa", "aaa", "aaaaa", "aaaaaaa", "aaaaaaa", "aaaaa"], 2, False, True)  # 27 of 35
+def test_an_end_of_an_item_is_a_duplicate_exactly_when_the_rule_says(
+    words: list[str], cut: int, from_start: bool, short_first: bool
+) -> None:
+    # the rule's edge, tried directly: a word-aligned end of an item, one word short or more
+    cut = min(cut, len(words) - 1)
+    part = words[:-cut] if from_start else words[cut:]
+    whole, end = "- " + " ".join(words).capitalize(), "- " + " ".join(part).capitalize()
+    # neither is a placeholder beside a real item ("- None")
+    assume(not any(find_junk(_doc(crit=f"- Run the suite\n{one}")) for one in (end, whole)))
+    pair = (end, whole) if short_first else (whole, end)
+    cleaned, counts = drop_junk(Summary.parse(_doc(crit="\n".join(pair))))
+    kept = cleaned.items("critical")
+    dropped = pair[1] not in kept
+    assert pair[0] in kept
+    assert dropped == _near(whole, end)
+    assert counts == ({"duplicate": 1} if dropped else {})
 
 
 @settings(max_examples=80, deadline=None)
