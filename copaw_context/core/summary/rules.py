@@ -23,7 +23,9 @@ Chinese is judged the same way (character pairs stand for words).
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -41,6 +43,7 @@ __all__ = ["RULE_REASONS", "Evidence", "enforce_rules"]
 RULE_REASONS = ("unstated", "moved", "no_reason", "not_done", "template_prefix")
 
 _CJK_RUN_RE = re.compile(r"[\u3400-\u9fff]+")
+_TOKEN_RE = re.compile(r"[^\W_]+")  # core()'s words: runs of letters and digits
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n")
 _STOPWORDS = frozenset(
     {
@@ -56,6 +59,7 @@ _SUPPORT = 0.5  # the share of an item's words the conversation must hold
 _PLANNED = 0.6  # the share of a Done item's words a plan holds for it to be only planned
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """``word`` without an inflection, cut to 6 ("added", "adds" -> "add")."""
     for suffix in ("ing", "ed", "es", "s"):
@@ -69,13 +73,26 @@ def _words(text: str) -> set[str]:
     """Content words (3+ characters, stemmed and cut to 6 so "commit" and "committing"
     match) and Chinese character pairs of ``text``."""
     key = core(text)
+    return _content_words(set(key.split()), _CJK_RUN_RE.findall(key))
+
+
+def _words_of(texts: list[str]) -> set[str]:
+    """:func:`_words` of all of ``texts`` read as one: the conversation's megabytes are
+    tokenised in one pass (the same words: :func:`.core`'s form without its line-start
+    rules, which only drop words)."""
+    folded = unicodedata.normalize("NFKC", "\n".join(texts))
+    folded = folded.replace("`", "").replace("*", "").casefold()
+    return _content_words(set(_TOKEN_RE.findall(folded)), _CJK_RUN_RE.findall(folded))
+
+
+def _content_words(tokens: set[str], cjk_runs: list[str]) -> set[str]:
     words = {
         _stem(w)
-        for w in key.split()
+        for w in tokens  # a long tool output repeats its words: each is judged once
         if len(w) >= 3 and w not in _STOPWORDS and not _CJK_RUN_RE.search(w)
     }
-    for run in _CJK_RUN_RE.findall(key):
-        words.update(run[n : n + 2] for n in range(max(1, len(run) - 1)))
+    for run in cjk_runs:
+        words.update(map(str.__add__, run[:-1], run[1:]) if len(run) > 1 else (run,))
     return words - _STOPWORDS
 
 
@@ -97,29 +114,27 @@ class Evidence:
     def __init__(
         self, messages: Sequence[TranscriptMessage], previous: Summary | None = None
     ) -> None:
-        user: set[str] = set()
-        shown: set[str] = set()
-        planned: set[str] = set()
-        for _stamp, text in user_texts(messages):
-            user |= _words(text)
+        # The texts of each kind are read as one: a word met in many messages is judged once.
+        user = [text for _stamp, text in user_texts(messages)]
+        shown: list[str] = []
+        planned: list[str] = []
         for message in messages:
             for part in message.parts:
                 if part.kind != "text" or message.role != "assistant":
-                    shown |= _words(part.text)
+                    shown.append(part.text)
                     continue
                 items = set(unchecked_items(part.text))
                 for sentence in _sentences(part.text):
                     bare = BULLET_PREFIX_RE.sub("", sentence, count=1).removeprefix("[ ] ")
                     plan = is_plan(sentence) or bare.strip() in items
-                    (planned if plan else shown).update(_words(sentence))
+                    (planned if plan else shown).append(sentence)
         if previous is not None:
-            for item in previous.constraints:  # supported once: carried, still supported
-                user |= _words(item)
-            shown |= _words(previous.text())
-        self.user = user
-        self.shown = shown | user
-        self.planned = planned
-        self.said = self.shown | planned
+            user += previous.constraints  # supported once: carried, still supported
+            shown.append(previous.text())
+        self.user = _words_of(user)
+        self.shown = _words_of(shown) | self.user
+        self.planned = _words_of(planned)
+        self.said = self.shown | self.planned
 
 
 def _stated(item: str, words: set[str]) -> bool:

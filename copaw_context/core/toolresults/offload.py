@@ -208,13 +208,30 @@ class OffloadStore:
 
     def owns(self, path: str | Path) -> bool:
         """True only for ``<32 lowercase hex>.txt`` directly inside this store's directory."""
-        candidate = Path(path).expanduser()
-        if not _OWN_FILE.fullmatch(candidate.name):
-            return False
+        return self._ownership()(path)
+
+    def _ownership(self) -> Callable[[str | Path], bool]:
+        """:meth:`owns` for a batch of paths: the store's directory and each distinct parent
+        are resolved once (a compaction checks a thousand files of one folder)."""
         try:
-            return candidate.absolute().parent.resolve() == self._directory.resolve()
+            directory: Path | None = self._directory.resolve()
         except (OSError, ValueError, RuntimeError):
-            return False
+            directory = None
+        parents: dict[Path, bool] = {}
+
+        def owns(path: str | Path) -> bool:
+            candidate = Path(path).expanduser()
+            if directory is None or not _OWN_FILE.fullmatch(candidate.name):
+                return False
+            try:
+                parent = candidate.absolute().parent
+                if parent not in parents:
+                    parents[parent] = parent.resolve() == directory
+                return parents[parent]
+            except (OSError, ValueError, RuntimeError):
+                return False
+
+        return owns
 
     async def read_tail(self, path: str | Path, max_bytes: int = 4096) -> str | None:
         """The last ``max_bytes`` (whole lines) of one of our own files, else None.
@@ -233,8 +250,9 @@ class OffloadStore:
         missing = [i for i, tail in enumerate(tails) if tail is None]
 
         def read() -> list[str | None]:
+            owns = self._ownership()
             return [
-                _read_tail(Path(paths[i]), max_bytes) if self.owns(paths[i]) else None
+                _read_tail(Path(paths[i]), max_bytes) if owns(paths[i]) else None
                 for i in missing
             ]
 

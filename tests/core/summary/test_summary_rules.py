@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from copaw_context.core.summary import (
     Summary,
@@ -17,6 +19,7 @@ from copaw_context.core.summary import (
     extractive_summary,
     find_junk,
 )
+from copaw_context.core.summary.rules import _words, _words_of
 from copaw_context.core.summary.statements import is_acknowledgement, is_plan, unchecked_items
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
@@ -257,3 +260,22 @@ def test_chinese_acknowledgement_is_no_request() -> None:
     summary = extractive_summary(messages, language="zh")
     assert "我记住了" not in summary
     assert find_junk(summary, "zh") == []
+
+
+_TEXT = st.text(
+    alphabet=st.sampled_from(list("abcXYZ019 _-`*.,:/\n\tßé修复测试ＡＢ１")) | st.characters(),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TEXT, max_size=5))
+def test_the_conversation_read_as_one_holds_every_word_of_each_message(texts: list[str]) -> None:
+    # the one-pass tokeniser of the evidence (megabytes of tool output per compaction) against
+    # the per-line one of the items: the same words, but the line-start rules' (a bullet, a
+    # lead-in such as "Note:"), which only drop words
+    each = set().union(*(_words(text) for text in texts))
+    whole = _words_of(texts)
+    assert each <= whole
+    plain = ["z" + text for text in texts]  # no line-start rule applies
+    assert _words_of(plain) == set().union(*(_words(text) for text in plain))
