@@ -252,8 +252,7 @@ class OffloadStore:
         def read() -> list[str | None]:
             owns = self._ownership()
             return [
-                _read_tail(Path(paths[i]), max_bytes) if owns(paths[i]) else None
-                for i in missing
+                _read_tail(Path(paths[i]), max_bytes) if owns(paths[i]) else None for i in missing
             ]
 
         if missing:
