@@ -32,6 +32,7 @@ __all__ = [
     "IndexDatabase",
     "MemoryIndexError",
     "NeedsRebuild",
+    "OutdatedIndex",
     "fts5_trigram_available",
 ]
 
@@ -80,6 +81,11 @@ class MemoryIndexError(CopawContextError):
 
 class NeedsRebuild(Exception):
     """The index must be recreated (corrupt, foreign schema, or built without FTS5 support)."""
+
+
+class OutdatedIndex(NeedsRebuild):
+    """The index is sound but of another schema or mode (another release built it): it is
+    rebuilt from the files it indexes, nothing to keep."""
 
 
 def _is_broken(error: sqlite3.Error) -> bool:
@@ -140,12 +146,16 @@ class IndexDatabase:
         if version == _SCHEMA_VERSION:
             row = conn.execute("SELECT value FROM meta WHERE key = 'mode'").fetchone()
             if row is None or row[0] != mode:
-                raise NeedsRebuild(
-                    f"index was built in {row[0] if row else 'no'} mode, need {mode}"
+                raise OutdatedIndex(
+                    f"it was built in {row[0] if row else 'no'} mode, this one searches in {mode}"
                 )
             return
         if version != 0:
-            raise NeedsRebuild(f"index schema {version}, need {_SCHEMA_VERSION}")
+            made_by = "an earlier" if version < _SCHEMA_VERSION else "a later"
+            raise OutdatedIndex(
+                f"{made_by} release built it (schema {version}; this release uses "
+                f"{_SCHEMA_VERSION})"
+            )
         if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
             logger.debug("memory index: WAL mode not available for %s", self.path)
         conn.execute("BEGIN IMMEDIATE")
@@ -177,8 +187,9 @@ class IndexDatabase:
             conn.execute("ROLLBACK")
             raise
 
-    def recreate(self, reason: str) -> None:
-        """Start a new, empty index; a broken one is kept once as ``.index.sqlite3.corrupt``.
+    def recreate(self, reason: str, *, outdated: bool = False) -> None:
+        """Start a new, empty index; a broken one is kept once as ``.index.sqlite3.corrupt``
+        (an ``outdated`` one, sound but of another release's schema, is not: it is derived).
 
         Unless a rebuild was asked for, an index that another process already rebuilt (it
         passes ``PRAGMA quick_check``) is kept.
@@ -191,11 +202,21 @@ class IndexDatabase:
                             return
                 except (NeedsRebuild, sqlite3.Error):
                     pass
-                logger.warning("memory index %s is broken, rebuilding it: %s", self.path, reason)
+                if outdated:
+                    logger.info(
+                        "memory index %s: %s; rebuilding it from the archive and memory files "
+                        "(once: this search waits for it)",
+                        self.path,
+                        reason,
+                    )
+                else:
+                    logger.warning(
+                        "memory index %s is broken, rebuilding it: %s", self.path, reason
+                    )
             with writable_dir(self.path.parent, self.workspace) as dir_fd:  # never via a link
                 name = self.path.name
                 with contextlib.suppress(FileNotFoundError):
-                    if reason == REBUILD_REQUESTED:
+                    if reason == REBUILD_REQUESTED or outdated:
                         os.unlink(name, dir_fd=dir_fd)
                     else:
                         corrupt = INDEX_FILE + ".corrupt"

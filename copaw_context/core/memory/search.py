@@ -38,6 +38,7 @@ from copaw_context.core.memory._index_db import (
     IndexDatabase,
     MemoryIndexError,
     NeedsRebuild,
+    OutdatedIndex,
     fts5_trigram_available,
 )
 from copaw_context.core.memory._index_files import complete_lines, tail_hash, up_to_date
@@ -165,15 +166,15 @@ class MemoryIndex:
             try:
                 return self._refresh()
             except NeedsRebuild as reason:
-                return self._rebuild(str(reason))
+                return self._rebuild(reason)
 
     def rebuild_sync(self) -> IndexStats:
         """:meth:`rebuild`, blocking."""
         with self._process_lock:
             return self._rebuild(REBUILD_REQUESTED)
 
-    def _rebuild(self, reason: str) -> IndexStats:
-        self._db.recreate(reason)
+    def _rebuild(self, reason: str | NeedsRebuild) -> IndexStats:
+        self._db.recreate(str(reason), outdated=isinstance(reason, OutdatedIndex))
         try:
             stats = self._refresh()
         except NeedsRebuild as again:
@@ -206,7 +207,7 @@ class MemoryIndex:
                         f"the memory index {self._path} is unusable: {reason}"
                     ) from None
                 with self._process_lock:
-                    self._rebuild(str(reason))
+                    self._rebuild(reason)
         return []
 
     def _ranked(

@@ -6,6 +6,7 @@ the read_file call of its line, and the index forgets what a rewritten file no l
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copaw_context.core.memory import MemoryFiles, MemoryIndex, MemoryTools
+from copaw_context.core.memory._index_db import INDEX_FILE
 from copaw_context.core.memory._words import index_words, question_words
 
 NOISE = [
@@ -175,15 +177,25 @@ def test_words_of_text_and_question() -> None:
     assert question_words("what is it") == ["what", "is", "it"]  # nothing else left: kept
 
 
-async def test_an_index_of_the_previous_schema_is_rebuilt_with_the_words(tmp_path: Path) -> None:
+async def test_an_index_of_the_previous_schema_is_rebuilt_with_the_words(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     line = archive(tmp_path, "Done: retry_limit for billing-api is now 7.")
     index = MemoryIndex(tmp_path)
     await index.refresh()
     with sqlite3.connect(index.path) as conn:  # what schema 1 had: no words table
         conn.execute("DROP TABLE chunk_words")
         conn.execute("PRAGMA user_version = 1")
-    hits = await MemoryIndex(tmp_path).search("How many retries on billing-api?", 5, ranked=True)
+    with caplog.at_level(logging.INFO, logger="copaw_context"):
+        hits = await MemoryIndex(tmp_path).search(
+            "How many retries on billing-api?", 5, ranked=True
+        )
     assert (hits[0].line, hits[0].session) == (line, "s9")
+    # an index of an earlier release is no broken one: said so, and not kept as .corrupt
+    assert "an earlier release built it (schema 1; this release uses 2)" in caplog.text
+    assert "broken" not in caplog.text
+    assert not any(r.levelno >= logging.WARNING for r in caplog.records)
+    assert not (index.path.parent / f"{INDEX_FILE}.corrupt").exists()
 
 
 @pytest.fixture(scope="module")
