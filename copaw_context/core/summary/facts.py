@@ -37,6 +37,7 @@ from copaw_context.core.summary.statements import (
     last_nonempty,
     unchecked_items,
 )
+from copaw_context.core.summary.words import text_words
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 __all__ = [
@@ -264,6 +265,7 @@ class ResultFacts:
     paths: tuple[str, ...]  # offloaded files it names
     first: str  # its first line (:func:`first_line`)
     detail: str  # what it was, as a success (:func:`outcome_detail`)
+    words: tuple[str, ...]  # its content words (:func:`.text_words`: the rules' evidence)
 
 
 _MEMO_RESULTS = 8192
@@ -289,6 +291,7 @@ def result_facts(text: str) -> ResultFacts:
         paths=tuple(_offload_paths(text)),
         first=first_line(text),
         detail=outcome_detail(text),
+        words=tuple(text_words((text,))),
     )
     with _memo_lock:
         _memo[key] = facts

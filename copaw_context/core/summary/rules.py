@@ -23,82 +23,41 @@ Chinese is judged the same way (character pairs stand for words).
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from copaw_context.core.summary.carry import carried_label
 from copaw_context.core.summary.clean import core, drop_items, says_nothing
-from copaw_context.core.summary.facts import ExtractedFacts, user_texts
+from copaw_context.core.summary.facts import ExtractedFacts, result_facts, user_texts
 from copaw_context.core.summary.junk import strip_template_prefix
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE
 from copaw_context.core.summary.model import Summary
 from copaw_context.core.summary.statements import has_reason, is_plan, unchecked_items
+from copaw_context.core.summary.words import CJK_RUN_RE, content_words, text_words
 from copaw_context.core.transcript import TranscriptMessage
 
 __all__ = ["RULE_REASONS", "Evidence", "enforce_rules"]
 
 RULE_REASONS = ("unstated", "moved", "no_reason", "not_done", "template_prefix")
 
-_CJK_RUN_RE = re.compile(r"[\u3400-\u9fff]+")
-_TOKEN_RE = re.compile(r"[^\W_]+")  # core()'s words: runs of letters and digits
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n")
-_STOPWORDS = frozenset(
-    {
-        *("the", "and", "for", "with", "must", "should", "please", "that", "this", "are"),
-        *("was", "were", "has", "have", "been", "will", "can", "its", "also", "you", "your"),
-        *("our", "not", "use", "from", "into", "all", "any", "was", "but", "then", "user"),
-        *("用户", "我们", "一个", "这个", "需要", "可以"),
-    }
-)
 # "decision - reason", "decision — reason", "决定：原因" with a reason of two words at least
 _SEPARATED_REASON_RE = re.compile(r"\S\s+[-–—]\s+\S+\s+\S+|\S\s*[-–—]{1,2}\s*[\u3400-\u9fff]{4,}")
 _SUPPORT = 0.5  # the share of an item's words the conversation must hold
 _PLANNED = 0.6  # the share of a Done item's words a plan holds for it to be only planned
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
-    """``word`` without an inflection, cut to 6 ("added", "adds" -> "add")."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:6]
-
-
-def _words(text: str) -> set[str]:
+def item_words(text: str) -> set[str]:
     """Content words (3+ characters, stemmed and cut to 6 so "commit" and "committing"
-    match) and Chinese character pairs of ``text``."""
+    match) and Chinese character pairs of one line ``text``, in :func:`.core`'s form."""
     key = core(text)
-    return _content_words(set(key.split()), _CJK_RUN_RE.findall(key))
-
-
-def _words_of(texts: list[str]) -> set[str]:
-    """:func:`_words` of all of ``texts`` read as one: the conversation's megabytes are
-    tokenised in one pass (the same words: :func:`.core`'s form without its line-start
-    rules, which only drop words)."""
-    folded = unicodedata.normalize("NFKC", "\n".join(texts))
-    folded = folded.replace("`", "").replace("*", "").casefold()
-    return _content_words(set(_TOKEN_RE.findall(folded)), _CJK_RUN_RE.findall(folded))
-
-
-def _content_words(tokens: set[str], cjk_runs: list[str]) -> set[str]:
-    words = {
-        _stem(w)
-        for w in tokens  # a long tool output repeats its words: each is judged once
-        if len(w) >= 3 and w not in _STOPWORDS and not _CJK_RUN_RE.search(w)
-    }
-    for run in cjk_runs:
-        words.update(map(str.__add__, run[:-1], run[1:]) if len(run) > 1 else (run,))
-    return words - _STOPWORDS
+    return content_words(set(key.split()), CJK_RUN_RE.findall(key))
 
 
 def _share(item: str, words: set[str]) -> float | None:
     """The share of ``item``'s content words in ``words`` (None: it has none)."""
-    mine = _words(item)
+    mine = item_words(item)
     if not mine:
         return None
     return len(mine & words) / len(mine)
@@ -118,8 +77,12 @@ class Evidence:
         user = [text for _stamp, text in user_texts(messages)]
         shown: list[str] = []
         planned: list[str] = []
+        results: list[tuple[str, ...]] = []  # a result's words: computed once, when it settled
         for message in messages:
             for part in message.parts:
+                if part.kind == "tool_result":
+                    results.append(result_facts(part.text).words)
+                    continue
                 if part.kind != "text" or message.role != "assistant":
                     shown.append(part.text)
                     continue
@@ -131,9 +94,9 @@ class Evidence:
         if previous is not None:
             user += previous.constraints  # supported once: carried, still supported
             shown.append(previous.text())
-        self.user = _words_of(user)
-        self.shown = _words_of(shown) | self.user
-        self.planned = _words_of(planned)
+        self.user = text_words(user)
+        self.shown = text_words(shown).union(self.user, *results)
+        self.planned = text_words(planned)
         self.said = self.shown | self.planned
 
 

@@ -19,8 +19,10 @@ from copaw_context.core.summary import (
     extractive_summary,
     find_junk,
 )
-from copaw_context.core.summary.rules import _words, _words_of
+from copaw_context.core.summary.clean import core
+from copaw_context.core.summary.rules import item_words
 from copaw_context.core.summary.statements import is_acknowledgement, is_plan, unchecked_items
+from copaw_context.core.summary.words import text_words
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.testing import ScriptedTextModel
@@ -274,8 +276,26 @@ def test_the_conversation_read_as_one_holds_every_word_of_each_message(texts: li
     # the one-pass tokeniser of the evidence (megabytes of tool output per compaction) against
     # the per-line one of the items: the same words, but the line-start rules' (a bullet, a
     # lead-in such as "Note:"), which only drop words
-    each = set().union(*(_words(text) for text in texts))
-    whole = _words_of(texts)
+    each = set().union(*(item_words(text) for text in texts))
+    whole = text_words(texts)
     assert each <= whole
     plain = ["z" + text for text in texts]  # no line-start rule applies
-    assert _words_of(plain) == set().union(*(_words(text) for text in plain))
+    assert text_words(plain) == set().union(*(item_words(text) for text in plain))
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Sorting must be stable", "sorting must be stable"),
+        ("Android builds use Gradle 8", "android builds use gradle 8"),
+        ("Notebook cells stay in order", "notebook cells stay in order"),
+        ("Justify each decision", "justify each decision"),
+        ("Note: keep the API stable", "keep the API stable".casefold()),
+        ("Also, use pnpm", "use pnpm"),
+        ("注意：不要删除迁移", "不要删除迁移"),
+    ],
+)
+def test_a_lead_in_is_a_whole_word_never_the_start_of_one(line: str, expected: str) -> None:
+    # found by the property test above: "SO000" lost its "so" as if it were "So, ..."
+    assert core(line) == expected
+    assert item_words(line) == text_words([expected])
