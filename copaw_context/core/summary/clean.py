@@ -36,9 +36,11 @@ __all__ = [
 
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
 _LEAD_IN_RE = re.compile(
-    r"^(?:(?:(?:please|also|and|but|so|just|note|remember|important|the user (?:said|wants|asked)"
-    r"(?: that| to)?|user(?: request)?)\b|请|另外|还有|并且|而且|注意|记住|重要|用户(?:要求|说|希望))"
-    r"\s*[:：,，]?\s*)+",  # an English lead-in is a whole word: "Sorting" keeps its "so"
+    # an English lead-in is a whole word: "Sorting" keeps its "so"
+    r"^(?:(?:(?:please|also|and|but|so|just|note|remember|important"
+    r"|the user (?:said|wants|asked)(?: that| to)?|user(?: request)?)\b"
+    r"|请|另外|还有|并且|而且|注意|记住|重要|用户(?:要求|说|希望))"
+    r"\s*[:：,，]?\s*)+",
     re.IGNORECASE,
 )
 _NOT_WORD_RE = re.compile(r"[^\w\u3400-\u9fff]+")
