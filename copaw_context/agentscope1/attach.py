@@ -30,7 +30,7 @@ from copaw_context.agentscope1.repair import repaired_msgs
 from copaw_context.agentscope1.state import STATE_ATTRIBUTE, register_agent_state
 from copaw_context.core.host.hook_base import Attached, refuse_another_hook, require_members
 from copaw_context.core.host.hook_events import (
-    command_of,
+    user_command,
     warn_replacing_tool,
     warn_state_dropped,
 )
@@ -67,18 +67,12 @@ def _check_agent(agent: Any, hook: As1Hook) -> None:
     refuse_another_hook([attached_to(agent)], hook)
 
 
-def _user_text(msg: object) -> str | None:
-    if not isinstance(msg, Msg) or msg.role != "user":
-        return None
-    return msg.get_text_content()
-
-
 def _wrap_reply(agent: Any, hook: As1Hook) -> None:
     original = agent.reply
 
     @functools.wraps(original)
     async def reply(*args: Any, **kwargs: Any) -> Any:
-        command = command_of(args[0] if args else kwargs.get("msg"), _user_text)
+        command = user_command(args[0] if args else kwargs.get("msg"), Msg)
         if command is None:
             return await original(*args, **kwargs)
         answer = Msg(agent.name, await hook.command_reply(agent, command), "assistant")

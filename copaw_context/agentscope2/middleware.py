@@ -18,7 +18,7 @@ import os
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
-from agentscope.message import TextBlock
+from agentscope.message import Msg, TextBlock
 from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase, ChatResponse
 from agentscope.tool import ToolBase, ToolResponse
@@ -27,7 +27,7 @@ from copaw_context.agentscope2.hook_lists import join_hook_lists, refuse_another
 from copaw_context.agentscope2.messages import METADATA_KEY, hint_text
 from copaw_context.agentscope2.repair import repaired_messages
 from copaw_context.agentscope2.session import AgentScope2Session
-from copaw_context.agentscope2.stream import reply_events, status_events, user_text
+from copaw_context.agentscope2.stream import reply_events, status_events
 from copaw_context.agentscope2.summariser import AgentScopeSummariser
 from copaw_context.agentscope2.thinking import thinking_policy
 from copaw_context.agentscope2.tools import allowed_tool, make_read_file_tool
@@ -35,7 +35,7 @@ from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.report import Limits
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host.hook_base import Attached, EngineHook
-from copaw_context.core.host.hook_events import FreshResult, command_of, fail_open
+from copaw_context.core.host.hook_events import FreshResult, fail_open, user_command
 from copaw_context.core.host.models import reported_usage
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.host.ratios import HostLimits
@@ -207,7 +207,7 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         refuse_another_hook(agent, self)
         with fail_open("could not add read_file and the memory tools"):
             await self.add_tools(agent)
-        command = command_of(input_kwargs.get("inputs"), user_text)
+        command = user_command(input_kwargs.get("inputs"), Msg)
         if command is None:
             async for item in next_handler(**input_kwargs):
                 yield item

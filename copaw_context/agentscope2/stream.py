@@ -12,11 +12,11 @@ from agentscope.event import (
     TextBlockEndEvent,
     TextBlockStartEvent,
 )
-from agentscope.message import AssistantMsg, Msg, TextBlock
+from agentscope.message import AssistantMsg, TextBlock
 
 from copaw_context.core.host.session_base import take_status
 
-__all__ = ["STATUS_EVENT", "reply_events", "status_events", "user_text"]
+__all__ = ["STATUS_EVENT", "reply_events", "status_events"]
 
 STATUS_EVENT = "copaw_context_status"
 """``CustomEvent.name`` of a status line (``show_status``); ``value["text"]`` is the line."""
@@ -35,13 +35,6 @@ def reply_events(agent: Any, text: str) -> list[Any]:
         ReplyEndEvent(session_id=session, reply_id=reply),
         msg,
     ]
-
-
-def user_text(msg: object) -> str | None:
-    """The text of a user message (None for anything else: it cannot be a chat command)."""
-    if not isinstance(msg, Msg) or msg.role != "user":
-        return None
-    return msg.get_text_content() or ""
 
 
 def status_events(scratch: dict[str, Any]) -> list[CustomEvent]:

@@ -13,6 +13,7 @@ from agentscope.middleware import MiddlewareBase
 from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
+from copaw_context.core.host.compactor_pool import AgentPool, ProgressTally
 from copaw_context.core.summary.deadline import ProgressCallback
 
 __all__ = ["AgentScopeSummariser"]
@@ -43,9 +44,12 @@ class AgentScopeSummariser:
     def __init__(self, model: ChatModelBase, *, window: int | None = None) -> None:
         self.model = model
         self.window = window
-        self._idle: list[tuple[Agent, _CompactorMiddleware]] = []
-        self.agents_built = 0
+        self._agents = AgentPool(self._build)
+
+    @property
+    def agents_built(self) -> int:
         """How many compactor agents this model built (one, unless requests overlapped)."""
+        return self._agents.built
 
     @property
     def context_size(self) -> int:
@@ -64,28 +68,24 @@ class AgentScopeSummariser:
     ) -> str:
         """The reply text of a one-step agent with no tools and no injected state; each
         streamed chunk calls ``on_progress`` with the characters received so far."""
-        agent, middleware = self._idle.pop() if self._idle else self._build()
+        agent, middleware = self._agents.take()
         middleware.system_prompt = system_prompt
         agent.state.context, agent.state.summary = [], ""
-        received = 0
+        progress = ProgressTally(on_progress)
         final: Msg | None = None
         stream = agent.reply_stream(UserMsg(name="user", content=request), yield_final_msg=True)
         async for event in stream:
             if isinstance(event, Msg):
                 final = event
             elif isinstance(event, TextBlockDeltaEvent | ThinkingBlockDeltaEvent):
-                received += len(getattr(event, "delta", "") or "")
-                if on_progress is not None:
-                    on_progress(received)
+                progress.add(getattr(event, "delta", ""))
         if final is None:
             raise RuntimeError("the compactor agent produced no final message")
-        # Only an agent whose reply finished is reused: a cancelled one may be mid-reply.
-        self._idle.append((agent, middleware))
+        self._agents.give((agent, middleware))  # finished: reusable (``AgentPool``)
         return final.get_text_content() or ""
 
     def _build(self) -> tuple[Agent, _CompactorMiddleware]:
         middleware = _CompactorMiddleware()
-        self.agents_built += 1
         agent = Agent(
             name="copaw_compactor",
             system_prompt="",

@@ -34,6 +34,7 @@ __all__ = [
     "HookEvents",
     "command_of",
     "fail_open",
+    "user_command",
     "warn_replacing_tool",
     "warn_state_dropped",
 ]
@@ -83,6 +84,22 @@ def command_of(inputs: object, user_text: Callable[[object], str | None]) -> Cha
             return None
         inputs = inputs[0]
     return parse_command(user_text(inputs))
+
+
+def user_command(inputs: object, message_type: type) -> ChatCommand | None:
+    """:func:`command_of` over a host's messages of ``message_type`` (both AgentScope majors'
+    ``Msg``): only a ``"user"`` message's text (``get_text_content()``) can hold a command."""
+
+    def user_text(msg: object) -> str | None:
+        if not isinstance(msg, message_type):
+            return None
+        message: Any = msg  # a host's Msg: ``role`` and ``get_text_content()``
+        if message.role != "user":
+            return None
+        text: str | None = message.get_text_content()
+        return text
+
+    return command_of(inputs, user_text)
 
 
 def warn_replacing_tool(name: str) -> None:
