@@ -33,8 +33,11 @@ import filelock
 
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.toolresults import offload_refs
+from copaw_context.core.toolresults._offload_files import read_tail as _read_tail
+from copaw_context.core.toolresults._offload_files import referenced_names as _referenced_names
+from copaw_context.core.toolresults._offload_files import refresh as _refresh
 from copaw_context.core.toolresults._offload_write import SavedText, write_atomically
-from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail, tail_of
+from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
 from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
 
@@ -400,38 +403,3 @@ class OffloadStore:
                 "offload cleanup: removed %d expired file(s) from %s", len(removed), self._directory
             )
         return removed
-
-
-def _referenced_names(items: list[str | Path]) -> set[str]:
-    """File names of ``items`` (names or paths), and of their targets for paths via links."""
-    names: set[str] = set()
-    for item in items:
-        try:
-            path = Path(item)
-            names.add(path.name)
-            if len(path.parts) > 1:  # a path: a link elsewhere may name one of our files
-                names.add(path.expanduser().resolve().name)
-        except (OSError, ValueError, RuntimeError, TypeError) as error:
-            logger.debug("offload cleanup: ignoring unusable reference %r: %s", item, error)
-    return names
-
-
-def _refresh(dir_fd: int, path: Path, info: os.stat_result, now: float) -> None:
-    """Set a referenced file's mtime to ``now`` (never following links); best effort."""
-    if info.st_mtime >= now:
-        return
-    try:
-        os.utime(path.name, (info.st_atime, now), dir_fd=dir_fd, follow_symlinks=False)
-    except OSError as error:
-        logger.warning("offload cleanup: cannot refresh the time of referenced %s: %s", path, error)
-
-
-def _read_tail(path: Path, max_bytes: int) -> str | None:
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - max_bytes))
-            data = handle.read()
-    except OSError:
-        return None
-    return tail_of(data, size, max_bytes)
