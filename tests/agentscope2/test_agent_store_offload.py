@@ -12,6 +12,7 @@ import pytest
 from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook, RunningConfig
+from copaw_context.core.events import ContextEvent
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
@@ -91,3 +92,36 @@ async def test_replica_b_reads_the_result_replica_a_offloaded(
         reply = await agent_b.reply(UserMsg("user", f"Read {notice.file_path} to the end."))
     assert reply.get_text_content() == "I have read the whole page."
     assert "".join(bodies) == _ORIGINAL
+
+
+async def test_a_store_that_is_down_never_fails_the_reply_and_the_event_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STORE_ENV, "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+    ws = _replica(tmp_path / "ws")
+
+    def fetch_page(url: str) -> str:
+        """Fetch a web page.
+
+        Args:
+            url (`str`): The page address.
+        """
+        return _ORIGINAL
+
+    events: list[ContextEvent] = []
+    bodies: list[str] = []
+    async with MemoryCompactionHook(RunningConfig(), ws, on_event=events.append) as hook:
+        model = ScriptedChatModel(
+            [tool_calls_step(("fetch_page", {"url": "https://example.test/big"}))]
+            + [_follow(bodies)] * 40,
+            context_size=400_000,
+        )
+        agent = await make_agent(hook, model, [allow(fetch_page)])
+        reply = await agent.reply(UserMsg("user", "Read the page."))
+    assert reply.get_text_content() == "I have read the whole page."
+    assert "".join(bodies) == _ORIGINAL  # the full text was kept: in the local file
+    saved = list((ws / "tool_result").glob("*.txt"))
+    assert len(saved) == 1 and saved[0].read_text(encoding="utf-8") == _ORIGINAL
+    warnings = [e for e in events if e.kind == "warning" and "workspace store" in e.message]
+    assert len(warnings) == 1, [e.message for e in events]
+    assert "local files" in warnings[0].message and "cannot open" in warnings[0].message

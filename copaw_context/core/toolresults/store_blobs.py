@@ -85,6 +85,7 @@ class StoreBlobs:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._failed_at: float | None = None
+        self._unreported: str | None = None
         self.failure: str | None = None
         """Why the store was last unusable (``None`` while it works)."""
 
@@ -109,8 +110,13 @@ class StoreBlobs:
             self._failed_at, self.failure = None, None
             return self._store
 
+    def take_failure(self) -> str | None:
+        """A failure not reported yet (once each: the step's event says so), else ``None``."""
+        why, self._unreported = self._unreported, None
+        return why
+
     def _fail(self, why: str) -> None:
-        self._failed_at, self.failure = self._clock(), why
+        self._failed_at, self.failure, self._unreported = self._clock(), why, why
         logger.warning("copaw-context: %s; tool results stay in the local files", why)
 
     def key(self, directory: Path, name: str) -> str | None:
