@@ -98,11 +98,12 @@ class StepContext:
             self.dialog_dir / "requests", retention_days=36500, workspace=workspace
         )
         self.pruning = ToolResultPruning(pruning, self.store, workspace)
-        self.store.blobs = _store_blobs(config, workspace)
+        self.blobs = self.store.blobs = _store_blobs(config, workspace)
+        """The offload's blobs in a configured workspace store (``None``: the files)."""
         self.workspace_store: WorkspaceStore = FileStore(workspace)
         """The workspace store (``core/store``, issue 20): the steps move onto it one at a
         time. Stage 1's offload, ``read_file``, the compactor's tails and the offload cleanup
-        reach a configured PostgreSQL store through ``store.blobs``; the others still use
+        reach a configured PostgreSQL store through :attr:`blobs`; the others still use
         this file store."""
         # Seconds before the first retry of a compactor call that raised; doubles each time.
         self.compactor_retry_delay = 0.5

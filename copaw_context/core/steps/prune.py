@@ -56,7 +56,7 @@ class Pruner:
             return parts, meta
         parts, meta, stats = await pruning.bound_fresh(tool_name, tool_input, parts, meta)
         self.ctx.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
-        blobs = self.ctx.store.blobs
+        blobs = self.ctx.blobs
         why = blobs.take_failure() if blobs is not None else None
         if why is not None:  # the full text is in the local file instead: say so
             event = ContextEvent(

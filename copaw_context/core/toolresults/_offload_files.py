@@ -1,17 +1,45 @@
-"""The offload store's per-file helpers: the names a cleanup keeps, a kept file's refreshed
-time, and a saved file's tail read from disk (:mod:`.offload`)."""
+"""The offload store's helpers (:mod:`.offload`): the names a cleanup keeps, a kept file's
+refreshed time, a saved file's tail read from disk, and :class:`OffloadBlobs`, what the
+offload asks of the workspace store (:class:`~.store_blobs.StoreBlobs`; a protocol, so the
+offload does not import the store)."""
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
+from copaw_context.core.toolresults._offload_write import SavedText
 from copaw_context.core.toolresults._saved_tails import tail_of
 
-__all__ = ["read_tail", "referenced_names", "refresh"]
+__all__ = ["OffloadBlobs", "read_tail", "referenced_names", "refresh"]
 
 logger = logging.getLogger("copaw_context")
+
+
+class OffloadBlobs(Protocol):
+    """The saved results in a workspace store (see :mod:`.store_blobs` for each call)."""
+
+    async def save(
+        self, directory: Path, parts: Sequence[str], separator: str
+    ) -> SavedText | None: ...
+
+    async def fill_tails(
+        self,
+        directory: Path,
+        paths: Sequence[str | Path],
+        tails: list[str | None],
+        owns: Callable[[str | Path], bool],
+        max_bytes: int,
+    ) -> None: ...
+
+    async def expire(
+        self, folder: Path, max_age_seconds: float, keep: set[str], manifests: tuple[float, float]
+    ) -> list[Path]: ...
+
+    async def sync(self) -> None: ...
 
 
 def referenced_names(items: list[str | Path]) -> set[str]:

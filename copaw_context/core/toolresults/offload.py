@@ -26,13 +26,13 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 from uuid import uuid4
 
 import filelock
 
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.toolresults import offload_refs
+from copaw_context.core.toolresults._offload_files import OffloadBlobs
 from copaw_context.core.toolresults._offload_files import read_tail as _read_tail
 from copaw_context.core.toolresults._offload_files import referenced_names as _referenced_names
 from copaw_context.core.toolresults._offload_files import refresh as _refresh
@@ -40,9 +40,6 @@ from copaw_context.core.toolresults._offload_write import SavedText, write_atomi
 from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
 from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
-
-if TYPE_CHECKING:
-    from copaw_context.core.toolresults.store_blobs import StoreBlobs
 
 __all__ = [
     "INLINE_CHARS",
@@ -141,7 +138,7 @@ class OffloadStore:
         self._last_cleanup: float | None = None
         self._early: dict[str, asyncio.Future[SavedText]] = {}
         self._manifests = offload_refs.ManifestWriter(self._directory, workspace, clock)
-        self.blobs: StoreBlobs | None = None
+        self.blobs: OffloadBlobs | None = None
         """The workspace store's blobs (:mod:`.store_blobs`); ``None``: the files, as today."""
 
     @property

@@ -63,7 +63,7 @@ async def test_without_a_store_the_offload_writes_todays_file(
 ) -> None:
     monkeypatch.delenv(STORE_ENV, raising=False)
     ctx = StepContext(RunningConfig(), tmp_path)
-    assert ctx.store.blobs is None and ReadFileTool.from_config(ctx.config, tmp_path).blobs is None
+    assert ctx.blobs is None and ReadFileTool.from_config(ctx.config, tmp_path).blobs is None
     cut, saved = await offload_and_cut(ctx.store, _TEXT, 2000, tmp_path)
     parsed = parse_truncation_notice(cut)
     assert parsed is not None and saved is not None
@@ -95,7 +95,7 @@ async def test_replica_b_follows_the_notice_replica_a_saved(
     bodies, paths = await _follow(tool_b, cut)
     assert "".join(bodies) == _TEXT
     assert set(paths) == {key}  # every notice names the key, never a local path
-    await ctx_a.store.blobs.close() if ctx_a.store.blobs else None
+    await ctx_a.blobs.close() if ctx_a.blobs else None
     await tool_b.blobs.close() if tool_b.blobs else None
 
 
@@ -120,7 +120,7 @@ async def test_hostile_keys_are_refused_with_a_clear_error(
         result, entry = await stranger.read(hostile)
         assert not result.ok and result.text.startswith("Error:"), hostile
         assert "secret" not in result.text.split("Error:", 1)[1].replace("secret.txt", "")
-    for store in (ctx.store.blobs, stranger.blobs):
+    for store in (ctx.blobs, stranger.blobs):
         assert store is not None
         await store.close()
 
@@ -147,7 +147,7 @@ async def test_the_compactors_tails_and_the_cleanup_ask_the_store(
     assert tails[2] is None
     removed = await ctx.store.cleanup([kept.path.name])
     assert [p.name for p in removed] == [gone.path.name]
-    blobs = ctx.store.blobs
+    blobs = ctx.blobs
     assert blobs is not None
     store = await blobs.store()
     assert store is not None
@@ -169,7 +169,7 @@ async def test_a_store_that_is_down_keeps_the_text_in_the_local_file(
     assert parsed[1].file_path == str(ws / "tool_result" / saved.name)  # today's notice
     assert saved.read_bytes() == _TEXT.encode()
     assert "cannot open the workspace store" in caplog.text
-    assert ctx.store.blobs is not None and ctx.store.blobs.failure is not None
+    assert ctx.blobs is not None and ctx.blobs.failure is not None
     tool = ReadFileTool.from_config(RunningConfig(), ws)
     result, _ = await tool.read(str(saved))  # the local file: read as today
     assert result.ok and _TEXT.startswith(result.text.split("\n[", 1)[0][:100])

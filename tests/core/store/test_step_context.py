@@ -33,7 +33,7 @@ def test_a_postgresql_store_carries_the_offload_and_is_opened_only_when_used(
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         ctx = StepContext(RunningConfig(), tmp_path)
     assert isinstance(ctx.workspace_store, FileStore)  # the other steps: the files still
-    blobs = ctx.store.blobs
+    blobs = ctx.blobs
     assert blobs is not None and blobs.workspace == tmp_path.absolute()
     assert blobs.failure is None  # nothing was connected to yet (there is no db host)
     assert "workspace store" not in caplog.text
@@ -46,5 +46,5 @@ def test_an_invalid_store_setting_is_reported_and_the_files_are_used(
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         ctx = StepContext(RunningConfig(), tmp_path)
     assert isinstance(ctx.workspace_store, FileStore)
-    assert ctx.store.blobs is None
+    assert ctx.blobs is None
     assert "must be a PostgreSQL URL" in caplog.text and STORE_ENV in caplog.text
