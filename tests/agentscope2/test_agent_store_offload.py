@@ -16,8 +16,8 @@ from copaw_context.core.events import ContextEvent
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
-from tests.core.store.conftest import pg_dsn
 from tests.helpers import allow, last_result_text, make_agent
+from tests.pg_server import pg_dsn
 
 __all__ = ["pg_dsn"]  # the contract suite's real PostgreSQL (a session fixture)
 

@@ -99,8 +99,7 @@ class StoreBlobs:
         async with self._lock:
             if self._store is not None:
                 return self._store
-            now = self._clock()
-            if self._failed_at is not None and 0 <= now - self._failed_at < self._retry:
+            if self._resting():
                 return None
             try:
                 self._store = await open_store(self._config, self.workspace, self.workspace_id)
@@ -109,6 +108,11 @@ class StoreBlobs:
                 return None
             self._failed_at, self.failure = None, None
             return self._store
+
+    def _resting(self) -> bool:
+        """Whether the store failed less than ``retry_seconds`` ago."""
+        failed = self._failed_at
+        return failed is not None and 0 <= self._clock() - failed < self._retry
 
     def take_failure(self) -> str | None:
         """A failure not reported yet (once each: the step's event says so), else ``None``."""
@@ -130,15 +134,17 @@ class StoreBlobs:
         """Save the joined parts as a blob of ``directory``'s folder; ``None`` when the store
         cannot take it (the caller writes the local file instead)."""
         folder = self.key(directory, "x")
-        store = await self.store() if folder is not None else None
-        if store is None or folder is None:
+        if folder is None or self._resting():  # failed a moment ago: no wait on a timeout
+            return None
+        store = await self.store()
+        if store is None:
             return None
         try:
             info = await store.put_blob(folder.rpartition("/")[0], parts, separator)
-        except Exception as error:
-            self._store = None
+        except Exception as error:  # the pool reconnects; the next try waits retry_seconds
             self._fail(f"cannot save a tool result in the workspace store: {error}")
             return None
+        self._failed_at = self.failure = None
         path = directory / info.key.rpartition("/")[2]
         remember_tail(str(path), info.nbytes, _end_bytes(parts, separator))
         return SavedText(path, info.lines, info.nbytes, key=info.key)

@@ -20,8 +20,10 @@ from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.toolresults._saved_tails import forget_tails
 from copaw_context.core.toolresults.policy import offload_and_cut
+from copaw_context.core.toolresults.store_blobs import StoreBlobs
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.core.tools.read_tool import ReadFileTool
+from copaw_context.testing import ManualClock
 
 _KEY = re.compile(r"tool_result/[0-9a-f]{32}\.txt")
 _TEXT = "".join(f"row {i}: {'数据' * (i % 5)} value={i * 7}\n" for i in range(4000)) + "END"
@@ -175,3 +177,29 @@ async def test_a_store_that_is_down_keeps_the_text_in_the_local_file(
     assert result.ok and _TEXT.startswith(result.text.split("\n[", 1)[0][:100])
     missing, _ = await tool.read("tool_result/" + "0" * 32 + ".txt")
     assert not missing.ok and "workspace store is unavailable" in missing.text
+
+
+async def test_a_store_that_fails_after_opening_rests_and_the_files_take_the_saves(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(STORE_ENV, pg_dsn)
+    ws = _workspace(tmp_path / "ws", "agent-rests")
+    clock = ManualClock(0.0)
+    blobs = StoreBlobs(RunningConfig(), ws.absolute(), retry_seconds=30.0, clock=clock)
+    ctx = StepContext(RunningConfig(), ws)
+    ctx.store.blobs = blobs
+    first = await ctx.store.save_parts([_TEXT])
+    assert first.key is not None
+    store = await blobs.store()
+    assert isinstance(store, PostgresStore)
+    await store.close()  # its pool is gone: every put fails from now on
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        down = [await ctx.store.save_parts([_TEXT]) for _ in range(3)]
+    assert all(s.key is None and s.path.read_bytes() == _TEXT.encode() for s in down)
+    assert caplog.text.count("cannot save a tool result in the workspace store") == 1
+    assert blobs.take_failure() is not None and blobs.take_failure() is None  # said once
+    await store.open()  # back
+    clock.advance(31.0)
+    again = await ctx.store.save_parts([_TEXT])
+    assert again.key is not None and blobs.failure is None
+    await blobs.close()
