@@ -30,11 +30,11 @@ from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.store.files import FileStore
 from copaw_context.core.store.protocol import WorkspaceStore
-from copaw_context.core.store.select import store_dsn
 from copaw_context.core.tokens import counter_in_use_is_exact, make_token_counter_async
 from copaw_context.core.tokens.meter import TokenMeter
 from copaw_context.core.toolresults.offload import OffloadStore
 from copaw_context.core.toolresults.policy import ToolResultPruning
+from copaw_context.core.toolresults.store_blobs import StoreBlobs, blobs_for
 
 __all__ = ["FLOOR_BYTES_PER_TOKEN", "CompactionListener", "EngineScratch", "StepContext"]
 
@@ -58,21 +58,14 @@ class EngineScratch:
 _SCRATCH_KEY = "copaw_context.engine"
 
 
-def _note_store_setting(config: RunningConfig, workspace: Path) -> None:
-    """Say (a warning) that a configured PostgreSQL store is not used by the pipeline yet,
-    or that its setting is invalid; the files are used either way, nothing is refused."""
+def _store_blobs(config: RunningConfig, workspace: Path) -> StoreBlobs | None:
+    """The offload's blobs in the configured store (opened on first use), ``None`` for the
+    files; an invalid store setting is said (a warning) and the files are used."""
     try:
-        dsn, source = store_dsn(config)
+        return blobs_for(config, workspace)
     except ConfigError as error:
         logger.warning("copaw-context: %s; the workspace's files are used", error)
-        return
-    if dsn is not None:
-        logger.warning(
-            "copaw-context: %s selects the PostgreSQL workspace store, which the pipeline "
-            "does not use yet; this agent's state stays in the files of %s",
-            source,
-            workspace,
-        )
+        return None
 
 
 class StepContext:
@@ -105,10 +98,13 @@ class StepContext:
             self.dialog_dir / "requests", retention_days=36500, workspace=workspace
         )
         self.pruning = ToolResultPruning(pruning, self.store, workspace)
+        self.blobs = self.store.blobs = _store_blobs(config, workspace)
+        """The offload's blobs in a configured workspace store (``None``: the files)."""
         self.workspace_store: WorkspaceStore = FileStore(workspace)
         """The workspace store (``core/store``, issue 20): the steps move onto it one at a
-        time; none reaches storage through it yet, so it is the file store."""
-        _note_store_setting(config, workspace)
+        time. Stage 1's offload, ``read_file``, the compactor's tails and the offload cleanup
+        reach a configured PostgreSQL store through :attr:`blobs`; the others still use
+        this file store."""
         # Seconds before the first retry of a compactor call that raised; doubles each time.
         self.compactor_retry_delay = 0.5
         self.memory = MemoryService(config, workspace)

@@ -158,4 +158,6 @@ class ContextEngine:
         memory schedule, pending memory summaries); the saved outputs are on disk after it."""
         await self.context.store.drain()
         await durable.durable()
+        if self.context.blobs is not None:
+            await self.context.blobs.close()
         await self.context.memory.close()

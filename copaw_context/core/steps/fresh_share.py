@@ -117,7 +117,7 @@ async def combine_fresh_results(
     pieces, starts = _layout(views)
     try:
         saved = await ctx.pruning.store.save_parts(pieces)
-        shown = notice_path(saved.path, ctx.workspace)
+        shown = saved.key or notice_path(saved.path, ctx.workspace)
     except (OSError, ValueError) as exc:
         logger.error(
             "copaw-context: could not save %d combined results (%s); saving each alone",
@@ -177,7 +177,7 @@ async def _save_each(ctx: StepContext, host: HostSession, todo: Sequence[tuple[i
         view = host.view(index, part).parts[0]
         try:
             saved = await ctx.pruning.store.save_parts([_text(view)])
-            shown = _short_path(saved.path, ctx.workspace)
+            shown = saved.key or _short_path(saved.path, ctx.workspace)
         except (OSError, ValueError) as exc:
             logger.error("copaw-context: could not save a tool result alone either (%s)", exc)
             continue

@@ -20,6 +20,7 @@ from typing import Any
 from copaw_context.core.context.report import Limits
 from copaw_context.core.context.step import Turn
 from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.events import ContextEvent
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.compactor_input import result_text
 from copaw_context.core.summary.facts import result_facts
@@ -55,6 +56,17 @@ class Pruner:
             return parts, meta
         parts, meta, stats = await pruning.bound_fresh(tool_name, tool_input, parts, meta)
         self.ctx.state(host).add_stats(truncated=stats.truncated, offloaded=stats.offloaded)
+        blobs = self.ctx.blobs
+        why = blobs.take_failure() if blobs is not None else None
+        if why is not None:  # the full text is in the local file instead: say so
+            event = ContextEvent(
+                kind="warning",
+                agent_name=host.agent_name,
+                session_id=host.session_id,
+                message=f"{why}; the tool results stay in the local files of "
+                f"{self.ctx.workspace} until it is back",
+            )
+            await self.ctx.emit(event, host)
         return parts, meta
 
     async def run(self, host: HostSession, turn: Turn) -> None:

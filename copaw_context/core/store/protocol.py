@@ -38,9 +38,11 @@ Which step uses each operation, and the file code it stands for today:
 - ``sync``: what waits for durability (the archive append, the compaction commit, a model
   call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
 
-The steps do not reach storage through this protocol yet (issue 20 lands it step by step):
-``StepContext.store`` is the offload store today, and the first step to move is stage 1's
-offload with ``read_file``.
+Issue 20 lands the steps on this protocol one at a time. With a PostgreSQL DSN, stage 1's
+offload, ``read_file``, the compactor's tails and the offload cleanup use it
+(``put_blob``, ``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``) through
+:mod:`copaw_context.core.toolresults.store_blobs`; without one they run today's file code
+(the offload store), as do the other steps in either case.
 """
 
 from __future__ import annotations

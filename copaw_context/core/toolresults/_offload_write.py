@@ -52,11 +52,13 @@ codecs.register_error(_ESCAPE_ERRORS, _escape)
 
 @dataclass(frozen=True)
 class SavedText:
-    """A saved text: its absolute path, its line count (newlines + 1) and its size in bytes."""
+    """A saved text: its absolute path, its line count (newlines + 1), its size in bytes and,
+    when the workspace store holds it instead of the file, its key (what a notice names)."""
 
     path: Path
     lines: int
     nbytes: int
+    key: str | None = None
 
 
 def fsync_directory(directory: Path) -> None:

@@ -32,8 +32,12 @@ import filelock
 
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.toolresults import offload_refs
+from copaw_context.core.toolresults._offload_files import OffloadBlobs
+from copaw_context.core.toolresults._offload_files import read_tail as _read_tail
+from copaw_context.core.toolresults._offload_files import referenced_names as _referenced_names
+from copaw_context.core.toolresults._offload_files import refresh as _refresh
 from copaw_context.core.toolresults._offload_write import SavedText, write_atomically
-from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail, tail_of
+from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
 from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
 
@@ -134,6 +138,8 @@ class OffloadStore:
         self._last_cleanup: float | None = None
         self._early: dict[str, asyncio.Future[SavedText]] = {}
         self._manifests = offload_refs.ManifestWriter(self._directory, workspace, clock)
+        self.blobs: OffloadBlobs | None = None
+        """The workspace store's blobs (:mod:`.store_blobs`); ``None``: the files, as today."""
 
     @property
     def directory(self) -> Path:
@@ -168,6 +174,10 @@ class OffloadStore:
         line count and size.
         """
         codecs.lookup(encoding)  # LookupError here, before any file is created
+        if self.blobs is not None and encoding == "utf-8":
+            stored = await self.blobs.save(self._directory, parts, separator)
+            if stored is not None:
+                return stored  # else (the store is down) the local file, as without one
         # Never through a link out of the workspace, even one swapped in after the check.
         args = (self._directory, tuple(parts), separator, encoding, self._workspace)
         if sum(len(part) for part in parts) <= INLINE_CHARS:
@@ -258,6 +268,8 @@ class OffloadStore:
         if missing:
             for i, tail in zip(missing, await asyncio.to_thread(read), strict=True):
                 tails[i] = tail
+        if self.blobs is not None:  # not in the files: in the workspace store
+            await self.blobs.fill_tails(self._directory, paths, tails, self.owns, max_bytes)
         return tails
 
     def known_tail(self, path: str | Path, max_bytes: int = 4096) -> str | None:
@@ -280,7 +292,15 @@ class OffloadStore:
         file: failures are logged and that file is skipped.
         """
         referenced_items = list(referenced)
-        return await asyncio.to_thread(self._cleanup_sync, referenced_items)
+        removed = await asyncio.to_thread(self._cleanup_sync, referenced_items)
+        if self.blobs is not None:
+            ages = (self._manifest_seconds, self._clock())
+            keep = _referenced_names(referenced_items)
+            gone = await self.blobs.expire(self._directory, self._retention_seconds, keep, ages)
+            removed += gone
+            for path in gone:
+                forget_tail(str(path))
+        return removed
 
     async def maybe_cleanup(self, referenced: Callable[[], Iterable[str | Path]]) -> list[Path]:
         """Run :meth:`cleanup` if it never ran or ``cleanup_interval_seconds`` have passed.
@@ -312,8 +332,11 @@ class OffloadStore:
         self._manifests.record(session_id, names)
 
     async def settle(self) -> None:
-        """Wait for the manifests queued by :meth:`record_references` to be written."""
+        """Wait for the manifests queued by :meth:`record_references` to be written (and the
+        workspace store's sync, when the offload goes through one)."""
         await self._manifests.settle()
+        if self.blobs is not None:
+            await self.blobs.sync()
 
     def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
         try:  # by descriptor: never remove files through a link, even one swapped in now
@@ -377,38 +400,3 @@ class OffloadStore:
                 "offload cleanup: removed %d expired file(s) from %s", len(removed), self._directory
             )
         return removed
-
-
-def _referenced_names(items: list[str | Path]) -> set[str]:
-    """File names of ``items`` (names or paths), and of their targets for paths via links."""
-    names: set[str] = set()
-    for item in items:
-        try:
-            path = Path(item)
-            names.add(path.name)
-            if len(path.parts) > 1:  # a path: a link elsewhere may name one of our files
-                names.add(path.expanduser().resolve().name)
-        except (OSError, ValueError, RuntimeError, TypeError) as error:
-            logger.debug("offload cleanup: ignoring unusable reference %r: %s", item, error)
-    return names
-
-
-def _refresh(dir_fd: int, path: Path, info: os.stat_result, now: float) -> None:
-    """Set a referenced file's mtime to ``now`` (never following links); best effort."""
-    if info.st_mtime >= now:
-        return
-    try:
-        os.utime(path.name, (info.st_atime, now), dir_fd=dir_fd, follow_symlinks=False)
-    except OSError as error:
-        logger.warning("offload cleanup: cannot refresh the time of referenced %s: %s", path, error)
-
-
-def _read_tail(path: Path, max_bytes: int) -> str | None:
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - max_bytes))
-            data = handle.read()
-    except OSError:
-        return None
-    return tail_of(data, size, max_bytes)

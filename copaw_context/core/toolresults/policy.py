@@ -130,7 +130,7 @@ async def _save(
     saved: SavedText | None = None
     try:
         saved = await store.save_parts(parts)
-        return saved.path, notice_path(saved.path, workspace), saved.lines
+        return saved.path, saved.key or notice_path(saved.path, workspace), saved.lines
     except (OSError, ValueError) as exc:  # absolute if it fits, else workspace-relative
         logger.error(
             "copaw-context: could not save %d characters to %s (%s); cutting without a saved copy",
@@ -338,7 +338,7 @@ class ToolResultPruning:
         if saved is None or saved.nbytes != len(text.encode("utf-8", "surrogatepass")):
             return None, None  # failed, or the text changed since: a fresh save is exact
         try:
-            shown = notice_path(saved.path, self.workspace)
+            shown = saved.key or notice_path(saved.path, self.workspace)
         except ValueError:
             return None, None  # the fresh save reports why the path cannot be named
         out = truncate_parts_output((text,), max_bytes, file_path=shown, total_lines=saved.lines)
@@ -363,9 +363,16 @@ class ToolResultPruning:
             return True
         try:
             real = path.resolve()
-            return any(real == Path(p).resolve() for p in owned)
+            return any(real == self._absolute(p).resolve() for p in owned)
         except (OSError, RuntimeError, ValueError):
             return False
+
+    def _absolute(self, path: str) -> Path:
+        """``path``, a store key (workspace-relative) made absolute in the workspace."""
+        named = Path(path)
+        if named.is_absolute() or self.workspace is None:
+            return named
+        return self.workspace / named
 
 
 def _recut_read(text: str, max_bytes: int, read_info: dict[str, Any]) -> str | None:

@@ -65,6 +65,7 @@ async def read_text_file(
     exempt_max_bytes: int | None = None,
     encoding: str = "utf-8",
     text_dirs: Sequence[Path] = (),
+    relative_notices: bool = False,
 ) -> ReadResult:
     """Read lines ``start_line..end_line`` (1-based, inclusive) of a text file, bounded.
 
@@ -72,6 +73,8 @@ async def read_text_file(
     text; bad configuration (``max_bytes``, ``exempt_max_bytes``, ``encoding``) raises
     ValueError. Files under ``text_dirs`` (saved tool outputs; relative folders are inside
     the workspace) are text by definition: never refused as binary for holding NUL bytes.
+    ``relative_notices``: the notices name the file relative to the workspace (a store key,
+    which every replica of the workspace can follow).
     """
     _check_limit("max_bytes", max_bytes)
     if exempt_max_bytes is not None:
@@ -92,6 +95,7 @@ async def read_text_file(
         exempt_max_bytes=exempt_max_bytes,
         encoding=encoding,
         text_dirs=tuple(Path(workspace) / d for d in text_dirs),  # absolute ones stay
+        relative_notices=relative_notices,
     )
     return await asyncio.to_thread(_read_sync, request)
 
@@ -109,6 +113,7 @@ class _Request:
     exempt_max_bytes: int | None
     encoding: str
     text_dirs: tuple[Path, ...] = ()
+    relative_notices: bool = False
 
 
 def _check_limit(name: str, value: object) -> None:
@@ -139,7 +144,7 @@ def _read_sync(request: _Request) -> ReadResult:
         named = resolve_inside(request.file_path, request.workspace, request.roots)
         stream, real = open_inside(named, request.roots)
         with stream:  # from here on only the opened file is read, never the name again
-            notice_path = _notice_path(real, request.workspace)
+            notice_path = _notice_path(real, request.workspace, request.relative_notices)
             return _read_slice(stream, request, real, notice_path)
     except _ReadFailure as failure:
         start, offset = request.start_line, request.line_offset
@@ -179,7 +184,12 @@ def _check_arguments(request: _Request) -> None:
         )
 
 
-def _notice_path(real: Path, workspace: Path) -> str:
+def _notice_path(real: Path, workspace: Path, relative: bool = False) -> str:
+    if relative:
+        try:
+            return real.relative_to(workspace.resolve()).as_posix()
+        except (OSError, ValueError, RuntimeError):
+            pass
     try:
         return notice_path(real, workspace)  # relative paths resolve against the workspace
     except ValueError:

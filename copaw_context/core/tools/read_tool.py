@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from copaw_context.core.config.running import RunningConfig
+from copaw_context.core.errors import ConfigError
+from copaw_context.core.store.lines import BLOB_NAME, check_key
+from copaw_context.core.store.protocol import StoreError
+from copaw_context.core.toolresults.store_blobs import StoreBlobs, blobs_for
 from copaw_context.core.tools.docs import read_file_doc
 from copaw_context.core.tools.file_reader import ReadResult, read_text_file
 
@@ -55,6 +59,9 @@ class ReadFileTool:
     exempt_max_bytes: int | None = None
     tool_results_dir: str = "tool_result"
     dialog_dir: str = "dialog"
+    blobs: StoreBlobs | None = None
+    """The workspace store's saved results (``None``: the files): a key it holds is read
+    from the store, so a notice written on another replica can be followed."""
 
     @classmethod
     def of(cls, workspace: Path | ReadFileTool, **options: Any) -> ReadFileTool:
@@ -75,6 +82,7 @@ class ReadFileTool:
             exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
             tool_results_dir=pruning.tool_results_cache,
             dialog_dir=light.dialog_path,
+            blobs=_blobs(config, workspace),
         )
 
     @property
@@ -91,6 +99,13 @@ class ReadFileTool:
     ) -> tuple[ReadResult, dict[str, Any] | None]:
         """The result, and the entry stage 1 keeps with it (which file, from which line;
         None when nothing was read)."""
+        key = self._store_key(file_path)
+        if key is not None and self.blobs is not None:
+            local = self.workspace / key
+            why = None if local.is_file() else await self.blobs.fetch(key, local)
+            if why is not None:
+                return _refused(f"Error: cannot read {file_path}: {why}.", start_line), None
+            file_path = key
         result = await read_text_file(
             file_path,
             whole_number(start_line),
@@ -105,18 +120,35 @@ class ReadFileTool:
                 self.workspace / self.tool_results_dir,
                 self.workspace / self.dialog_dir / "requests",
             ),
+            relative_notices=key is not None,
         )
         if not (result.ok and result.path is not None):
             return result, None
         entry = {
             "read_file": {
-                "path": str(result.path),
+                "path": key or str(result.path),
                 "start_line": result.start_line,
                 "line_offset": result.line_offset,
                 "total_lines": result.total_lines,
             }
         }
         return result, entry
+
+    def _store_key(self, file_path: str) -> str | None:
+        """The store key ``file_path`` names (a saved result in ``tool_results_dir``, named
+        relative to the workspace or inside it), else ``None``: read as a file."""
+        if self.blobs is None or not isinstance(file_path, str):
+            return None
+        named = Path(file_path.strip()).expanduser()
+        try:
+            if named.is_absolute():
+                named = named.relative_to(self.workspace)
+            key = check_key(named.as_posix())
+        except (ValueError, StoreError):
+            return None
+        folder, _, name = key.rpartition("/")
+        folder_key = Path(self.tool_results_dir).as_posix().strip("/")
+        return key if folder == folder_key and BLOB_NAME.fullmatch(name) else None
 
     def function(
         self, respond: Callable[[ReadResult, dict[str, Any] | None], Any]
@@ -137,3 +169,18 @@ class ReadFileTool:
 
         read_file.__doc__ = self.doc
         return read_file
+
+
+def _blobs(config: RunningConfig, workspace: Path) -> StoreBlobs | None:
+    """The workspace store's saved results, ``None`` for the files (or a store setting that
+    is invalid: the engine says so)."""
+    try:
+        return blobs_for(config, workspace)
+    except ConfigError:
+        return None
+
+
+def _refused(text: str, start_line: int | None) -> ReadResult:
+    """A read that found nothing to read: ``text`` is the model's error."""
+    start = start_line if isinstance(start_line, int) and start_line > 0 else 1
+    return ReadResult(text, False, None, start, 0, 0, False, None, None)

@@ -1,5 +1,6 @@
-"""The store as one of the StepContext's collaborators: the file store of the workspace, and
-a configured PostgreSQL store said to be unused (never an error that stops the agent)."""
+"""The store as one of the StepContext's collaborators: the file store of the workspace, a
+configured PostgreSQL store taken for the offload's blobs (opened on first use, not here),
+and an invalid setting said (never an error that stops the agent)."""
 
 from __future__ import annotations
 
@@ -25,22 +26,25 @@ def test_the_context_holds_the_workspaces_file_store(
     assert "workspace store" not in caplog.text
 
 
-@pytest.mark.parametrize(
-    ("value", "said"),
-    [
-        ("postgresql://agent@db:5432/copaw", "does not use yet"),
-        ("mysql://agent@db/copaw", "must be a PostgreSQL URL"),
-    ],
-)
-def test_a_store_setting_is_reported_and_the_files_are_used(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-    value: str,
-    said: str,
+def test_a_postgresql_store_carries_the_offload_and_is_opened_only_when_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setenv(STORE_ENV, value)
+    monkeypatch.setenv(STORE_ENV, "postgresql://agent@db:5432/copaw")
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        ctx = StepContext(RunningConfig(), tmp_path)
+    assert isinstance(ctx.workspace_store, FileStore)  # the other steps: the files still
+    blobs = ctx.blobs
+    assert blobs is not None and blobs.workspace == tmp_path.absolute()
+    assert blobs.failure is None  # nothing was connected to yet (there is no db host)
+    assert "workspace store" not in caplog.text
+
+
+def test_an_invalid_store_setting_is_reported_and_the_files_are_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(STORE_ENV, "mysql://agent@db/copaw")
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         ctx = StepContext(RunningConfig(), tmp_path)
     assert isinstance(ctx.workspace_store, FileStore)
-    assert said in caplog.text and STORE_ENV in caplog.text
+    assert ctx.blobs is None
+    assert "must be a PostgreSQL URL" in caplog.text and STORE_ENV in caplog.text
