@@ -179,3 +179,24 @@ def test_the_cache_table_shows_the_committed_run() -> None:
         "QwenPaw 1.1.12 light context manager",
         "copaw-context, pruning_recent_msg_max_bytes 10,000 (trade-off)",
     ]
+
+
+def test_the_llm_quality_rows_are_the_committed_run() -> None:
+    """docs/quality.md's LLM rows: the run's table (benchmarks/results/quality-llm/) and
+    its summaries rescored by this version's checker."""
+    from scripts.quality.rescore import rescore
+
+    base = ROOT / "benchmarks" / "results" / "quality-llm"
+    quality = (DOCS / "quality.md").read_text(encoding="utf-8")
+    rows = table(section(quality, "## LLM compactor with a 1.5B local model"))
+    run = {r[0]: r for r in table((base / "seed1-en.md").read_text(encoding="utf-8"))}
+    summaries = (base / "seed1-en-summaries.txt").read_text(encoding="utf-8")
+    rescored = {r[0]: r for r in table(rescore(summaries, seed=1))}
+    assert [r[0] for r in rows] == ["web-build", "go-service"]
+    for row in rows:
+        measured = run[row[0]]
+        assert measured[1] == "llm"  # the model's summary, no fallback
+        assert [row[1], row[2], row[4], *row[5:]] == [measured[2], measured[4], *measured[5:]]
+        again = rescored[row[0]]
+        assert row[3] == (f"{again[1]} ({again[2]})" if again[1] != "0" else "0"), row
+        assert row[4] == again[3]
