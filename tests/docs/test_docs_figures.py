@@ -189,10 +189,13 @@ def test_the_llm_quality_rows_are_the_committed_run() -> None:
     base = ROOT / "benchmarks" / "results" / "quality-llm"
     quality = (DOCS / "quality.md").read_text(encoding="utf-8")
     rows = table(section(quality, "## LLM compactor with a 1.5B local model"))
-    run = {r[0]: r for r in table((base / "seed1-en.md").read_text(encoding="utf-8"))}
-    summaries = (base / "seed1-en-summaries.txt").read_text(encoding="utf-8")
-    rescored = {r[0]: r for r in table(rescore(summaries, seed=1))}
-    assert [r[0] for r in rows] == ["web-build", "go-service"]
+    run: dict[str, list[str]] = {}
+    rescored: dict[str, list[str]] = {}
+    for language in ("en", "zh"):
+        run |= {r[0]: r for r in table((base / f"seed1-{language}.md").read_text("utf-8"))}
+        summaries = (base / f"seed1-{language}-summaries.txt").read_text(encoding="utf-8")
+        rescored |= {r[0]: r for r in table(rescore(summaries, seed=1))}
+    assert [r[0] for r in rows] == ["web-build", "go-service", "export-zh", "deploy-zh"]
     for row in rows:
         measured = run[row[0]]
         assert measured[1] == "llm"  # the model's summary, no fallback
