@@ -103,11 +103,25 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     if "chain" in only:
         _log("chain of compactions ...")
         compactor = _compactor(args)
-        results["chain"] = bench_chain(root, quick, _log, seed=args.chain_seed, compactor=compactor)
+        results["chain"] = bench_chain(
+            root,
+            quick,
+            _log,
+            seed=args.chain_seed,
+            compactor=compactor,
+            names=_names(args.chain_sessions),
+            max_compactions=args.chain_compactions,
+        )
     if "profile" in only:
         _log("profile ...")
         results["profile"] = profile_steps(root, seeded[largest], "estimate", 5 if quick else 15)
     return results
+
+
+def _names(value: str | None) -> list[str] | None:
+    """``--chain-sessions python-en,go-zh`` as a list (None: every session)."""
+    names = [name.strip() for name in (value or "").split(",") if name.strip()]
+    return names or None
 
 
 def _compactor(args: argparse.Namespace) -> Any:
@@ -140,6 +154,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=PARTS, help="run only these parts")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the results")
     parser.add_argument("--chain-seed", type=int, default=1, help="the chain part's sessions")
+    parser.add_argument(
+        "--chain-sessions",
+        help="chain part: only these sessions, comma-separated (e.g. python-en,python-zh); "
+        "default: all eight",
+    )
+    parser.add_argument(
+        "--chain-compactions",
+        type=int,
+        help="chain part: stop each session after the turn of its N-th compaction (a slow "
+        "model's run); default: the whole session",
+    )
     parser.add_argument(
         "--compactor-url",
         help="chain part: an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1) for the "
@@ -174,8 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     if results.get("chain"):
         chain = results["chain"]
         head = (
-            f"Seed {chain['seed']}, window {chain['window']:,} tokens, {chain['method']} compactor."
+            f"Seed {chain['seed']}, window {chain['window']:,} tokens, {chain['method']} compactor"
+            + (f" ({args.compactor_model} at {args.compactor_url})" if args.compactor_url else "")
+            + "."
         )
+        if chain.get("max_compactions"):
+            limit = chain["max_compactions"]
+            head += f" Each session stopped after the turn of its compaction {limit}."
         chain_md = "\n".join(
             ["# Chain-of-compactions benchmark", "", machine, head, "", *chain_table(chain["runs"])]
         )

@@ -39,7 +39,15 @@ from copaw_context.core.summary import Summary, split_summary_message
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.testing import ScriptedChatModel, text_step, tool_calls_step
 
-__all__ = ["CHAIN_WINDOW", "Point", "SessionRun", "bench_chain", "chain_table", "run_session"]
+__all__ = [
+    "CHAIN_WINDOW",
+    "Point",
+    "SessionRun",
+    "bench_chain",
+    "chain_table",
+    "run_session",
+    "select_sessions",
+]
 
 CHAIN_WINDOW = 16_000
 _TOOLS = ("cat", "shell", "write_file")
@@ -186,9 +194,14 @@ async def run_session(
     workspace: Path,
     compactor: ChatModelBase | None = None,
     window: int = CHAIN_WINDOW,
+    *,
+    max_compactions: int | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> SessionRun:
     """Run ``session`` and score the summary after each compaction (``compactor``: the LLM
-    compactor's model; None: the extractive compactor)."""
+    compactor's model; None: the extractive compactor). ``max_compactions``: the session
+    stops after the turn in which it compacted that many times (a slow model's run);
+    ``log`` gets one line per compaction: the facts kept per kind and the ones missing."""
     run = SessionRun(session.name, session.language)
     model = _Model(session)
     outputs = deque(session.outputs)
@@ -213,6 +226,8 @@ async def run_session(
         point = Point(number, state["turn"], scores, missing, stale, crowded, 0.0, event.method)
         point.ratio = tokens / compacted
         run.points.append(point)
+        if log is not None:
+            log(_point_line(session.name, point))
 
     hook = MemoryCompactionHook(config, workspace, on_event=on_event, compactor_model=compactor)
     agent = Agent(
@@ -228,9 +243,20 @@ async def run_session(
             state["turn"] = number
             model.steps.extend(turn.steps)
             await agent.reply(UserMsg("user", turn.request))
+            if max_compactions is not None and len(run.points) >= max_compactions:
+                break
     finally:
         await hook.close()
     return run
+
+
+def _point_line(name: str, point: Point) -> str:
+    kinds = ", ".join(f"{k} {got}/{due}" for k, (got, due) in point.scores.items() if due)
+    missing = "; ".join(point.missing) or "none"
+    return (
+        f"chain: {name} compaction {point.number} (turn {point.turn}, {point.method}, ratio "
+        f"{point.ratio:.2f}): {kinds or 'nothing due'}; missing: {missing}"
+    )
 
 
 def _summary(agent: Agent) -> str:
@@ -302,18 +328,37 @@ def bench_chain(
     *,
     seed: int = 1,
     compactor: ChatModelBase | None = None,
+    names: Sequence[str] | None = None,
+    max_compactions: int | None = None,
 ) -> dict[str, Any]:
-    """Every session of ``seed`` (quick: one per language), its compactions scored."""
-    sessions = build_sessions(seed)
-    if quick:
+    """Every session of ``seed`` (quick: one per language; ``names``: only those, in that
+    order), its compactions scored; ``max_compactions``: see :func:`run_session`."""
+    sessions = select_sessions(build_sessions(seed), names)
+    if quick and not names:
         sessions = sessions[:2]
     runs = []
     for session in sessions:
         log(f"chain: {session.name} ...")
-        runs.append(asyncio.run(run_session(session, root / f"chain-{session.name}", compactor)))
+        workspace = root / f"chain-{session.name}"
+        run = run_session(session, workspace, compactor, max_compactions=max_compactions, log=log)
+        runs.append(asyncio.run(run))
     return {
         "seed": seed,
         "window": CHAIN_WINDOW,
         "method": "extractive" if compactor is None else "llm",
+        "max_compactions": max_compactions,
         "runs": runs,
     }
+
+
+def select_sessions(sessions: Sequence[Session], names: Sequence[str] | None) -> list[Session]:
+    """The sessions named in ``names`` (None or empty: all), in that order; an unknown name
+    raises ValueError listing the known ones."""
+    if not names:
+        return list(sessions)
+    by_name = {session.name: session for session in sessions}
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        known = ", ".join(by_name)
+        raise ValueError(f"unknown chain session(s) {', '.join(unknown)}; known: {known}")
+    return [by_name[name] for name in names]

@@ -61,3 +61,26 @@ def test_the_llm_compactor_is_asked_for_with_a_server_url() -> None:
     )
     model = _compactor(served)
     assert isinstance(model, ChatModelBase) and model.context_size == 8192
+
+
+def test_the_chain_sessions_and_their_compactions_can_be_chosen(tmp_path: Path) -> None:
+    from benchmarks.__main__ import _names
+    from benchmarks.chain import bench_chain, select_sessions
+
+    sessions = build_sessions(seed=5, filler=6)
+    assert _names(None) is None and _names(" , ") is None
+    assert _names("go-zh, python-en") == ["go-zh", "python-en"]
+    chosen = select_sessions(sessions, ["go-zh", "python-en"])
+    assert [s.name for s in chosen] == ["go-zh", "python-en"]
+    assert select_sessions(sessions, None) == sessions
+    with pytest.raises(ValueError, match="unknown chain session.*no-such.*known: python-en"):
+        select_sessions(sessions, ["no-such"])
+    lines: list[str] = []
+    result = bench_chain(tmp_path, False, lines.append, seed=5, names=["go-en"], max_compactions=2)
+    (run,) = result["runs"]
+    assert run.name == "go-en" and result["max_compactions"] == 2
+    assert 2 <= len(run.points) < 5  # stopped after the turn of its second compaction
+    reported = [line for line in lines if " compaction " in line]
+    assert len(reported) == len(run.points)
+    assert reported[0].startswith("chain: go-en compaction 1 (turn ")
+    assert "missing: " in reported[-1]

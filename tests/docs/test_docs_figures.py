@@ -8,6 +8,7 @@ import itertools
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from copaw_context import installed_agentscope_major
 from copaw_context.cli._app import _build_parser
@@ -179,3 +180,35 @@ def test_the_cache_table_shows_the_committed_run() -> None:
         "QwenPaw 1.1.12 light context manager",
         "copaw-context, pruning_recent_msg_max_bytes 10,000 (trade-off)",
     ]
+
+
+def test_the_llm_quality_rows_are_the_committed_run() -> None:
+    """docs/quality.md's LLM rows: the run's table (benchmarks/results/quality-llm/) and
+    its summaries rescored by this version's checker."""
+    base = ROOT / "benchmarks" / "results" / "quality-llm"
+    quality = (DOCS / "quality.md").read_text(encoding="utf-8")
+    body = section(quality, "## LLM compactor with a 1.5B local model")
+    seed1, seed2 = body.split("\nSeed 2 (", 1)
+    for seed, text in ((1, seed1), (2, seed2)):
+        rows = table(text)
+        names = [r[0] for r in rows]
+        assert names[:2] == ["web-build", "go-service"] and len(rows) in (2, 4), names
+        _check_llm_rows(base, seed, rows)
+
+
+def _check_llm_rows(base: Path, seed: int, rows: list[list[str]]) -> None:
+    from scripts.quality.rescore import rescore
+
+    run: dict[str, list[str]] = {}
+    rescored: dict[str, list[str]] = {}
+    for language in ("en", "zh")[: len(rows) // 2]:
+        run |= {r[0]: r for r in table((base / f"seed{seed}-{language}.md").read_text("utf-8"))}
+        summaries = (base / f"seed{seed}-{language}-summaries.txt").read_text(encoding="utf-8")
+        rescored |= {r[0]: r for r in table(rescore(summaries, seed=seed))}
+    for row in rows:
+        measured = run[row[0]]
+        assert measured[1] == "llm"  # the model's summary, no fallback
+        assert [row[1], row[2], row[4], *row[5:]] == [measured[2], measured[4], *measured[5:]]
+        again = rescored[row[0]]
+        assert row[3] == (f"{again[1]} ({again[2]})" if again[1] != "0" else "0"), row
+        assert row[4] == again[3]

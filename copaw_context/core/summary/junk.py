@@ -8,8 +8,9 @@ writes holds none of them by construction. The reasons:
 - ``placeholder``: "(none)" or "No decisions were made." beside real items, a checkbox
   holding nothing ("- [ ] None", "- [ ] 无"), a template slot of the prompt (either language,
   with or without its brackets);
-- ``template_prefix``: the template's ``decision - reason:`` written in front of an item
-  (:func:`drop_junk` strips the prefix and keeps the item);
+- ``template_prefix``: the template's ``decision - reason:``, or its word alone
+  (``decision - Because ...``), written in front of an item (:func:`drop_junk` strips the
+  prefix and keeps the item);
 - ``empty``: a bullet, checkbox or label with nothing after it;
 - ``duplicate``: an item that says what an earlier one says, labels and emphasis aside,
   also across sections ("Error: X" under Critical Context and "tool: error — X" under

@@ -40,8 +40,11 @@ JUNK_REASONS: tuple[JunkReason, ...] = get_args(JunkReason)
 
 
 _CHECKBOX_RE = re.compile(r"^\[[ xX]\]\s*")
+# The template's "decision - reason:" in front of an item, or its first word alone
+# ("decision - Because ...", "决定 - 因为……": a small model copies the slot's word).
 _TEMPLATE_PREFIX_RE = re.compile(
-    r"^(?:\*\*)?(?:decision\s*[-–—/]\s*reason|决定\s*[-–—/]\s*原因|决策\s*[-–—/]\s*原因)"
+    r"^(?:\*\*)?(?:decision\s*[-–—/]\s*reason|决定\s*[-–—/]\s*原因|决策\s*[-–—/]\s*原因"
+    r"|decision\s+[-–—]\s+(?=\S)|(?:决定|决策)\s*[-–—]\s*(?=\S))"
     r"(?:\*\*)?\s*[:：]?\s*(?:\*\*)?\s*",
     re.IGNORECASE,
 )

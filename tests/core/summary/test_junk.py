@@ -68,6 +68,13 @@ def _doc(**sections: str) -> str:
             "- decision - reason: use papaparse because it handles quoted newlines",
         ),
         ({"dec": "- 决定 - 原因：改用 DictWriter，因为空表也有表头"}, "template_prefix", None),
+        # the template's word alone in front, as Qwen2.5-Coder-1.5B wrote it (docs/quality.md)
+        (
+            {"dec": "- decision - Because it handles quoted newlines, I used papaparse."},
+            "template_prefix",
+            "- decision - Because it handles quoted newlines, I used papaparse.",
+        ),
+        ({"dec": "- 决定 - 因为空表也有表头，改用 DictWriter"}, "template_prefix", None),
         (
             {"dec": "- Understood, I'll keep that in mind."},
             "acknowledgement",
@@ -287,3 +294,12 @@ def test_dropping_junk_leaves_none_and_keeps_every_distinct_real_item(
     assert not more and again is cleaned  # nothing left to drop: the same summary
     if not find_junk(doc):
         assert cleaned is doc and not counts
+
+
+def test_the_template_word_alone_in_front_is_stripped_and_the_item_kept() -> None:
+    text = _doc(dec="- decision - Because it handles quoted newlines, I used papaparse.")
+    cleaned, counts = drop_junk(Summary.parse(text))
+    assert "- Because it handles quoted newlines, I used papaparse." in cleaned.render()
+    assert "decision - " not in cleaned.render() and counts == {"template_prefix": 1}
+    for kept in ("- Decision made: papaparse", "- decisions - see below", "- decision-tree lib"):
+        assert not _reasons(_doc(dec=kept)), kept  # a word, not the template's slot
