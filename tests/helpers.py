@@ -103,19 +103,7 @@ async def follow_notices(
     bodies: list[str] = []
     seen: list[str] = []
 
-    def follow(call: ModelCall) -> list[ModelBlock]:
-        text = last_result_text(call.messages)
-        seen.append(text)
-        parsed = parse_truncation_notice(text)
-        if parsed is None:
-            bodies.append(text)
-            return text_step("done reading")
-        body, notice = parsed
-        bodies.append(body)
-        args: dict[str, object] = {"file_path": notice.file_path, "start_line": notice.next_line}
-        if notice.next_offset:
-            args["line_offset"] = notice.next_offset
-        return tool_calls_step(("read_file", args))
+    follow = notice_follower(bodies, "done reading", seen)
 
     hook = MemoryCompactionHook(config, workspace)
     model = ScriptedChatModel(
@@ -146,3 +134,28 @@ def section_lines(text: str, index: int) -> list[str]:
     _, sections = outline(text)
     body = next(body for title, body in sections if section_index(title) == index)
     return [line for line in body if line.strip()]
+
+
+def notice_follower(
+    bodies: list[str], done: str, seen: list[str] | None = None
+) -> Callable[[ModelCall], list[ModelBlock]]:
+    """A scripted model step that follows each truncation notice with the ``read_file`` call
+    it names (``bodies`` gets each excerpt, ``seen`` each result's whole text) and answers
+    ``done`` once a result carries no notice."""
+
+    def follow(call: ModelCall) -> list[ModelBlock]:
+        text = last_result_text(call.messages)
+        if seen is not None:
+            seen.append(text)
+        parsed = parse_truncation_notice(text)
+        if parsed is None:
+            bodies.append(text)
+            return text_step(done)
+        body, notice = parsed
+        bodies.append(body)
+        args: dict[str, object] = {"file_path": notice.file_path, "start_line": notice.next_line}
+        if notice.next_offset:
+            args["line_offset"] = notice.next_offset
+        return tool_calls_step(("read_file", args))
+
+    return follow

@@ -16,7 +16,7 @@ from copaw_context.core.events import ContextEvent
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, text_step, tool_calls_step
-from tests.helpers import allow, last_result_text, make_agent
+from tests.helpers import allow, last_result_text, make_agent, notice_follower
 from tests.pg_server import pg_dsn
 
 __all__ = ["pg_dsn"]  # the contract suite's real PostgreSQL (a session fixture)
@@ -28,22 +28,6 @@ def _replica(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / "agent.json").write_text(json.dumps({"id": "agent-shared"}), encoding="utf-8")
     return root
-
-
-def _follow(bodies: list[str]) -> object:
-    def follow(call: ModelCall) -> list:
-        parsed = parse_truncation_notice(last_result_text(call.messages))
-        if parsed is None:
-            bodies.append(last_result_text(call.messages))
-            return text_step("I have read the whole page.")
-        body, notice = parsed
-        bodies.append(body)
-        args: dict[str, object] = {"file_path": notice.file_path, "start_line": notice.next_line}
-        if notice.next_offset:
-            args["line_offset"] = notice.next_offset
-        return tool_calls_step(("read_file", args))
-
-    return follow
 
 
 async def test_replica_b_reads_the_result_replica_a_offloaded(
@@ -80,7 +64,7 @@ async def test_replica_b_reads_the_result_replica_a_offloaded(
     assert not list((a / "tool_result").glob("*.txt"))  # in the database only
 
     bodies = [first_body]
-    follow = _follow(bodies)
+    follow = notice_follower(bodies, "I have read the whole page.")
     args: dict[str, object] = {"file_path": notice.file_path, "start_line": notice.next_line}
     if notice.next_offset:
         args["line_offset"] = notice.next_offset
@@ -113,7 +97,7 @@ async def test_a_store_that_is_down_never_fails_the_reply_and_the_event_says_so(
     async with MemoryCompactionHook(RunningConfig(), ws, on_event=events.append) as hook:
         model = ScriptedChatModel(
             [tool_calls_step(("fetch_page", {"url": "https://example.test/big"}))]
-            + [_follow(bodies)] * 40,
+            + [notice_follower(bodies, "I have read the whole page.")] * 40,
             context_size=400_000,
         )
         agent = await make_agent(hook, model, [allow(fetch_page)])
