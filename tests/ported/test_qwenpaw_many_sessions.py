@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core.toolresults.offload import referenced_offload_paths
+from copaw_context.core.toolresults.offload_names import referenced_offload_paths
 from tests.reliability.agent_session import Action, AgentSession, Turn, produce
 from tests.reliability.budget import record
 from tests.reliability.drivers import HostDriver

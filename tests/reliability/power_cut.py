@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from copaw_context.core.toolresults.offload import referenced_offload_names
+from copaw_context.core.toolresults.offload_names import referenced_offload_names
 
 __all__ = ["ROLES", "cut_power", "durable_files", "referenced_files", "role_of", "saved_outputs"]
 

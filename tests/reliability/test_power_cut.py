@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from copaw_context.core.toolresults.offload import referenced_offload_paths
+from copaw_context.core.toolresults.offload_names import referenced_offload_paths
 from copaw_context.core.tools.read_tool import ReadFileTool
 from tests.reliability import crash_child
 from tests.reliability.budget import SOAK, record

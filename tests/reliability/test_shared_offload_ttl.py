@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from copaw_context.core.toolresults import offload_refs
-from copaw_context.core.toolresults.offload import (
-    OffloadStore,
+from copaw_context.core.toolresults.offload import OffloadStore
+from copaw_context.core.toolresults.offload_names import (
     referenced_offload_names,
     referenced_offload_paths,
 )

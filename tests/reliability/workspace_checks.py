@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from copaw_context.core.toolresults.offload import referenced_offload_paths
+from copaw_context.core.toolresults.offload_names import referenced_offload_paths
 from tests.reliability import crash_child
 from tests.reliability.drivers import HostDriver
 from tests.reliability.invariants import archived_keys

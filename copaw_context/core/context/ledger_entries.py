@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from copaw_context.core.host.protocol import MessageView, PartKind, PartView, Role
 from copaw_context.core.tokens.meter import MESSAGE_OVERHEAD_TOKENS, TokenMeter
-from copaw_context.core.toolresults.offload import referenced_offload_names
+from copaw_context.core.toolresults.offload_names import referenced_offload_names
 
 __all__ = [
     "Calls",

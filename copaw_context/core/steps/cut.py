@@ -27,7 +27,7 @@ from copaw_context.core.steps.fresh_share import (
 )
 from copaw_context.core.steps.prune import bound_stored, prune_all
 from copaw_context.core.steps.summary_room import shrink_summary_to_window
-from copaw_context.core.toolresults.policy import offload_parts
+from copaw_context.core.toolresults.offload_cut import offload_parts
 from copaw_context.core.toolresults.truncation import parse_truncation_notice, truncate_text_output
 
 logger = logging.getLogger("copaw_context")

@@ -8,7 +8,7 @@ import logging
 from copaw_context.core.context.step import Turn
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession
-from copaw_context.core.toolresults.offload import referenced_offload_names
+from copaw_context.core.toolresults.offload_names import referenced_offload_names
 
 __all__ = ["OffloadCleanup", "OffloadManifest", "OffloadReferences"]
 

@@ -23,7 +23,7 @@ from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.steps.compactor_input import result_text
-from copaw_context.core.summary.facts import result_facts
+from copaw_context.core.summary.result_facts import result_facts
 from copaw_context.core.toolresults.policy import OutputPart, PruneStats
 
 __all__ = ["NOTICE_TOKENS", "Pruner", "bound_stored", "prune_all"]

@@ -2,7 +2,9 @@
 
 - :mod:`.model`: the Summary (six typed sections), parsed leniently and rendered as Markdown
 - :mod:`.merge`, :mod:`.carry`, :mod:`.fit`: merging, verbatim carry-over, budget fitting
-- :mod:`.facts`, :mod:`.extractive`: facts of a transcript and the offline summariser
+- :mod:`.facts`, :mod:`.extractive`: facts of a transcript and the offline summariser;
+  :mod:`.result_facts`: one tool result's facts, remembered by content; :mod:`.verbatim`:
+  items each once, cut only with a note
 - :mod:`.prompts`, :mod:`.validate`: the compactor's prompts and the check of its reply
 - :mod:`.errors`, :mod:`.error_rules`, :mod:`.statements`: error lines by toolchain (guarded
   patterns); constraints, decisions, plans

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from copaw_context.core.summary.facts import ExtractedFacts, unique
+from copaw_context.core.summary.facts import ExtractedFacts
 from copaw_context.core.summary.statements import has_reason
+from copaw_context.core.summary.verbatim import unique
 
 __all__ = [
     "COMPACTED_SHARE",

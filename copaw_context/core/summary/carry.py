@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from copaw_context.core.summary.facts import ExtractedFacts, unique
+from copaw_context.core.summary.facts import ExtractedFacts
 from copaw_context.core.summary.language import (
     CARRY_LABELS,
     OMITTED_NOTE,
@@ -22,6 +22,7 @@ from copaw_context.core.summary.merge import union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import Heading, HeadingKey, Layout, Summary
 from copaw_context.core.summary.statements import has_reason
+from copaw_context.core.summary.verbatim import unique
 
 __all__ = [
     "carried_label",

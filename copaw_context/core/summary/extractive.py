@@ -12,10 +12,7 @@ from copaw_context.core.summary.carry import carry_facts, flatten_carried
 from copaw_context.core.summary.facts import (
     MAX_REQUEST_CHARS,
     ExtractedFacts,
-    cut,
     extract_facts,
-    first_line,
-    unique,
     user_texts,
 )
 from copaw_context.core.summary.fit import trim
@@ -25,7 +22,9 @@ from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import merge, union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import Summary
+from copaw_context.core.summary.result_facts import first_line
 from copaw_context.core.summary.statements import is_acknowledgement
+from copaw_context.core.summary.verbatim import cut, unique
 from copaw_context.core.transcript import TranscriptMessage
 
 __all__ = ["MIN_SUMMARY_CHARS", "extractive", "extractive_summary"]

@@ -1,16 +1,14 @@
 """Facts taken verbatim from a transcript: requests, constraints, errors, paths, outcomes.
 
 The extractive summary is built from them, and the carry-over copies the constraints,
-error lines and file paths into any summary word for word.
+error lines and file paths into any summary word for word. What each tool result says on
+its own is computed once, remembered by its content (:mod:`.result_facts`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -23,11 +21,10 @@ from copaw_context.core.summary.errors import (
     most_telling,
     pasted_error_lines,
     rank_line,
-    scan_errors,
-    shows_failure,
 )
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE
 from copaw_context.core.summary.message import split_summary_message
+from copaw_context.core.summary.result_facts import PATH_LIKE_RE, first_line, result_facts
 from copaw_context.core.summary.statements import (
     is_acknowledgement,
     is_constraint,
@@ -37,22 +34,16 @@ from copaw_context.core.summary.statements import (
     last_nonempty,
     unchecked_items,
 )
-from copaw_context.core.summary.words import text_words
+from copaw_context.core.summary.verbatim import cut, unique
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 __all__ = [
     "MAX_ERROR_LINES",
     "MAX_REQUEST_CHARS",
     "ExtractedFacts",
-    "ResultFacts",
-    "cut",
     "error_block",
     "extract_facts",
     "is_error_noise",
-    "first_line",
-    "forget_result_facts",
-    "result_facts",
-    "unique",
     "user_texts",
 ]
 
@@ -63,7 +54,6 @@ _MAX_DECISIONS = 10
 _MAX_PLAN_ITEMS = 8
 _STATED_DECISION_RE = re.compile(r"(?i)decision\s*:|决[定策][:：]")  # a user's own decision
 
-_PATH_LIKE_RE = re.compile(r"[/\\]|\.\w{1,10}$")  # a separator or a file extension
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
 _PATH_KEYS = frozenset(
     {
@@ -75,19 +65,10 @@ _PATH_KEYS = frozenset(
 _PATH_IN_TEXT_RE = re.compile(
     r"(?<![\w./~\\:-])((?:/|\./|\.\./|~/)[^\s\"'`<>|;,()\[\]{}]*[\w-]\.[A-Za-z0-9]{1,10})(?![\w/])"
 )
-_OFFLOAD_RE = re.compile(
-    r'file_path=(?:("(?:[^"\\\n]|\\.)*")|([^\s"]+))|(?i:saved (?:to|in|at)(?: the file)?)\s+`?'
-    # A path cut short ("…" in a snippet) is no path: it must end before a separator.
-    r"((?:/|\./|~/|[A-Za-z]:\\)[^\s`'\"]+[\w-])(?=[\s`'\".,;:)]|$)"
-)
-_SAVED_RE = re.compile(r"[sS][aA][vV][eE][dD] ")  # what lower() turns into "saved "
-_SAVED_START_RE = re.compile(r"[sSſ][aA][vV][eE][dD] ")
-_PLACEHOLDER_RE = re.compile(r"[A-Z_]+")  # PATH, FILE: a hint's placeholder, not a path
 # The package's own search results (memory_search): snippets of the archive and the logs,
 # already kept there; mining them would copy old errors and cut paths into the summary.
 _OWN_SEARCH_RE = re.compile(r"\d+ result\(s\) for .*, best first:|No memory matches ")
 _OWN_SEARCH_TOOLS = frozenset({"memory_search"})
-_TITLE_RE = re.compile(r"(?is)<title[^>]*>\s*(.*?)\s*</title>")
 
 
 @dataclass(frozen=True)
@@ -105,24 +86,6 @@ class ExtractedFacts:
     passed: tuple[str, ...] = ()
     """The calls (``tool(target)``) whose last run passed: an earlier failure of the same
     call is closed (its error lines are not carried, its Blocked item goes)."""
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    """The non-empty ``items`` in order, each once."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for item in items:
-        if item and item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, with a note of how many were omitted."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]} … [{len(text) - limit} more characters omitted]"
 
 
 def _sentences(text: str) -> Iterable[str]:
@@ -153,38 +116,10 @@ def user_texts(messages: Sequence[TranscriptMessage]) -> list[tuple[str, str]]:
     return out
 
 
-def _is_data(line: str) -> bool:
-    """A line of JSON or markup rather than prose (a log record, a page's first tag)."""
-    return line[:1] in "{[<" or line.count('":') >= 3 or '"},{"' in line
-
-
-def outcome_detail(text: str) -> str:
-    """What a successful tool output was, in a few words: its first line of prose, a page's
-    title, or the shape of data (raw JSON and markup are not an outcome)."""
-    line = first_line(text)
-    if not _is_data(line):
-        return line
-    lines = text.count("\n") + 1
-    title = _TITLE_RE.search(text[:20_000])
-    if title and title.group(1):
-        return f"[page: {cut(' '.join(title.group(1).split()), 120)}; {lines} lines]"
-    kind = "markup" if line.startswith("<") else "JSON"
-    return f"[{kind}, {lines} lines]"
-
-
 def _is_own_search(part: TranscriptPart) -> bool:
     if part.tool_name in _OWN_SEARCH_TOOLS:
         return True
     return bool(_OWN_SEARCH_RE.match(part.text.lstrip()))
-
-
-def first_line(text: str) -> str:
-    """The first line with a word character (not a truncation marker), cut to 200."""
-    for line in text.split("\n"):
-        line = line.strip()
-        if re.search(r"\w", line) and not line.startswith("<<<TRUNCATED>>>"):
-            return cut(line, 200)
-    return "(no output)"
 
 
 def _walk_paths(value: object, key: str = "") -> Iterable[str]:
@@ -196,7 +131,7 @@ def _walk_paths(value: object, key: str = "") -> Iterable[str]:
             yield from _walk_paths(v, key)
     elif isinstance(value, str) and key in _PATH_KEYS:
         path = value.strip()
-        if "\n" not in path and len(path) < 500 and _PATH_LIKE_RE.search(path):
+        if "\n" not in path and len(path) < 500 and PATH_LIKE_RE.search(path):
             yield path
 
 
@@ -228,82 +163,6 @@ def _call_command(raw_input: str) -> str:
             command = " ".join(value.split())
             return command if len(command) <= 120 else command[:119] + "…"
     return ""
-
-
-def _offload_paths(output: str) -> list[str]:
-    at = output.find("file_path=")
-    if at < 0 and _SAVED_RE.search(output) is None:
-        return []  # the pattern would scan the whole output for nothing
-    # It scans char by char: it is tried from where a match can start, the first
-    # "file_path=" or "saved " in any case (the pattern's (?i) takes "ſ" for an "s").
-    start = _SAVED_START_RE.search(output, 0, at + len("saved ") if at >= 0 else len(output))
-    at = start.start() if start is not None else at
-    found = []
-    for match in _OFFLOAD_RE.finditer(output, at):
-        quoted, bare, saved = match.groups()
-        if quoted:
-            try:
-                found.append(str(json.loads(quoted)))
-            except ValueError:
-                found.append(quoted.strip('"'))
-        elif bare:
-            bare = bare.rstrip(".,;:)")
-            if _PATH_LIKE_RE.search(bare) and not _PLACEHOLDER_RE.fullmatch(bare):
-                found.append(bare)
-        else:
-            found.append(saved)
-    return unique(found)
-
-
-@dataclass(frozen=True, slots=True)
-class ResultFacts:
-    """What a tool result's text says on its own (see :func:`result_facts`)."""
-
-    errors: tuple[ErrorLine, ...]
-    block: tuple[ErrorLine, ...]  # the errors worth carrying (:func:`error_block`)
-    failed: bool  # its error lines say that the command failed
-    paths: tuple[str, ...]  # offloaded files it names
-    first: str  # its first line (:func:`first_line`)
-    detail: str  # what it was, as a success (:func:`outcome_detail`)
-    words: tuple[str, ...]  # its content words (:func:`.text_words`: the rules' evidence)
-
-
-_MEMO_RESULTS = 8192
-_memo_lock = threading.Lock()
-_memo: OrderedDict[bytes, ResultFacts] = OrderedDict()
-
-
-def result_facts(text: str) -> ResultFacts:
-    """The facts of one tool result's ``text``, remembered by its content (a 128-bit digest
-    of its UTF-8 bytes): stage 2 computes them once a result is settled in its last form,
-    so a compaction of it only gathers them. Bounded (least recently used first out)."""
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    with _memo_lock:
-        known = _memo.get(key)
-        if known is not None:
-            _memo.move_to_end(key)
-            return known
-    found = tuple(scan_errors(text))
-    facts = ResultFacts(
-        errors=found,
-        block=tuple(error_block(found, text)),
-        failed=shows_failure(item.text for item in found),
-        paths=tuple(_offload_paths(text)),
-        first=first_line(text),
-        detail=outcome_detail(text),
-        words=tuple(text_words((text,))),
-    )
-    with _memo_lock:
-        _memo[key] = facts
-        while len(_memo) > _MEMO_RESULTS:
-            _memo.popitem(last=False)
-    return facts
-
-
-def forget_result_facts() -> None:
-    """Forget every remembered :func:`result_facts` (a benchmark's cold run)."""
-    with _memo_lock:
-        _memo.clear()
 
 
 class _Collector:

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from copaw_context.core.markdown_blocks import fence_closer
 from copaw_context.core.summary.budget import SummaryBudget
 from copaw_context.core.summary.carry import flatten_carried
-from copaw_context.core.summary.facts import cut
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
 from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import ITEM_KEYS, Summary
+from copaw_context.core.summary.verbatim import cut
 
 __all__ = ["fit", "fit_summary", "fit_to_budget", "trim"]
 

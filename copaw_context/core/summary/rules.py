@@ -29,10 +29,11 @@ from collections.abc import Iterable, Sequence
 
 from copaw_context.core.summary.carry import carried_label
 from copaw_context.core.summary.clean import core, drop_items, says_nothing
-from copaw_context.core.summary.facts import ExtractedFacts, result_facts, user_texts
+from copaw_context.core.summary.facts import ExtractedFacts, user_texts
 from copaw_context.core.summary.junk import strip_template_prefix
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE
 from copaw_context.core.summary.model import Summary
+from copaw_context.core.summary.result_facts import result_facts
 from copaw_context.core.summary.statements import has_reason, is_plan, unchecked_items
 from copaw_context.core.summary.words import CJK_RUN_RE, content_words, text_words
 from copaw_context.core.transcript import TranscriptMessage

@@ -10,88 +10,44 @@ processes sharing the directory, which cannot see this context, keep them too. E
 session also records the names its context references in a manifest
 (:mod:`.offload_refs`, :meth:`OffloadStore.record_references`); a cleanup
 keeps every file a live manifest names, so sessions sharing the store (one workspace, many
-chats) never lose the files another session's context still names.
+chats) never lose the files another session's context still names. What names a file of
+the store is :mod:`.offload_names`; the sweep of the local files is :mod:`._offload_sweep`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import json
 import logging
 import math
 import os
-import re
-import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from uuid import uuid4
-
-import filelock
 
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.toolresults import offload_refs
 from copaw_context.core.toolresults._offload_files import OffloadBlobs
 from copaw_context.core.toolresults._offload_files import read_tail as _read_tail
 from copaw_context.core.toolresults._offload_files import referenced_names as _referenced_names
-from copaw_context.core.toolresults._offload_files import refresh as _refresh
+from copaw_context.core.toolresults._offload_sweep import sweep_files
 from copaw_context.core.toolresults._offload_write import SavedText, write_atomically
 from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail
-from copaw_context.core.workspace.confine import OutsideWorkspaceError
-from copaw_context.core.workspace.confine_write import confined_dir, writable_dir
+from copaw_context.core.toolresults.offload_names import OWN_FILE
 
 __all__ = [
     "INLINE_CHARS",
     "OffloadStore",
     "SavedText",
-    "referenced_offload_names",
-    "referenced_offload_paths",
 ]
 
 logger = logging.getLogger("copaw_context")
 
-_OWN_FILE = re.compile(r"[0-9a-f]{32}\.txt")
-# No boundaries on purpose: a name glued to other text still counts (keeping too much is safe).
-_OWN_NAME_ANYWHERE = re.compile(r"[0-9a-f]{32}\.txt")
-_TEMP_FILE = re.compile(r"\.[0-9a-f]{32}\.tmp")
-_NOTICE_PATH = re.compile(r'file_path=("(?:[^"\\]|\\.)*")')
-_TEMP_MAX_AGE_SECONDS = 3600.0
 _SECONDS_PER_DAY = 86400.0
 _MAX_EARLY_SAVES = 1024
 INLINE_CHARS = 65_536
 """A saved text at most this long is written on the event loop (see ``save_parts``)."""
-
-
-def referenced_offload_paths(texts: Iterable[str]) -> set[str]:
-    """Return every ``file_path="..."`` named by a truncation notice in ``texts``.
-
-    The quoted value is JSON text, so escapes (``\\"``, ``\\\\``, ``\\u4e2d``) are decoded.
-    Values that are not valid JSON strings are ignored.
-    """
-    found: set[str] = set()
-    for text in texts:
-        for match in _NOTICE_PATH.finditer(text):
-            try:
-                value = json.loads(match.group(1))
-            except ValueError:
-                continue
-            if isinstance(value, str) and value:
-                found.add(value)
-    return found
-
-
-def referenced_offload_names(texts: Iterable[str]) -> set[str]:
-    """Return every offload file name (``<32 lowercase hex>.txt``) appearing in ``texts``.
-
-    Matches anywhere: in notices, in bare paths such as ``- File: /ws/tool_result/<name>``
-    written by summaries, inside JSON or Windows paths. Pass the result to
-    :meth:`OffloadStore.cleanup`.
-    """
-    found: set[str] = set()
-    for text in texts:
-        found.update(_OWN_NAME_ANYWHERE.findall(text))
-    return found
 
 
 def _check_non_negative(name: str, value: float) -> float:
@@ -231,7 +187,7 @@ class OffloadStore:
 
         def owns(path: str | Path) -> bool:
             candidate = Path(path).expanduser()
-            if directory is None or not _OWN_FILE.fullmatch(candidate.name):
+            if directory is None or not OWN_FILE.fullmatch(candidate.name):
                 return False
             try:
                 parent = candidate.absolute().parent
@@ -277,22 +233,30 @@ class OffloadStore:
         the path the writer returned) directly in this store's directory."""
         text = str(path)
         parent, _, name = text.rpartition(os.sep)
-        if parent != str(self._directory) or not _OWN_FILE.fullmatch(name):
+        if parent != str(self._directory) or not OWN_FILE.fullmatch(name):
             return None
         return known_tail(text, max_bytes)
 
     async def cleanup(self, referenced: Iterable[str | Path] = ()) -> list[Path]:
         """Delete expired files of this store that the context does not reference; return them.
 
-        ``referenced`` holds file names (see :func:`referenced_offload_names`) or paths
-        (see :func:`referenced_offload_paths`); an own file is kept when its name is among
-        them. Referenced own files get their modification time set to now, so that another
-        process's cleanup keeps them for another retention period. Also deletes this
-        store's temp files older than one hour (left by a crash). Never raises for a single
-        file: failures are logged and that file is skipped.
+        ``referenced`` holds file names (see :func:`.offload_names.referenced_offload_names`)
+        or paths (see :func:`.offload_names.referenced_offload_paths`); an own file is kept
+        when its name is among them. Referenced own files get their modification time set to
+        now, so that another process's cleanup keeps them for another retention period. Also
+        deletes this store's temp files older than one hour (left by a crash). Never raises
+        for a single file: failures are logged and that file is skipped.
         """
         referenced_items = list(referenced)
-        removed = await asyncio.to_thread(self._cleanup_sync, referenced_items)
+        removed = await asyncio.to_thread(
+            sweep_files,
+            self._directory,
+            self._workspace,
+            referenced_items,
+            clock=self._clock,
+            retention_seconds=self._retention_seconds,
+            manifest_seconds=self._manifest_seconds,
+        )
         if self.blobs is not None:
             ages = (self._manifest_seconds, self._clock())
             keep = _referenced_names(referenced_items)
@@ -337,66 +301,3 @@ class OffloadStore:
         await self._manifests.settle()
         if self.blobs is not None:
             await self.blobs.sync()
-
-    def _cleanup_sync(self, referenced: list[str | Path]) -> list[Path]:
-        try:  # by descriptor: never remove files through a link, even one swapped in now
-            folder = (
-                confined_dir(self._directory, self._workspace, create=False)
-                if self._workspace is not None
-                else writable_dir(self._directory, None, create=False)
-            )
-            with folder as dir_fd:
-                if not os.listdir(dir_fd):
-                    return []
-                refs_dir = self._directory / offload_refs.REFS_DIR
-                with (
-                    offload_refs.refs_folder(self._directory, self._workspace) as refs_fd,
-                    offload_refs.refs_lock(refs_fd, self._directory, self._workspace),
-                ):
-                    live = offload_refs.live_names(
-                        refs_fd, refs_dir, self._clock(), self._manifest_seconds
-                    )
-                    if live is None:
-                        return []
-                    return self._clean(dir_fd, [*referenced, *live])
-        except OutsideWorkspaceError as error:
-            logger.warning("offload cleanup: skipped: %s", error)
-        except FileNotFoundError:
-            pass
-        except (OSError, filelock.Timeout) as error:
-            logger.warning("offload cleanup: skipped for %s: %s", self._directory, error)
-        return []
-
-    def _clean(self, dir_fd: int, referenced: list[str | Path]) -> list[Path]:
-        names = os.listdir(dir_fd)
-        keep = _referenced_names(referenced)
-        now = self._clock()
-        removed: list[Path] = []
-        for name in names:
-            is_own = _OWN_FILE.fullmatch(name) is not None
-            if not is_own and _TEMP_FILE.fullmatch(name) is None:
-                continue
-            path = self._directory / name
-            try:
-                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                if not stat.S_ISREG(info.st_mode):
-                    continue  # symlinks, directories, fifos: never ours, never followed
-                if is_own and name in keep:
-                    _refresh(dir_fd, path, info, now)
-                    continue
-                max_age = self._retention_seconds if is_own else _TEMP_MAX_AGE_SECONDS
-                if now - info.st_mtime <= max_age:
-                    continue
-                os.unlink(name, dir_fd=dir_fd)
-            except FileNotFoundError:
-                continue
-            except OSError as error:
-                logger.warning("offload cleanup: cannot remove %s: %s", path, error)
-                continue
-            removed.append(path)
-            forget_tail(str(path))
-        if removed:
-            logger.info(
-                "offload cleanup: removed %d expired file(s) from %s", len(removed), self._directory
-            )
-        return removed

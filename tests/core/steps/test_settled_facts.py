@@ -11,8 +11,8 @@ import pytest
 
 from copaw_context.core.context.report import Limits
 from copaw_context.core.engine import ContextEngine
-from copaw_context.core.summary import facts
-from copaw_context.core.summary.facts import forget_result_facts
+from copaw_context.core.summary import result_facts
+from copaw_context.core.summary.result_facts import forget_result_facts
 from tests.fake_host import FakeHost, FakeMessage, call, engine_config, result, user
 
 
@@ -48,8 +48,10 @@ async def test_a_compaction_gathers_the_facts_stage_two_kept(
     forget_result_facts()
     engine, host = await session(tmp_path)
     scanned: list[str] = []
-    real = facts.scan_errors
-    monkeypatch.setattr(facts, "scan_errors", lambda text: scanned.append(text) or real(text))
+    real = result_facts.scan_errors
+    monkeypatch.setattr(
+        result_facts, "scan_errors", lambda text: scanned.append(text) or real(text)
+    )
     summary = await compact(engine, host)
     settled = ("alpha", "beta", "gamma")  # cut to their old limit; delta is the recent one
     assert not [t for t in scanned if any(f"{n} line 00000" in t for n in settled)]

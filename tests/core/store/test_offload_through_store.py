@@ -19,7 +19,7 @@ from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.toolresults._saved_tails import forget_tails
-from copaw_context.core.toolresults.policy import offload_and_cut
+from copaw_context.core.toolresults.offload_cut import offload_and_cut
 from copaw_context.core.toolresults.store_blobs import StoreBlobs
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.core.tools.read_tool import ReadFileTool

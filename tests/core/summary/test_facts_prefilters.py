@@ -10,7 +10,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copaw_context.core.summary import errors, extract_facts, facts
+from copaw_context.core.summary import errors, extract_facts, result_facts, verbatim
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 
@@ -86,7 +86,7 @@ def _reference_paths(output: str) -> list[str]:
     if "file_path=" not in output and "saved " not in output.lower():
         return []
     found = []
-    for match in facts._OFFLOAD_RE.finditer(output):
+    for match in result_facts._OFFLOAD_RE.finditer(output):
         quoted, bare, saved = match.groups()
         if quoted:
             try:
@@ -95,11 +95,13 @@ def _reference_paths(output: str) -> list[str]:
                 found.append(quoted.strip('"'))
         elif bare:
             bare = bare.rstrip(".,;:)")
-            if facts._PATH_LIKE_RE.search(bare) and not facts._PLACEHOLDER_RE.fullmatch(bare):
+            if result_facts.PATH_LIKE_RE.search(
+                bare
+            ) and not result_facts._PLACEHOLDER_RE.fullmatch(bare):
                 found.append(bare)
         else:
             found.append(saved)
-    return facts.unique(found)
+    return verbatim.unique(found)
 
 
 _texts = st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=12), max_size=30).map("\n".join)
@@ -110,7 +112,7 @@ _texts = st.lists(st.sampled_from(_FRAGMENTS) | st.text(max_size=12), max_size=3
 def test_error_lines_and_paths_are_those_of_the_whole_text_scan(text: str, seen: str) -> None:
     errors.scan_errors(seen)  # lines remembered from another output change nothing
     assert [(e.text, e.rank) for e in errors.scan_errors(text)] == _reference_scan(text)
-    assert facts._offload_paths(text) == _reference_paths(text)
+    assert result_facts._offload_paths(text) == _reference_paths(text)
 
 
 def test_a_long_line_is_checked_but_never_kept() -> None:

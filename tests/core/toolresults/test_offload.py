@@ -1,4 +1,5 @@
-"""Tests for the offload store (copaw_context.core.toolresults.offload)."""
+"""Tests for the offload store (copaw_context.core.toolresults.offload) and the names it
+keeps (.offload_names)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copaw_context.core.errors import ConfigError
-from copaw_context.core.toolresults.offload import (
-    OffloadStore,
+from copaw_context.core.toolresults.offload import OffloadStore
+from copaw_context.core.toolresults.offload_names import (
     referenced_offload_names,
     referenced_offload_paths,
 )

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from copaw_context.core.config.running import ToolResultPruningConfig
 from copaw_context.core.toolresults.offload import OffloadStore
-from copaw_context.core.toolresults.policy import ToolResultPruning, offload_and_cut
+from copaw_context.core.toolresults.offload_cut import offload_and_cut
+from copaw_context.core.toolresults.policy import ToolResultPruning
 from copaw_context.core.toolresults.truncation import (
     count_lines,
     parse_truncation_notice,
