@@ -21,7 +21,8 @@ from typing import Any
 from benchmarks.cache import bench_cache
 from benchmarks.chain import bench_chain, chain_table
 from benchmarks.compaction import bench_compaction
-from benchmarks.profile import profile_steps
+from benchmarks.handler_split import handler_split_ms
+from benchmarks.profile import profile_compaction, profile_steps
 from benchmarks.recall import bench_recall, recall_table
 from benchmarks.report import cache_table, markdown, plot_steps
 from benchmarks.steps import bench_steps, split_ms
@@ -90,6 +91,8 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         _log("split ...")
         reserves = [0, 1_000, 13_107, 50_000, 100_000, 10**7]
         results["split"] = {"n": largest, "ms": split_ms(seeded[largest], reserves, 5)}
+        _log("AsMsgHandler split against AgentScope's ...")
+        results["handler_split"] = handler_split_ms(seeded[largest], 3 if quick else 9)
     if "compaction" in only:
         _log("compaction ...")
         sessions = {n: seeded[n] for n in sorted({middle, largest})}
@@ -115,6 +118,9 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     if "profile" in only:
         _log("profile ...")
         results["profile"] = profile_steps(root, seeded[largest], "estimate", 5 if quick else 15)
+        _log("profile of one compaction ...")
+        text, shares = profile_compaction(root, middle, seeded[middle], "o200k_base")
+        results["compaction_profile"] = {"n": middle, "text": text, "shares": shares}
     return results
 
 
@@ -136,6 +142,16 @@ def _compactor(args: argparse.Namespace) -> Any:
     return OpenAIChatModel(
         credential, args.compactor_model, stream=False, context_size=args.compactor_context
     )
+
+
+def _without_profile_texts(results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` without the profiles' text (each has its own file)."""
+    out = {k: v for k, v in results.items() if k != "profile"}
+    if "compaction_profile" in out:
+        out["compaction_profile"] = {
+            k: v for k, v in out["compaction_profile"].items() if k != "text"
+        }
+    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -211,11 +227,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         (args.out / "chain.md").write_text(chain_md + "\n", encoding="utf-8")
     (args.out / "results.json").write_text(
-        json.dumps(_jsonable({k: v for k, v in results.items() if k != "profile"}), indent=1),
+        json.dumps(_jsonable(_without_profile_texts(results)), indent=1),
         encoding="utf-8",
     )
     if "profile" in results:
         (args.out / "profile-step.txt").write_text(results["profile"], encoding="utf-8")
+    if "compaction_profile" in results:
+        text = results["compaction_profile"]["text"]
+        (args.out / "profile-compaction.txt").write_text(text, encoding="utf-8")
     if results.get("steps"):
         plot_steps(results["steps"], args.out / "steps.png")
     print(report)

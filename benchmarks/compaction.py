@@ -11,6 +11,7 @@ fsync waits are not CPU) and the model calls each pipeline made.
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import gc
 import json
 import statistics
@@ -30,7 +31,7 @@ from copaw_context.core.context.report import Limits
 from copaw_context.core.summary.errors import forget_lines
 from copaw_context.testing import ScriptedChatModel
 
-__all__ = ["InstantModel", "Run", "bench_compaction", "summary_response"]
+__all__ = ["InstantModel", "Run", "bench_compaction", "our_compaction", "summary_response"]
 
 
 class InstantModel(ScriptedChatModel):
@@ -83,10 +84,17 @@ class Run:
     reasons: tuple[str, ...] = ()
 
 
-async def _ours(workspace: Path, context: list[Msg], counter: str, run: str) -> Run:
+async def our_compaction(
+    workspace: Path,
+    context: list[Msg],
+    counter: str,
+    run: str,
+    profiler: cProfile.Profile | None = None,
+) -> Run:
     """One compaction by our middleware in ``workspace``, the workspace that seeded
     ``context``: its saved outputs are this store's own, so the compactor reads their tails
-    as in a real session (``run`` names this run's own dialog and memory folders)."""
+    as in a real session (``run`` names this run's own dialog and memory folders);
+    ``profiler`` is enabled around the compaction alone."""
     model = InstantModel([], context_size=WINDOW)
     agent, hook, session = await make_agent(workspace, counter, context, model, folders=run)
     engine = hook.engine
@@ -96,7 +104,11 @@ async def _ours(workspace: Path, context: list[Msg], counter: str, run: str) -> 
     forget_lines()  # each run as cold as the first: the sessions are the same
     gc.collect()
     started, cpu = time.perf_counter(), time.process_time()
+    if profiler is not None:
+        profiler.enable()
     event = await engine.before_reasoning(session)
+    if profiler is not None:
+        profiler.disable()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     if event is None or event.kind != "compaction":
         raise RuntimeError(f"expected a compaction, got {event}")
@@ -141,7 +153,9 @@ def bench_compaction(
         for counter in counters:
             ours = [
                 asyncio.run(
-                    _ours(root / f"seed-{n}", copy_context(context), counter, f"{counter}-{i}")
+                    our_compaction(
+                        root / f"seed-{n}", copy_context(context), counter, f"{counter}-{i}"
+                    )
                 )
                 for i in range(repeat)
             ]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cache_script import RECENT_BYTES
+from benchmarks.handler_split import handler_table, handler_worst_ratio
 from benchmarks.measure import Figure
 from benchmarks.recall import RecallRun, recall_table
 from benchmarks.steps import StepRow, growth_exponent
@@ -79,6 +80,25 @@ def _compaction_table(results: dict[str, Any]) -> list[str]:
     if reasons:
         lines += ["", "Why ours made its compactor calls (the compaction event's list):", ""]
         lines += reasons
+    return lines
+
+
+def _profile_table(profile: dict[str, Any]) -> list[str]:
+    """Where one compaction's CPU goes: own time per part of the code (cProfile, worker
+    threads inline; ``profile-compaction.txt`` has the functions)."""
+    shares = [(str(where), float(seconds)) for where, seconds in profile["shares"]]
+    total = sum(seconds for _, seconds in shares) or 1.0
+    lines = [
+        f"## Where one compaction's CPU goes (N={profile['n']}, o200k, under cProfile)",
+        "",
+        "| part of the code | own CPU ms | share |",
+        "|---|---:|---:|",
+    ]
+    for where, seconds in shares[:15]:
+        lines.append(f"| {where} | {1000 * seconds:,.0f} | {seconds / total:.0%} |")
+    rest = sum(seconds for _, seconds in shares[15:])
+    if rest:
+        lines.append(f"| the rest | {1000 * rest:,.0f} | {rest / total:.0%} |")
     return lines
 
 
@@ -161,6 +181,26 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
                 f"memory_search p95 <= 50 ms (seed {run.seed})",
                 f"{run.p95_ms:.1f} ms",
                 run.p95_ms <= 50,
+            )
+        )
+    if (50, "estimate") in at and at[(50, "estimate")].builtin_ms is not None:
+        r = at[(50, "estimate")]
+        builtin_ms = r.builtin_ms or 0.0
+        out.append(
+            (
+                "N=50 bytes/4 step no dearer than the built-in",
+                f"{r.pre_ms:.2f} ms vs {builtin_ms:.2f} ms",
+                r.pre_ms <= builtin_ms,
+            )
+        )
+    handler = results.get("handler_split")
+    if handler:
+        ratio = handler_worst_ratio(handler)
+        out.append(
+            (
+                f"AsMsgHandler split no slower than AgentScope's (N={handler['n']})",
+                f"{ratio:.2f}x at its worst reserve",
+                ratio <= 1.0,
             )
         )
     split = results.get("split")
@@ -272,9 +312,13 @@ def markdown(results: dict[str, Any], machine: str) -> str:
         lines += ["| reserve (tokens) | ms |", "|---:|---:|"]
         lines += [f"| {reserve:,} | {ms:.2f} |" for reserve, ms in split["ms"].items()]
         lines.append("")
+    if results.get("handler_split"):
+        lines += [*handler_table(results["handler_split"]), ""]
     if results.get("compaction"):
         lines += ["## One compaction (instant scripted model)", "", *_compaction_table(results)]
         lines.append("")
+    if results.get("compaction_profile"):
+        lines += [*_profile_table(results["compaction_profile"]), ""]
     if results.get("cache"):
         lines += [*cache_table(results["cache"]), ""]
     if results.get("recall"):

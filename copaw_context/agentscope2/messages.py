@@ -9,6 +9,7 @@ appending to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from agentscope.message import (
@@ -57,6 +58,8 @@ __all__ = [
 
 ARCHIVE_FORM = "agentscope2.Msg"
 """How an archived message is serialised: ``Msg.model_dump(mode="json")``."""
+
+_ID, _CONTENT = attrgetter("id"), attrgetter("content")
 
 ThinkingPolicy = bool | Callable[[ThinkingBlock], bool]
 """Whether the model's formatter sends a thinking block back: for all, or decided per block."""
@@ -177,11 +180,17 @@ class AsMsgHandler(MessageSplitter[Msg]):
     def fingerprint(self, msg: Msg) -> tuple[str, int]:
         return msg.id, len(msg.content)
 
+    def fingerprints(self, messages: Sequence[Msg]) -> list[tuple[str, int]]:
+        return list(zip(map(_ID, messages), map(len, map(_CONTENT, messages)), strict=True))
+
     def view(self, msg: Msg, first_part: int = 0) -> MessageView:
         return message_view(msg, self.count_thinking, first_part)
 
     def blocks(self, msg: Msg) -> Sequence[object] | None:
         return msg.content if isinstance(msg.content, list) else None
+
+    def block_lists(self, messages: Sequence[Msg]) -> list[Sequence[object] | None]:
+        return [c if isinstance(c, list) else None for c in map(_CONTENT, messages)]
 
     def with_blocks(self, msg: Msg, blocks: Sequence[int], *, kept: bool) -> Msg:
         return with_blocks(msg, blocks, usage=kept)

@@ -5,8 +5,10 @@ which to keep (the design card's ``context_check``; the engine does the same per
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Generic, TypeVar
 
 from copaw_context.core.context.ledger import Ledger, TokenMeter
@@ -15,9 +17,10 @@ from copaw_context.core.host.views import ThinkingSent
 from copaw_context.core.planning.split import SplitPlan, plan_split
 from copaw_context.core.tokens import TokenCounter
 
-__all__ = ["ContextCheck", "MessageSplit", "MessageSplitter", "plan_context"]
+__all__ = ["ContextCheck", "ContextSplit", "MessageSplit", "MessageSplitter", "plan_context"]
 
 M = TypeVar("M")
+_MESSAGE = itemgetter(0)
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,28 @@ class MessageSplit:
 
     compact: list[int]
     keep: list[int]
+
+
+@dataclass(frozen=True)
+class ContextSplit:
+    """Which messages a plan compacts and keeps (by index; a message with no blocks is in
+    neither), and the blocks on each side of a message that is in both."""
+
+    compact: frozenset[int]
+    keep: frozenset[int]
+    parted: dict[int, MessageSplit]
+
+    def of(self, message: int) -> MessageSplit:
+        """The blocks of ``message`` on each side (all of them on its one side when it is
+        not parted: ``[]`` stands for that side's whole message)."""
+        return self.parted.get(message, MessageSplit([], []))
+
+
+def _messages_of(refs: Sequence[tuple[int, int]], items: Sequence[int]) -> frozenset[int]:
+    """The messages the items at ``items`` belong to."""
+    if len(items) < 2:
+        return frozenset(refs[i][0] for i in items)
+    return frozenset(map(_MESSAGE, itemgetter(*items)(refs)))
 
 
 def plan_context(
@@ -37,11 +62,12 @@ def plan_context(
     fixed_tokens: int = 0,
     force: bool = False,
     ledger: Ledger | None = None,
-) -> tuple[SplitPlan, list[MessageSplit]]:
-    """Plan a pair-safe split of ``source`` (see :func:`plan_split` for the rules); per
-    message, the blocks compacted and kept. No tool is exempt from the count. A ``ledger``
-    kept from an earlier call over the same messages counts only what is new or changed
-    (the source's part objects are compared with those it last saw)."""
+) -> tuple[SplitPlan, ContextSplit]:
+    """Plan a pair-safe split of ``source`` (see :func:`plan_split` for the rules): which
+    messages are compacted, which kept, and the blocks of the few that are cut in two. No
+    tool is exempt from the count. A ``ledger`` kept from an earlier call over the same
+    messages counts only what is new or changed (the source's part objects are compared
+    with those it last saw)."""
     if ledger is None:
         ledger = Ledger()
     ledger.expect_outside_edits()
@@ -55,14 +81,19 @@ def plan_context(
         force=force,
         index=ledger.split_index(),
     )
-    splits = [MessageSplit([], []) for _ in range(len(ledger.messages))]  # synced above
-    for index in plan.compact:
-        message, block = refs[index]
-        splits[message].compact.append(block)
-    for index in plan.keep:
-        message, block = refs[index]
-        splits[message].keep.append(block)
-    return plan, splits
+    # A plan parts at most a few messages: the sides are two set builds over the items (in
+    # C), and only the parted messages get block lists.
+    compact, keep = _messages_of(refs, plan.compact), _messages_of(refs, plan.keep)
+    parted: dict[int, MessageSplit] = {}
+    for message in sorted(compact & keep):
+        split = parted[message] = MessageSplit([], [])
+        start = bisect_left(refs, (message, -1))
+        end = bisect_left(refs, (message + 1, -1), start)
+        for index in range(start, end):
+            position = bisect_left(plan.compact, index)
+            compacted = position < len(plan.compact) and plan.compact[position] == index
+            (split.compact if compacted else split.keep).append(refs[index][1])
+    return plan, ContextSplit(compact, keep, parted)
 
 
 @dataclass(frozen=True)
@@ -96,6 +127,14 @@ class MessageSplitter(ABC, Generic[M]):
         counted again); ``None``: not known, a message is trusted by its fingerprint."""
         return None
 
+    def fingerprints(self, messages: Sequence[M]) -> list[tuple[str, int]]:
+        """:meth:`fingerprint` of each message (a host may do it in one pass)."""
+        return [self.fingerprint(m) for m in messages]
+
+    def block_lists(self, messages: Sequence[M]) -> list[Sequence[object] | None]:
+        """:meth:`blocks` of each message (a host may do it in one pass)."""
+        return [self.blocks(m) for m in messages]
+
     @abstractmethod
     def with_blocks(self, msg: M, blocks: Sequence[int], *, kept: bool) -> M:
         """A copy of ``msg`` holding only ``blocks`` (same id), on the kept side or not."""
@@ -110,7 +149,7 @@ class MessageSplitter(ABC, Generic[M]):
         force: bool = False,
     ) -> ContextCheck[M]:
         """Decide what to compact and what to keep (see :func:`plan_split` for the rules)."""
-        plan, splits = plan_context(
+        plan, split = plan_context(
             _Messages(self, context),
             self.meter,
             threshold_tokens=threshold_tokens,
@@ -121,14 +160,16 @@ class MessageSplitter(ABC, Generic[M]):
         )
         to_compact: list[M] = []
         to_keep: list[M] = []
-        for msg, split in zip(context, splits, strict=True):
-            if split.compact and not split.keep:
+        compact, keep, parted = split.compact, split.keep, split.parted
+        for index, msg in enumerate(context):
+            if index in parted:
+                blocks = parted[index]
+                to_compact.append(self.with_blocks(msg, blocks.compact, kept=False))
+                to_keep.append(self.with_blocks(msg, blocks.keep, kept=True))
+            elif index in compact:
                 to_compact.append(msg)
-            elif split.keep and not split.compact:
+            elif index in keep:
                 to_keep.append(msg)
-            elif split.compact and split.keep:
-                to_compact.append(self.with_blocks(msg, split.compact, kept=False))
-                to_keep.append(self.with_blocks(msg, split.keep, kept=True))
         return ContextCheck(plan, to_compact, to_keep)
 
 
@@ -140,13 +181,13 @@ class _Messages(Generic[M]):
         self.messages = messages
 
     def fingerprint(self, start: int = 0) -> list[tuple[str, int]]:
-        return [self.splitter.fingerprint(m) for m in self.messages[start:]]
+        return self.splitter.fingerprints(self.messages[start:] if start else self.messages)
 
     def context_key(self) -> None:
         return None  # a list handed over once: nothing to reuse
 
     def part_objects(self, start: int = 0) -> list[Sequence[object]] | None:
-        blocks = [self.splitter.blocks(m) for m in self.messages[start:]]
+        blocks = self.splitter.block_lists(self.messages[start:] if start else self.messages)
         if None in blocks:
             return None  # not known: the fingerprints alone
         return blocks  # type: ignore[return-value]  # no None in it
