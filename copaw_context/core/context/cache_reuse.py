@@ -7,20 +7,21 @@ keeps the session's sums: the reused share is ``sum LCP / sum input tokens``.
 
 An input is compared in the order a request carries it: the tool schemas, the system prompt,
 the summary, then the context messages. Each message is keyed by what the ledger already
-holds (its id and part count, its bytes and tokens): the keys of two inputs are compared in C
-(a tuple comparison per message, as the ledger's look at the part objects), and tokens come
-from the ledger's counts up to the first message that differs. Inside that message the parts
-that stayed the same (tokens and bytes) are summed; of the first changed part, when it was cut
-shorter in place (a stage-2 re-cut keeps the head of the same text), the excerpt before our
-notice is tokenised. So a call costs a comparison per message (in C), the part counts of the
-new or changed messages and at most one view, never a count of the whole context.
+holds (its id and part count, its bytes and tokens), and the keys, the running token sums
+and the part counts of the previous input are kept: only the messages from the first one the
+ledger changed since then (``Ledger.take_first_change``) are keyed again and compared, and
+the tokens up to the first message that differs come from the running sums. Inside that
+message the parts that stayed the same (tokens and bytes) are summed; of the first changed
+part, when it was cut shorter in place (a stage-2 re-cut keeps the head of the same text),
+the excerpt before our notice is tokenised. So a call costs the keys and part counts of the
+new or changed messages and at most one view, never a walk over the whole context.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import accumulate, compress, count
 from operator import attrgetter, ne
 
 from copaw_context.core.context.ledger import Ledger
@@ -64,6 +65,10 @@ class _Previous:
     fixed: tuple[tuple[int, str], ...] = ()
     keys: list[tuple[object, ...]] = field(default_factory=list)
     parts: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
+    prefix: list[int] = field(default_factory=lambda: [0])
+    """``prefix[i]``: the tokens of the first ``i`` messages."""
+    ledger: Ledger | None = None
+    """The ledger the keys were taken from (another one: every key is taken again)."""
 
 
 def _previous(host: HostSession) -> _Previous:
@@ -113,10 +118,13 @@ def _lcp(
     previous: _Previous,
     fixed: tuple[tuple[int, str], ...],
     keys: list[tuple[object, ...]],
+    prefix: list[int],
+    unchanged: int,
     ledger: Ledger,
     meter: TokenMeter,
 ) -> int:
-    """Tokens of the current input's common prefix with the previous one."""
+    """Tokens of the current input's common prefix with the previous one (``keys`` and
+    ``prefix``: this input's; its first ``unchanged`` messages are the previous input's)."""
     if not previous.fixed:
         return 0  # no previous input (a new session, or the first call of this process)
     reused = 0
@@ -125,12 +133,12 @@ def _lcp(
             common = os.path.commonprefix([before, text])
             return reused + (meter.text(common)[0] if common else 0)
         reused += tokens
-    old = previous.keys
-    first = next(compress(range(len(keys)), map(ne, keys, old)), min(len(keys), len(old)))
-    messages = ledger.messages
-    reused += int(sum(map(_tokens, messages[:first])))
+    old, low = previous.keys, min(unchanged, len(keys), len(previous.keys))
+    differs = map(ne, keys[low:], old[low:])
+    first = low + next(compress(count(), differs), min(len(keys), len(old)) - low)
+    reused += prefix[first]
     if first < len(keys) and first < len(old):
-        new = tuple(map(_part_key, messages[first].parts))
+        new = tuple(map(_part_key, ledger.messages[first].parts))
         reused += _in_message(host, first, previous.parts[first], new, meter)
     return reused
 
@@ -146,21 +154,26 @@ def observe_input(
     """Compare the input about to be sent (the ledger in sync with it, ``fixed`` its fixed
     parts; ``fixed_tokens``: the tokens of its tool schemas, system prompt and summary) with
     the previous one, add the figure to the session's sums (saved with the session) and
-    remember this input for the next call. Only messages new or changed since the previous
-    call are looked at (their part counts, from the ledger); a view only of a part cut
-    shorter in the first message that differs."""
+    remember this input for the next call. Only messages from the first the ledger changed
+    since the previous call are looked at (their keys and part counts); a view only of a
+    part cut shorter in the first message that differs."""
     previous = _previous(host)
     messages = ledger.messages
-    keys: list[tuple[object, ...]] = list(map(_key, messages))
+    low = ledger.take_first_change() if previous.ledger is ledger else 0
+    low = min(low, len(previous.keys), len(previous.prefix) - 1)
+    keys = previous.keys[:low]
+    keys.extend(map(_key, messages[low:]))
+    prefix = previous.prefix[: low + 1]
+    prefix.extend(accumulate(map(_tokens, messages[low:]), initial=prefix[-1]))
+    del prefix[low + 1]  # accumulate repeats its initial value
     texts = (fixed.tool_schemas, fixed.system_prompt, fixed.summary_message)
     parts = tuple(zip(fixed_tokens, texts, strict=True))
-    reused = min(_lcp(host, previous, parts, keys, ledger, meter), input_tokens)
-    old = previous.keys
-    kept = previous.parts[: len(keys)]
-    for index in compress(range(len(kept)), map(ne, keys, old)):
-        kept[index] = tuple(map(_part_key, messages[index].parts))
-    kept.extend(tuple(map(_part_key, entry.parts)) for entry in messages[len(kept) :])
+    reused = _lcp(host, previous, parts, keys, prefix, low, ledger, meter)
+    reused = min(reused, input_tokens)
+    kept = previous.parts[:low]
+    kept.extend(tuple(map(_part_key, entry.parts)) for entry in messages[low:])
     previous.fixed, previous.keys, previous.parts = parts, keys, kept
+    previous.prefix, previous.ledger = prefix, ledger
     return _add(host, reused, input_tokens)
 
 

@@ -14,8 +14,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import compress, islice
 from operator import ne
+from typing import Protocol, TypeVar
 
-__all__ = ["AGAIN", "REPLACED", "SAME", "Parts", "changed_messages", "kept", "reused_parts"]
+__all__ = [
+    "AGAIN",
+    "REPLACED",
+    "SAME",
+    "Parts",
+    "changed_messages",
+    "kept",
+    "reusable_entry",
+    "reused_parts",
+    "spare_entries",
+]
+
+
+class _Entry(Protocol):
+    @property
+    def fingerprint(self) -> tuple[str, int]: ...
+
+
+E = TypeVar("E", bound=_Entry)
 
 SAME, AGAIN, REPLACED = 0, 1, 2
 """What :func:`reused_parts` says of a part: kept, viewed again, another part now."""
@@ -55,3 +74,37 @@ def reused_parts(old: Parts, new: Sequence[object] | None, was: int, now: int) -
     if now > was and 0 < was <= len(states) and states[was - 1] == SAME:
         states[was - 1] = AGAIN
     return states + [REPLACED] * (now - len(states))
+
+
+def spare_entries(
+    entries: Sequence[E], parts: Sequence[Parts]
+) -> dict[tuple[str, int], tuple[E, Parts]]:
+    """The ledger entries about to be dropped, by fingerprint, with the part objects they
+    were counted from: a message that only moved (the kept tail after a commit) keeps its
+    entry instead of being viewed and counted again."""
+    spare: dict[tuple[str, int], tuple[E, Parts]] = {}
+    for entry, objects in zip(entries, parts, strict=False):
+        if objects is not None:
+            spare.setdefault(entry.fingerprint, (entry, objects))
+    return spare
+
+
+def reusable_entry(
+    spare: dict[tuple[str, int], tuple[E, Parts]],
+    fingerprint: tuple[str, int],
+    objects: Sequence[Sequence[object]] | None,
+    at: int,
+) -> E | None:
+    """The spare entry of the message at ``at`` of ``objects`` when it holds the very part
+    objects that entry was counted from (taken out of ``spare``: used once)."""
+    found = spare.get(fingerprint)
+    if found is None or objects is None or not 0 <= at < len(objects):
+        return None
+    entry, parts = found
+    current = objects[at]
+    if parts is None or len(parts) != len(current):
+        return None
+    if not all(a is b for a, b in zip(current, parts, strict=True)):
+        return None
+    del spare[fingerprint]
+    return entry

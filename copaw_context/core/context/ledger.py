@@ -22,7 +22,9 @@ from copaw_context.core.context.fingerprint import (
     Parts,
     changed_messages,
     kept,
+    reusable_entry,
     reused_parts,
+    spare_entries,
 )
 from copaw_context.core.context.ledger_entries import (
     Calls,
@@ -93,6 +95,7 @@ class Ledger:
         None only those of messages that grew."""
         self._open = OpenCalls()  # folds all messages but the last (which may grow)
         self._changes = 0  # counts every change of an entry: the split items' cache key
+        self._first_change = 0  # the lowest index changed since take_first_change()
         self._split: tuple[int, SplitItems, SplitIndex] | None = None
 
     def expect_outside_edits(self, *, everywhere: bool = True) -> None:
@@ -170,11 +173,11 @@ class Ledger:
             and self._edit(host, meter, exempt, first, fingerprints[0], objects, look)
         ):
             first, fingerprints = first + 1, fingerprints[1:]
-        spare = self._spare_from(first) if objects is not None else {}
+        spare = spare_entries(self.messages[first:], self._parts[first:]) if objects else {}
         self._drop_from(first)
         for offset, fingerprint in enumerate(fingerprints):
             index = first + offset
-            entry = _reusable(spare, fingerprint, objects, index - look)
+            entry = reusable_entry(spare, fingerprint, objects, index - look)
             if entry is None:
                 view = host.view(index, 0)
                 entry = message_entry(fingerprint, view, meter, exempt, self._calls)
@@ -190,16 +193,6 @@ class Ledger:
             if objects is not None
             else [None] * len(fingerprints)
         )
-
-    def _spare_from(self, first: int) -> dict[tuple[str, int], tuple[MessageEntry, Parts]]:
-        """The entries from ``first`` on by fingerprint, with the part objects they were
-        counted from: a message that only moved (the kept tail after a commit) keeps its
-        entry instead of being viewed and counted again."""
-        spare: dict[tuple[str, int], tuple[MessageEntry, Parts]] = {}
-        for entry, parts in zip(self.messages[first:], self._parts[first:], strict=False):
-            if parts is not None:
-                spare.setdefault(entry.fingerprint, (entry, parts))
-        return spare
 
     def _edit(
         self,
@@ -229,6 +222,7 @@ class Ledger:
         fresh = iter(part_entries(view.parts, meter, exempt, self._calls, reused))
         ids = call_ids(entry)
         self._subtract(entry)
+        self._first_change = min(self._first_change, index)
         kept_entries = entry.parts[:first]
         for offset, state in enumerate(states[first:], first):
             if state == SAME:
@@ -264,6 +258,7 @@ class Ledger:
         self.unseen.update((index, p) for p in new if parts[p].unseen)
 
     def _drop_from(self, index: int) -> None:
+        self._first_change = min(self._first_change, index)  # and what is appended after
         for entry in self.messages[index:]:
             self._subtract(entry)
         del self.messages[index:]
@@ -314,7 +309,15 @@ class Ledger:
         self._look = 0
         self._open = OpenCalls()
         self._changes += 1
+        self._first_change = 0
         self._split = None
+
+    def take_first_change(self) -> int:
+        """The lowest index of a message whose entry (fingerprint, parts, counts) changed,
+        was added or was dropped since the previous call (the number of messages when none
+        did); one consumer's mark (the prompt-cache figure's)."""
+        first, self._first_change = self._first_change, len(self.messages)
+        return min(first, len(self.messages))
 
     def total(self) -> tuple[int, int]:
         """(tokens, bytes) of every message."""
@@ -325,6 +328,7 @@ class Ledger:
         message = self.messages[index]
         entry = message.parts[part]
         self._subtract(message)
+        self._first_change = min(self._first_change, index)
         entry.tokens, entry.nbytes = meter.part(view)
         entry.data = view.data_blocks
         entry.offloads = offloads_of(view)
@@ -377,24 +381,3 @@ class Ledger:
             made = split_items(self.messages)
             self._split = (self._changes, made, index_items(made[0]))
         return self._split
-
-
-def _reusable(
-    spare: dict[tuple[str, int], tuple[MessageEntry, Parts]],
-    fingerprint: tuple[str, int],
-    objects: Sequence[Sequence[object]] | None,
-    at: int,
-) -> MessageEntry | None:
-    """The spare entry of the message at ``at`` of ``objects`` when it holds the very part
-    objects that entry was counted from (taken out of ``spare``: used once)."""
-    found = spare.get(fingerprint)
-    if found is None or objects is None or not 0 <= at < len(objects):
-        return None
-    entry, parts = found
-    current = objects[at]
-    if parts is None or len(parts) != len(current):
-        return None
-    if not all(a is b for a, b in zip(current, parts, strict=True)):
-        return None
-    del spare[fingerprint]
-    return entry

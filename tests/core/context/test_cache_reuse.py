@@ -3,10 +3,19 @@ from the ledger (host-neutral, through the engine's model call and ``/context``)
 
 from __future__ import annotations
 
+import asyncio
 import os
+import tempfile
+from dataclasses import replace
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from copaw_context.core.context import cache_reuse
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
 from copaw_context.core.tokens import make_token_counter
@@ -100,3 +109,79 @@ async def test_context_shows_the_figure(tmp_path: Path) -> None:
     assert f"session {first['reused'] / first['tokens']:.1%}" in reply
     assert f"last call {first['last_reused']} of {first['last_tokens']} tokens" in reply
     assert "2 calls" in reply
+
+
+_OPERATIONS = st.lists(
+    st.sampled_from(["user", "result", "big_result", "edit_old", "drop_last", "compact"]),
+    min_size=1,
+    max_size=10,
+)
+
+
+async def _figures(operations: list[str]) -> list[int]:
+    """Each model call's reused tokens over ``operations``."""
+    events: list[ContextEvent] = []
+    with tempfile.TemporaryDirectory() as folder:
+        pruning = {"pruning_recent_n": 1, "pruning_batch_ratio": 0}
+        config = engine_config(20_000, tool_result_pruning_config=pruning)
+        engine = ContextEngine(config, Path(folder), on_event=events.append)
+        host = FakeHost([user("look at the logs")], window=20_000)
+        for number, operation in enumerate(operations):
+            name = f"c{number}"
+            if operation == "user":
+                host.messages.append(user(f"and now step {number}?"))
+            elif operation in ("result", "big_result"):
+                size = 600 if operation == "big_result" else 5
+                parts, meta = await engine.on_tool_result(
+                    host, "tool", "{}", [lines(size, name)], {}
+                )
+                host.messages.append(
+                    FakeMessage("assistant", [call(name), result(name, parts[0], **meta)])
+                )
+            elif operation == "edit_old" and len(host.messages) > 1:
+                old = host.messages[len(host.messages) // 2]
+                old.parts[0] = replace(old.parts[0], text=old.parts[0].text + " (edited)")
+            elif operation == "drop_last" and len(host.messages) > 1:
+                host.messages.pop()
+            elif operation == "compact":
+                await engine.run_command(host, "compact", "")
+            await engine.before_reasoning(host)
+            await model_call(engine, host)
+    return [e.prefix_reused_tokens or 0 for e in calls(events)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(_OPERATIONS)
+def test_the_figure_from_the_change_mark_is_the_full_comparison(operations: list[str]) -> None:
+    """Each call keys only the messages from the ledger's change mark on: its keys, running
+    sums and figure are those of keying and comparing every message (same run, same state:
+    the offload names are random, so two runs differ by a token here and there)."""
+    lcp = cache_reuse._lcp
+    checked: list[tuple[bool, bool, int, int]] = []  # (keys, sums, figure, full figure)
+
+    def both(
+        host: Any,
+        previous: Any,
+        fixed: Any,
+        keys: Any,
+        prefix: Any,
+        unchanged: int,
+        ledger: Any,
+        meter: Any,
+    ) -> int:
+        figure = lcp(host, previous, fixed, keys, prefix, unchanged, ledger, meter)
+        checked.append(
+            (
+                keys == list(map(cache_reuse._key, ledger.messages)),
+                prefix == [0, *accumulate(m.tokens for m in ledger.messages)],
+                figure,
+                lcp(host, previous, fixed, keys, prefix, 0, ledger, meter),
+            )
+        )
+        return figure
+
+    with patch.object(cache_reuse, "_lcp", both):
+        figures = asyncio.run(_figures(operations))
+    # (an assert inside the model call would be logged and passed over: the engine fails open)
+    assert len(figures) == len(operations) == len(checked)
+    assert checked == [(True, True, figure, figure) for figure in figures]
