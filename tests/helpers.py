@@ -12,7 +12,6 @@ from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.tool import FunctionTool, Toolkit
 
 from copaw_context import MemoryCompactionHook, RunningConfig
-from copaw_context.agentscope2.messages import tool_result_texts
 from copaw_context.core.summary.markdown import (
     find_headings,
     section_index,
@@ -68,6 +67,13 @@ def last_result_text(messages: Sequence[Msg]) -> str:
     """The text of the newest tool result the model received."""
     results = tool_results(messages)
     return "\n".join(tool_result_texts(results[-1])) if results else ""
+
+
+def tool_result_texts(block: Any) -> list[str]:
+    """The text parts of a 2.x tool result's output."""
+    if isinstance(block.output, str):
+        return [block.output]
+    return [b.text for b in block.output if getattr(b, "type", None) == "text"]
 
 
 def lines_text(n_lines: int, width: int = 60, seed: str = "line") -> str:

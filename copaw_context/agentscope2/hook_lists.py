@@ -29,19 +29,20 @@ class ListedHook(Protocol):
     def is_implemented(self, hook_name: str) -> bool: ...
 
 
+def _middlewares(agent: Any) -> list[object]:
+    chains = [getattr(agent, attribute, None) for attribute in HOOK_LISTS.values()]
+    return [h for chain in chains if isinstance(chain, list) for h in chain]
+
+
 def refuse_another_hook(agent: Any, hook: object) -> None:
     """One copaw-context hook per agent, as on 1.x (ValueError; ``core.host.hook_base``)."""
-    chains = [getattr(agent, attribute, None) for attribute in HOOK_LISTS.values()]
-    refuse_another([h for chain in chains if isinstance(chain, list) for h in chain], hook)
+    refuse_another(_middlewares(agent), hook)
 
 
 def has_other_middlewares(agent: Any) -> bool:
     """Whether ``agent`` runs a middleware that is not a copaw-context hook (it may edit the
     context between two of our steps)."""
-    chains = [getattr(agent, attribute, None) for attribute in HOOK_LISTS.values()]
-    return any(
-        not isinstance(h, EngineHook) for chain in chains if isinstance(chain, list) for h in chain
-    )
+    return any(not isinstance(h, EngineHook) for h in _middlewares(agent))
 
 
 def join_hook_lists(agent: Any, hook: ListedHook) -> None:

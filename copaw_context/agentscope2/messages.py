@@ -52,7 +52,6 @@ __all__ = [
     "message_view",
     "part_view",
     "pin_message",
-    "tool_result_texts",
     "with_blocks",
 ]
 
@@ -74,13 +73,6 @@ def pin_message(msg: Msg) -> Msg:
 def is_pinned(msg: Msg) -> bool:
     """Whether ``msg`` was pinned with :func:`pin_message`."""
     return pinned_in(msg.metadata)
-
-
-def tool_result_texts(block: ToolResultBlock) -> list[str]:
-    """The text parts of a tool result's output."""
-    if isinstance(block.output, str):
-        return [block.output]
-    return [b.text for b in block.output if isinstance(b, TextBlock)]
 
 
 def hint_text(hint: Any) -> str:

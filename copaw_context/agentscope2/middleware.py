@@ -35,7 +35,12 @@ from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.report import Limits
 from copaw_context.core.events import EventCallback
 from copaw_context.core.host.hook_base import Attached, EngineHook
-from copaw_context.core.host.hook_events import FreshResult, fail_open, user_command
+from copaw_context.core.host.hook_events import (
+    FreshResult,
+    fail_open,
+    user_command,
+    warn_replacing_tool,
+)
 from copaw_context.core.host.models import reported_usage
 from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.host.ratios import HostLimits
@@ -88,12 +93,19 @@ class MemoryCompactionHook(EngineHook, MiddlewareBase):
         return Attached(self, finish)
 
     async def add_tools(self, agent: Any) -> None:
-        """Add :meth:`list_tools` to ``agent``'s toolkit if they are pending (idempotent)."""
+        """Add :meth:`list_tools` to ``agent``'s toolkit if they are pending (idempotent); a
+        tool of the same name is replaced, with a warning (as on 1.x: another ``read_file``
+        cannot follow our notices' ``line_offset``)."""
         if not self.take_pending_tools(agent):
             return
         for tool in await self.list_tools():
-            if await agent.toolkit.get_tool(tool.name) is None:
-                await agent.toolkit.add_tool(tool)
+            present = await agent.toolkit.get_tool(tool.name)
+            if present is tool:
+                continue
+            if present is not None:
+                warn_replacing_tool(tool.name)
+                await agent.toolkit.remove_tool(tool.name)
+            await agent.toolkit.add_tool(tool)
 
     async def list_tools(self) -> list[ToolBase]:
         """``read_file`` bound to the workspace, and the long-term memory tools

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 from uuid import uuid4
 
 from agentscope.message import (
@@ -35,6 +35,7 @@ from copaw_context.core.host.session_base import SessionBase, SessionSetup
 __all__ = ["AgentScope2Session"]
 
 _CONTENT = attrgetter("content")
+B = TypeVar("B")
 
 
 class AgentScope2Session(SessionBase):
@@ -131,34 +132,31 @@ class AgentScope2Session(SessionBase):
         return bool(self.agent.state.has_awaiting_tool_calls(self.agent.name))
 
     # ------------------------------------------------------------ writing
+    def _block(self, index: int, part: int, kind: type[B], what: str) -> B:
+        block = self.agent.state.context[index].content[part]
+        if not isinstance(block, kind):
+            raise TypeError(f"part {part} of message {index} is a {block.type}, not {what}")
+        return block
+
     def set_tool_result(
         self, index: int, part: int, output: Sequence[Any], meta: dict[str, Any]
     ) -> None:
-        block = self.agent.state.context[index].content[part]
-        if not isinstance(block, ToolResultBlock):
-            raise TypeError(f"part {part} of message {index} is a {block.type}, not a tool result")
+        block = self._block(index, part, ToolResultBlock, "a tool result")
         set_result_output(block, output)
         block.metadata[METADATA_KEY] = meta
 
     def set_text(self, index: int, part: int, text: str) -> None:
-        block = self.agent.state.context[index].content[part]
-        if not isinstance(block, TextBlock):
-            raise TypeError(f"part {part} of message {index} is a {block.type}, not a text")
-        block.text = text
+        self._block(index, part, TextBlock, "a text").text = text
 
     def data_url(self, index: int, part: int) -> str:
-        block = self.agent.state.context[index].content[part]
-        if not isinstance(block, DataBlock):
-            raise TypeError(f"part {part} of message {index} is a {block.type}, not data")
-        source = block.source
+        source = self._block(index, part, DataBlock, "data").source
         if isinstance(source, Base64Source):
             return f"data:{source.media_type};base64,{source.data}"
         return str(source.url)
 
     def set_data_text(self, index: int, part: int, text: str) -> None:
+        self._block(index, part, DataBlock, "data")
         msg = self.agent.state.context[index]
-        if not isinstance(msg.content[part], DataBlock):
-            raise TypeError(f"part {part} of message {index} is not data")
         # User messages take text blocks only; others a hint, as AgentScope's image limit.
         block = TextBlock(text=text) if msg.role == "user" else HintBlock(hint=text)
         content = list(msg.content)

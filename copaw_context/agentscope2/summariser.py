@@ -14,6 +14,7 @@ from agentscope.model import ChatModelBase
 from agentscope.tool import Toolkit
 
 from copaw_context.core.host.compactor_pool import AgentPool, ProgressTally
+from copaw_context.core.host.models import compactor_context_size
 from copaw_context.core.summary.deadline import ProgressCallback
 
 __all__ = ["AgentScopeSummariser"]
@@ -53,10 +54,9 @@ class AgentScopeSummariser:
 
     @property
     def context_size(self) -> int:
-        """The model's ``context_size``, or the agent's configured window when smaller (the
-        agent's own model serves that window, whatever its nominal size says)."""
-        size = int(self.model.context_size)
-        return size if self.window is None else min(size, self.window)
+        """The model's ``context_size``, capped by the agent's window when it is the agent's
+        own model (``core.host.models.compactor_context_size``, as on 1.x)."""
+        return compactor_context_size(getattr(self.model, "context_size", None), self.window)
 
     @property
     def reports_progress(self) -> bool:

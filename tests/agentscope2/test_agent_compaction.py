@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agentscope.message import Msg, UserMsg
 from agentscope.middleware import MiddlewareBase
 
@@ -517,3 +519,36 @@ async def test_a_guide_of_many_day_files_stays_within_the_threshold(tmp_path: Pa
     assert compactions and all(len(e.archive_files) == 7 for e in compactions)
     over = [(e.tokens_before, e.tokens_after) for e in compactions if e.tokens_after > 4200]
     assert not over, f"compactions that ended over the 4200-token threshold: {over}"
+
+
+async def test_a_tool_already_named_read_file_is_replaced_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from agentscope.agent import Agent, InjectionConfig
+    from agentscope.tool import FunctionTool, Toolkit
+
+    async def read_file(file_path: str) -> str:
+        """Another reader, without our notices' line_offset.
+
+        Args:
+            file_path (`str`): The file.
+        """
+        return "theirs"
+
+    theirs = FunctionTool(read_file)
+    agent = Agent(
+        name="a",
+        system_prompt="sys",
+        model=ScriptedChatModel([text_step("ok")]),
+        toolkit=Toolkit(tools=[theirs]),
+        injection_config=InjectionConfig(inject_runtime_state=False),
+    )
+    hook = MemoryCompactionHook(config(200_000), tmp_path)
+    with caplog.at_level(logging.WARNING, "copaw_context"):
+        await attach(agent, hook)
+    assert "replacing the toolkit's read_file" in caplog.text
+    ours = await agent.toolkit.get_tool("read_file")
+    assert ours is not None and ours is not theirs
+    assert ours is (await hook.list_tools())[0]
+    names = [t["function"]["name"] for t in await agent.toolkit.get_tool_schemas()]
+    assert names.count("read_file") == 1

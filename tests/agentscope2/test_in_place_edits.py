@@ -20,13 +20,12 @@ from agentscope.middleware import MiddlewareBase
 from agentscope.tool import Toolkit
 
 from copaw_context import MemoryCompactionHook
-from copaw_context.agentscope2.messages import tool_result_texts
 from copaw_context.agentscope2.session import AgentScope2Session
 from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.context.ledger import Ledger
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.testing import ModelCall, ScriptedChatModel, Step, text_step
-from tests.helpers import allow, lines_text, tool_results
+from tests.helpers import allow, lines_text, tool_result_texts, tool_results
 
 BIGGER = lines_text(300, seed="rewritten")  # about 18 KB: over the old limit, under the recent
 
