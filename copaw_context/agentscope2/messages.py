@@ -9,6 +9,7 @@ appending to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -58,7 +59,8 @@ __all__ = [
 ARCHIVE_FORM = "agentscope2.Msg"
 """How an archived message is serialised: ``Msg.model_dump(mode="json")``."""
 
-_ID, _CONTENT = attrgetter("id"), attrgetter("content")
+_ID, _CONTENT, _METADATA = attrgetter("id"), attrgetter("content"), attrgetter("metadata")
+_LIST_LEN = list.__len__
 
 ThinkingPolicy = bool | Callable[[ThinkingBlock], bool]
 """Whether the model's formatter sends a thinking block back: for all, or decided per block."""
@@ -148,9 +150,17 @@ def set_result_output(block: ToolResultBlock, output: Sequence[Any]) -> None:
     block.output = [TextBlock(text=p) if isinstance(p, str) else p for p in output]
 
 
+def _blocks_of(msg: Msg) -> list[Any]:
+    """``msg``'s blocks: a ``str`` content (``Msg`` declares a list, but an assignment is not
+    validated) is one text block."""
+    content: Any = msg.content
+    return content if isinstance(content, list) else [TextBlock(text=str(content))]
+
+
 def with_blocks(msg: Msg, block_indices: Sequence[int], *, usage: bool) -> Msg:
     """A copy of ``msg`` holding only the given blocks (same id; usage on the kept side)."""
-    blocks = [msg.content[i] for i in block_indices]
+    content = _blocks_of(msg)
+    blocks = [content[i] for i in block_indices]
     update: dict[str, Any] = {"content": blocks, "metadata": dict(msg.metadata)}
     if not usage:
         update["usage"] = None
@@ -162,27 +172,49 @@ def archive_id(msg: Msg) -> str:
     return core_archive_id(msg.id, [f"{b.type}:{b.id}" for b in msg.content])
 
 
+def _part_objects(content: Any) -> Sequence[object] | None:
+    """The part objects of a message's content (a ``str`` is its one part)."""
+    if isinstance(content, list):
+        return content
+    return (content,) if isinstance(content, str) else None
+
+
 class AsMsgHandler(MessageSplitter[Msg]):
     """Plans a pair-safe split of an AgentScope 2.x context (the design card's name).
 
     The hook does the same through the engine; this is the standalone form
-    (``context_check`` is ``core.planning.context_check.MessageSplitter``'s).
+    (``context_check`` is ``core.planning.context_check.MessageSplitter``'s). A message
+    whose content was set to a ``str`` is one text block (that ``str`` its part object).
     """
 
     def fingerprint(self, msg: Msg) -> tuple[str, int]:
-        return msg.id, len(msg.content)
+        return msg.id, len(msg.content) if isinstance(msg.content, list) else 1
 
     def fingerprints(self, messages: Sequence[Msg]) -> list[tuple[str, int]]:
-        return list(zip(map(_ID, messages), map(len, map(_CONTENT, messages)), strict=True))
+        try:  # list.__len__ refuses a str content
+            counts = map(_LIST_LEN, map(_CONTENT, messages))
+            return list(zip(map(_ID, messages), counts, strict=True))
+        except TypeError:  # rare: the slow form
+            return [self.fingerprint(m) for m in messages]
 
     def view(self, msg: Msg, first_part: int = 0) -> MessageView:
+        if not isinstance(msg.content, list):
+            msg = msg.model_copy(update={"content": _blocks_of(msg)})
         return message_view(msg, self.count_thinking, first_part)
 
     def blocks(self, msg: Msg) -> Sequence[object] | None:
-        return msg.content if isinstance(msg.content, list) else None
+        return _part_objects(msg.content)
 
     def block_lists(self, messages: Sequence[Msg]) -> list[Sequence[object] | None]:
-        return [c if isinstance(c, list) else None for c in map(_CONTENT, messages)]
+        return [c if isinstance(c, list) else _part_objects(c) for c in map(_CONTENT, messages)]
+
+    def pinned_ids(self, messages: Sequence[Msg]) -> Sequence[str]:
+        try:
+            entries = list(map(dict.get, map(_METADATA, messages), repeat(METADATA_KEY)))
+        except TypeError:  # a metadata set to something else than a dict
+            return [m.id for m in messages if is_pinned(m)]
+        marked = compress(range(len(entries)), entries)  # our entry: few messages have one
+        return [messages[i].id for i in marked if is_pinned(messages[i])]
 
     def with_blocks(self, msg: Msg, blocks: Sequence[int], *, kept: bool) -> Msg:
         return with_blocks(msg, blocks, usage=kept)

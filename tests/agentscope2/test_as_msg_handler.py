@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copaw_context import pin_message
-from copaw_context.agentscope2 import AsMsgHandler
+from copaw_context.agentscope2 import AsMsgHandler, ContextCheck
 from copaw_context.core.tokens import EstimateTokenCounter
 from copaw_context.testing import openai_pairing_problems
 
@@ -157,3 +157,163 @@ def test_a_handler_kept_between_calls_decides_as_a_fresh_one(
                 msg.content[i] = TextBlock(text=block.text + " edited" * 200)
                 break
     same_decisions(context)
+
+
+def test_a_pin_set_in_place_is_seen_by_a_kept_handler() -> None:
+    """``pin_message`` on a message the handler already counted changes neither its blocks
+    nor its fingerprint: the kept handler must still keep it, as a fresh one does."""
+    reply = AssistantMsg("assistant", [TextBlock(text="r" * 4000)])
+    context = [UserMsg("user", "q" * 400), reply, UserMsg("user", "go")]
+    kept = AsMsgHandler(EstimateTokenCounter(4))
+    options = {"threshold_tokens": 10, "reserve_tokens": 50}
+    assert any(m is reply for m in kept.context_check(context, **options).to_compact)
+    pin_message(reply)
+    again = kept.context_check(context, **options)
+    fresh = AsMsgHandler(EstimateTokenCounter(4)).context_check(context, **options)
+    assert again.plan == fresh.plan
+    assert any(m is reply for m in again.to_keep), "a pinned message was compacted"
+
+
+def test_a_str_content_is_one_text_block() -> None:
+    """A ``Msg`` whose content was set to a ``str`` (not validated on assignment) is one text
+    block: counted as its text, never cut into characters, and it does not hide the blocks
+    replaced in place in the other messages from a kept handler."""
+    note = AssistantMsg("assistant", [TextBlock(text="n")])
+    note.content = "s" * 800  # type: ignore[assignment]
+    context = [UserMsg("user", "q" * 40), note, UserMsg("user", "go")]
+    kept = AsMsgHandler(EstimateTokenCounter(4))
+    options = {"threshold_tokens": 10, "reserve_tokens": 30}
+    check = kept.context_check(context, **options)
+    assert check.plan.total_tokens < 400  # 800 characters / 4, not 800 "other" blocks
+    assert [m for m in check.to_compact + check.to_keep if m is note] == [note]
+    context[0].content[0] = TextBlock(text="q" * 4000)  # replaced in place
+    fresh = AsMsgHandler(EstimateTokenCounter(4)).context_check(context, **options)
+    assert kept.context_check(context, **options).plan == fresh.plan
+
+
+@st.composite
+def odd_contexts(draw: st.DrawFn) -> list[Msg]:
+    """Contexts with what real ones rarely hold: empty messages, pinned replies in the
+    middle, a reply reusing an earlier message's id, a content set to a ``str``."""
+    messages: list[Msg] = []
+    calls = 0
+    for turn in range(draw(st.integers(1, 4))):
+        request = UserMsg("user", f"q{turn} " + "u" * draw(st.integers(0, 300)))
+        messages.append(pin_message(request) if draw(st.integers(0, 4)) == 0 else request)
+        for _ in range(draw(st.integers(0, 2))):
+            kind = draw(st.sampled_from(["reply", "empty", "pinned", "same_id", "str"]))
+            blocks: list[object] = []
+            for _group in range(draw(st.integers(0, 3)) if kind in ("reply", "pinned") else 0):
+                ids = [f"c{calls + i}" for i in range(draw(st.integers(1, 3)))]
+                calls += len(ids)
+                blocks += [ToolCallBlock(id=i, name="tool", input="{}") for i in ids]
+                blocks += [
+                    ToolResultBlock(
+                        id=i, name="tool", output=[TextBlock(text="r" * draw(st.integers(0, 2500)))]
+                    )
+                    for i in draw(st.permutations(ids))
+                ]
+            if kind != "empty":
+                blocks.append(TextBlock(text="a" * draw(st.integers(0, 400))))
+            reply = AssistantMsg("assistant", blocks)  # type: ignore[arg-type]
+            if kind == "pinned":
+                pin_message(reply)
+            elif kind == "same_id":
+                reply.id = draw(st.sampled_from(messages)).id
+            elif kind == "str":
+                reply.content = "s" * draw(st.integers(0, 900))  # type: ignore[assignment]
+            messages.append(reply)
+    return messages
+
+
+def _blocks(msg: Msg) -> list[int]:
+    return [id(b) for b in msg.content] if isinstance(msg.content, list) else [id(msg.content)]
+
+
+def _assert_partition(context: list[Msg], check: ContextCheck[Msg]) -> None:
+    """Every message once, whole on one side or parted (same id, its blocks split in order,
+    each side in the input's order), and every call on its result's side."""
+    sides: dict[int, str] = {}
+    for side, messages in (("compact", check.to_compact), ("keep", check.to_keep)):
+        at = 0  # the next piece of this side: of this message, or of a later one
+        for msg in context:
+            piece = messages[at] if at < len(messages) else None
+            if piece is not msg and (  # a part of it: its id, some of its blocks
+                piece is None
+                or piece.id != msg.id
+                or not set() < set(_blocks(piece)) < set(_blocks(msg))
+            ):
+                continue
+            at += 1
+            for block in _blocks(piece):
+                assert block not in sides, "a block on both sides"
+                sides[block] = side
+        assert at == len(messages), "a message out of order or not from the input"
+    for msg in context:
+        owned = [sides[b] for b in _blocks(msg)]
+        assert owned == sorted(owned), "a parted message's blocks out of order"  # compact < keep
+    open_calls: list[ToolCallBlock] = []
+    for msg in context:
+        for block in msg.content if isinstance(msg.content, list) else ():
+            if isinstance(block, ToolCallBlock):
+                open_calls.append(block)
+            elif isinstance(block, ToolResultBlock):
+                found = next(c for c in open_calls if c.id == block.id)
+                open_calls.remove(found)
+                assert sides[id(found)] == sides[id(block)], "a call apart from its result"
+
+
+def _shape(context: list[Msg], messages: list[Msg]) -> list[tuple[object, int]]:
+    where = {id(m): i for i, m in enumerate(context)}
+    return [(where.get(id(m), m.id), len(_blocks(m))) for m in messages]
+
+
+_EDITS = st.lists(
+    st.tuples(st.sampled_from(["shrink", "block", "same_id", "pin", "str", "grow"]), st.integers()),
+    max_size=4,
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    odd_contexts(),
+    _EDITS,
+    st.sampled_from([0, 50, 3000, 10**9]),
+    st.sampled_from([0, 1000, 10**9]),
+    st.booleans(),
+)
+def test_odd_contexts_edited_between_calls(
+    context: list[Msg], edits: list[tuple[str, int]], reserve: int, threshold: int, force: bool
+) -> None:
+    """Over odd contexts edited in place between calls, a kept handler loses, duplicates and
+    reorders nothing, keeps every call with its result, and decides as a fresh one."""
+    kept = AsMsgHandler(EstimateTokenCounter(4))
+    options = {"threshold_tokens": threshold, "reserve_tokens": reserve, "force": force}
+
+    def same_decisions() -> None:
+        check = kept.context_check(context, **options)
+        fresh = AsMsgHandler(EstimateTokenCounter(4)).context_check(context, **options)
+        _assert_partition(context, check)
+        assert check.plan == fresh.plan
+        for ours, theirs in ((check.to_keep, fresh.to_keep), (check.to_compact, fresh.to_compact)):
+            assert _shape(context, ours) == _shape(context, theirs)
+
+    same_decisions()
+    for edit, k in edits:
+        msg = context[k % len(context)]
+        blocks = msg.content if isinstance(msg.content, list) else []
+        if edit == "shrink" and len(context) > 1:
+            del context[max(1, k % len(context)) :]
+        elif edit == "block" and blocks and isinstance(blocks[k % len(blocks)], TextBlock):
+            blocks[k % len(blocks)] = TextBlock(text="e" * (k % 3000))
+        elif edit == "same_id" and msg.role == "assistant":
+            twin = AssistantMsg("assistant", [TextBlock(text="t" * (k % 3000))])
+            twin.id = msg.id
+            context[k % len(context)] = twin
+        elif edit == "pin":
+            pin_message(msg)
+        elif edit == "str" and msg.role == "assistant":
+            msg.content = "s" * (k % 3000)  # type: ignore[assignment]
+        elif edit == "grow" and isinstance(context[-1].content, list):
+            context[-1].content.append(TextBlock(text="g" * (k % 3000)))
+        same_decisions()

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from copaw_context.core.context import cache_reuse
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.events import ContextEvent
+from copaw_context.core.steps import measure
 from copaw_context.core.tokens import make_token_counter
 from copaw_context.core.tokens.meter import MESSAGE_OVERHEAD_TOKENS
 from copaw_context.core.toolresults.notice import find_notice
@@ -185,3 +186,109 @@ def test_the_figure_from_the_change_mark_is_the_full_comparison(operations: list
     # (an assert inside the model call would be logged and passed over: the engine fails open)
     assert len(figures) == len(operations) == len(checked)
     assert checked == [(True, True, figure, figure) for figure in figures]
+
+
+class _Agent(FakeHost):
+    """A FakeHost whose model can fall back to another one (another ``model_key``)."""
+
+    key: str | None = None
+
+    @property
+    def model_key(self) -> str | None:
+        return self.key
+
+    @property
+    def primary_model_key(self) -> str | None:
+        return "primary" if self.key else None
+
+
+_HOSTILE = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["user", "result", "edit_old", "drop_middle", "compact", "summary", "clear", "new"]
+            + ["dump_load", "fallback", "primary", "gather", "other_agent"]
+        ),
+        st.integers(0, 1),  # which of the two agents
+        st.booleans(),  # the model is called without a before_reasoning first
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+async def _hostile_run(operations: list[tuple[str, int, bool]]) -> None:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:
+        pruning = {"pruning_recent_n": 1, "pruning_batch_ratio": 0}
+        config = engine_config(20_000, tool_result_pruning_config=pruning)
+        engine = ContextEngine(config, Path(folder))  # one engine, two agents
+        agents = [_Agent([user("look at the logs")], window=20_000) for _ in range(2)]
+        for number, (operation, which, skip_before) in enumerate(operations):
+            host, name = agents[which], f"c{number}"
+            if operation == "user":
+                host.messages.append(user(f"and now step {number}?"))
+            elif operation == "result":
+                parts, meta = await engine.on_tool_result(
+                    host, "tool", "{}", [lines(300, name)], {}
+                )
+                host.messages.append(
+                    FakeMessage("assistant", [call(name), result(name, parts[0], **meta)])
+                )
+            elif operation == "edit_old" and len(host.messages) > 1:
+                old = host.messages[len(host.messages) // 2]
+                old.parts[0] = replace(old.parts[0], text=old.parts[0].text + " (edited)")
+            elif operation == "drop_middle" and len(host.messages) > 2:
+                del host.messages[len(host.messages) // 2]
+            elif operation == "summary":
+                host.summary = f"summary {number}"
+            elif operation in ("compact", "clear", "new"):
+                await engine.run_command(host, operation, "")
+            elif operation == "dump_load":
+                await engine.run_command(host, "dump_history", f"dump{number}.json")
+                host.messages.append(user("after the dump"))
+                await engine.run_command(host, "load_history", f"dump{number}.json")
+            elif operation in ("fallback", "primary"):
+                host.key = "fallback" if operation == "fallback" else None
+            elif operation == "gather":
+                host.messages.append(user(f"in parallel {number}"))
+                await asyncio.gather(*(model_call(engine, host) for _ in range(3)))
+            elif operation == "other_agent":
+                other = agents[1 - which]
+                other.messages.append(user(f"meanwhile {number}"))
+                await engine.before_reasoning(other)
+                await model_call(engine, other)
+            if not skip_before:
+                await engine.before_reasoning(host)
+            await model_call(engine, host)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_HOSTILE)
+def test_the_figure_survives_hostile_use(operations: list[tuple[str, int, bool]]) -> None:
+    """Two agents on one engine, resets (/clear, /new, /load_history), a fallback model,
+    messages removed from the middle, the summary changing, calls without a step first and
+    calls in parallel: each figure is that of keying every message against the previous
+    input keyed whole (kept apart per agent here), and never more than the input."""
+    observe = cache_reuse.observe_input
+    whole: dict[int, cache_reuse._Previous] = {}
+    wrong: list[tuple[int, int, int]] = []
+
+    def checked(
+        host: Any, ledger: Any, meter: Any, fixed: Any, fixed_tokens: Any, input_tokens: int
+    ) -> cache_reuse.PrefixReuse:
+        previous = whole.setdefault(id(host), cache_reuse._Previous())
+        texts = (fixed.tool_schemas, fixed.system_prompt, fixed.summary_message)
+        parts = tuple(zip(fixed_tokens, texts, strict=True))
+        keys = list(map(cache_reuse._key, ledger.messages))
+        prefix = [0, *accumulate(m.tokens for m in ledger.messages)]
+        full = cache_reuse._lcp(host, previous, parts, keys, prefix, 0, ledger, meter)
+        previous.fixed, previous.keys, previous.prefix = parts, keys, prefix
+        previous.parts = [tuple(map(cache_reuse._part_key, m.parts)) for m in ledger.messages]
+        reuse = observe(host, ledger, meter, fixed, fixed_tokens, input_tokens)
+        if reuse.reused_tokens != min(full, input_tokens) or reuse.reused_tokens > input_tokens:
+            wrong.append((reuse.reused_tokens, full, input_tokens))
+        return reuse
+
+    with patch.object(measure, "observe_input", checked):
+        asyncio.run(_hostile_run(operations))
+    # (an assert inside the model call would be logged and passed over: the engine fails open)
+    assert whole and wrong == []
