@@ -9,7 +9,6 @@ appending to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -59,7 +58,7 @@ __all__ = [
 ARCHIVE_FORM = "agentscope2.Msg"
 """How an archived message is serialised: ``Msg.model_dump(mode="json")``."""
 
-_ID, _CONTENT, _METADATA = attrgetter("id"), attrgetter("content"), attrgetter("metadata")
+_ID, _CONTENT = attrgetter("id"), attrgetter("content")
 _LIST_LEN = list.__len__
 
 ThinkingPolicy = bool | Callable[[ThinkingBlock], bool]
@@ -207,14 +206,6 @@ class AsMsgHandler(MessageSplitter[Msg]):
 
     def block_lists(self, messages: Sequence[Msg]) -> list[Sequence[object] | None]:
         return [c if isinstance(c, list) else _part_objects(c) for c in map(_CONTENT, messages)]
-
-    def pinned_ids(self, messages: Sequence[Msg]) -> Sequence[str]:
-        try:
-            entries = list(map(dict.get, map(_METADATA, messages), repeat(METADATA_KEY)))
-        except TypeError:  # a metadata set to something else than a dict
-            return [m.id for m in messages if is_pinned(m)]
-        marked = compress(range(len(entries)), entries)  # our entry: few messages have one
-        return [messages[i].id for i in marked if is_pinned(messages[i])]
 
     def with_blocks(self, msg: Msg, blocks: Sequence[int], *, kept: bool) -> Msg:
         return with_blocks(msg, blocks, usage=kept)

@@ -128,3 +128,20 @@ async def test_a_result_the_caller_replaces_between_replies_is_seen(tmp_path: Pa
     await agent(Msg("user", "check c", "user"))
     (seen,) = checks.seen
     assert_counted_and_cut(seen)
+
+
+async def test_a_message_pinned_after_it_was_counted_is_kept(tmp_path: Path) -> None:
+    from copaw_context.agentscope1 import pin_message
+
+    answers = [text_step(f"answer {i}") for i in range(5)] + [text_step("a summary")] * 4
+    agent, _hook, _model = await build_agent(tmp_path, answers, config=settings())
+    await agent(Msg("user", "Reference: the deploy key is K-7731.", "user"))
+    for i in range(4):
+        await agent(Msg("user", f"question {i}: " + "details " * 600, "user"))
+    first = agent.memory.content[0][0]  # counted at every step, not pinned
+    before = len(agent.memory.content)
+    pin_message(first)  # in place, after the engine counted it
+    await agent(Msg("user", "/compact", "user"))
+    kept = [m.id for m, marks in agent.memory.content if "compressed" not in marks]
+    assert first.id in kept, "the pin set in place was not seen"
+    assert len(kept) < before  # the rest was compacted

@@ -552,3 +552,17 @@ async def test_a_tool_already_named_read_file_is_replaced_with_a_warning(
     assert ours is (await hook.list_tools())[0]
     names = [t["function"]["name"] for t in await agent.toolkit.get_tool_schemas()]
     assert names.count("read_file") == 1
+
+
+async def test_a_message_pinned_after_it_was_counted_is_kept(tmp_path: Path) -> None:
+    hook = MemoryCompactionHook(config(200_000, compactor="extractive"), tmp_path)
+    model = ScriptedChatModel([text_step(f"answer {i}") for i in range(3)], context_size=200_000)
+    agent = await make_agent(hook, model)
+    agent.state.context = seeded_history(6, result_bytes=400)
+    await agent.reply(UserMsg("user", "question 0"))  # every message counted, none pinned
+    before = len(agent.state.context)
+    old = agent.state.context[2]
+    pin_message(old)  # in place, after the engine counted it
+    await agent.reply(UserMsg("user", "/compact"))
+    assert old in agent.state.context, "the pin set in place was not seen"
+    assert agent.state.summary and len(agent.state.context) < before  # the rest compacted

@@ -39,6 +39,7 @@ from copaw_context.core.context.ledger_entries import (
 )
 from copaw_context.core.context.ledger_split import split_items
 from copaw_context.core.host.protocol import ContextSource, PartView
+from copaw_context.core.host.views import pins_made
 from copaw_context.core.planning.pairing import OpenCalls
 from copaw_context.core.planning.units import SplitIndex, SplitItem, index_items
 from copaw_context.core.tokens.meter import (
@@ -96,6 +97,7 @@ class Ledger:
         self._open = OpenCalls()  # folds all messages but the last (which may grow)
         self._changes = 0  # counts every change of an entry: the split items' cache key
         self._first_change = 0  # the lowest index changed since take_first_change()
+        self._pins = pins_made()  # pin_message calls seen: another count reads the pins again
         self._split: tuple[int, SplitItems, SplitIndex] | None = None
 
     def expect_outside_edits(self, *, everywhere: bool = True) -> None:
@@ -115,6 +117,13 @@ class Ledger:
         are other objects now are viewed and counted again (of one that grew, also its new
         parts and its last known one).
         """
+        first = self._sync(host, meter, exempt)
+        if self._pins != pins_made():
+            self._pins = pins_made()
+            self._read_pins(host)
+        return first
+
+    def _sync(self, host: ContextSource, meter: TokenMeter, exempt: ExemptCheck) -> int:
         start = self._fast_start(host)
         pending, self._look = self._look, None
         current = list(host.fingerprint(start)) if start else list(host.fingerprint())
@@ -139,6 +148,14 @@ class Ledger:
                 return first
         self._apply(host, meter, exempt, first, current[first - start :], objects, look)
         return first
+
+    def _read_pins(self, host: ContextSource) -> None:
+        """Take over pins set on messages already counted (a view without parts each)."""
+        for index, entry in enumerate(self.messages):  # in sync with the host: just synced
+            view = host.view(index, len(entry.parts))
+            if view.msg_id == entry.fingerprint[0] and view.pinned != entry.pinned:
+                entry.pinned = view.pinned
+                self._changes += 1
 
     def _fast_start(self, host: ContextSource) -> int:
         key = host.context_key()

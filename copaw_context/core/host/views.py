@@ -20,6 +20,7 @@ __all__ = [
     "data_view",
     "entry_in",
     "pin_in",
+    "pins_made",
     "pinned_in",
     "role_of",
     "thinking_sent",
@@ -45,9 +46,19 @@ def pinned_in(metadata: object) -> bool:
     return entry_in(metadata).get("pinned") is True
 
 
+_pins = [0]
+
+
+def pins_made() -> int:
+    """How many times :func:`pin_in` ran in this process: a ledger that saw another count
+    reads its messages' pins again (a pin set on a message it already counted)."""
+    return _pins[0]
+
+
 def pin_in(metadata: MutableMapping[str, Any]) -> None:
     """Mark the message of ``metadata`` as pinned (a new entry, the old one's keys kept)."""
     metadata[METADATA_KEY] = {**entry_in(metadata), "pinned": True}
+    _pins[0] += 1
 
 
 def role_of(role: object) -> Role:

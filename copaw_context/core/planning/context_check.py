@@ -113,7 +113,6 @@ class MessageSplitter(ABC, Generic[M]):
         self.meter = TokenMeter(counter)
         self.count_thinking = count_thinking
         self._ledger = Ledger()  # kept between calls: a call counts what is new or changed
-        self._pins: Sequence[str] | None = None  # the pinned messages' ids at the last call
 
     @abstractmethod
     def fingerprint(self, msg: M) -> tuple[str, int]:
@@ -136,11 +135,6 @@ class MessageSplitter(ABC, Generic[M]):
         """:meth:`blocks` of each message (a host may do it in one pass)."""
         return [self.blocks(m) for m in messages]
 
-    def pinned_ids(self, messages: Sequence[M]) -> Sequence[str] | None:
-        """The ids of the pinned messages, in order (``None``: not known; a pin set on a
-        message already seen is then seen only once the message changes otherwise)."""
-        return None
-
     @abstractmethod
     def with_blocks(self, msg: M, blocks: Sequence[int], *, kept: bool) -> M:
         """A copy of ``msg`` holding only ``blocks`` (same id), on the kept side or not."""
@@ -155,11 +149,6 @@ class MessageSplitter(ABC, Generic[M]):
         force: bool = False,
     ) -> ContextCheck[M]:
         """Decide what to compact and what to keep (see :func:`plan_split` for the rules)."""
-        pins = self.pinned_ids(context)
-        if pins is not None and pins != self._pins:
-            # A pin set or taken off in place leaves blocks and fingerprints as they were:
-            # count every message again (rare: the pinned messages changed).
-            self._ledger, self._pins = Ledger(), pins
         plan, split = plan_context(
             _Messages(self, context),
             self.meter,
