@@ -23,7 +23,7 @@ from copaw_context.core.summary.merge import merge, union_items
 from copaw_context.core.summary.message import split_summary_message
 from copaw_context.core.summary.model import Summary
 from copaw_context.core.summary.result_facts import first_line
-from copaw_context.core.summary.statements import is_acknowledgement
+from copaw_context.core.summary.statements import has_reason, is_acknowledgement
 from copaw_context.core.summary.verbatim import cut, unique
 from copaw_context.core.transcript import TranscriptMessage
 
@@ -107,6 +107,10 @@ def _batch(
         blocked = [f"- {words['last_error']}{words['colon']}{facts.error_lines[-1]}"]
     critical = [f"- {words['file']}{words['colon']}{p}" for p in facts.file_paths]
     critical += [f"- {words['error']}{words['colon']}{e}" for e in facts.error_lines]
+    # A choice without its reason is context, not a decision (the rule the model's summary
+    # is held to, rules.py): it goes under Critical Context.
+    reasoned = [d for d in facts.decisions if has_reason(d)]
+    critical += [f"- {d}" for d in facts.decisions if not has_reason(d)]
     if extra_instruction.strip():
         note = cut(" ".join(extra_instruction.split()), 800)
         critical.append(f"- {words['note']}{words['colon']}{note}")
@@ -117,7 +121,7 @@ def _batch(
         done=done,
         in_progress=in_progress,
         blocked=blocked,
-        decisions=[f"- {d}" for d in facts.decisions],
+        decisions=[f"- {d}" for d in reasoned],
         next_steps=next_steps,
         critical=critical,
     )

@@ -124,6 +124,22 @@ def test_a_decision_needs_its_reason_and_must_have_been_taken() -> None:
     assert counts == {"template_prefix": 1, "no_reason": 1, "unstated": 1}
 
 
+def test_the_extractive_summary_lists_a_decision_only_with_its_reason() -> None:
+    messages = [
+        _user("Export the report."),
+        _bot("I will start with the code. I decided to use sqlite because it is embedded."),
+        _bot("我决定先看代码。我们改用 papaparse，因为它能处理引号里的换行。"),
+    ]
+    summary = extractive_summary(messages)
+    decisions = "\n".join(_section(summary, "decisions"))
+    critical = "\n".join(_section(summary, "critical"))
+    assert "sqlite because it is embedded" in decisions
+    assert "因为它能处理引号里的换行" in decisions
+    assert "start with the code" not in decisions and "先看代码" not in decisions
+    assert "start with the code" in critical and "先看代码" in critical  # context, never lost
+    assert find_junk(summary) == []
+
+
 def test_a_step_only_planned_is_not_done_and_a_shown_one_is() -> None:
     messages = [
         _user("Export the report."),
