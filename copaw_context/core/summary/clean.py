@@ -8,6 +8,7 @@ Markdown emphasis, bullets and a polite lead-in ("Please", "Also", "请", "另�
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -51,6 +52,10 @@ _NOTHING_RE = re.compile(
     r"|\b(?:in|from|based on) (?:the|this) (?:conversation|transcript|dialog(?:ue)?)\b|$)"
     r"[^.\n]{0,40}\.?$"
     r"|^(?:暂无|尚无|没有|无)[^。\n]{0,20}(?:决定|决策|约束|错误|进展|内容|步骤|信息)?[。.]?$",
+    re.IGNORECASE,
+)
+_ABOUT_CONSTRAINTS_RE = re.compile(
+    r"\b(?:constraints?|preferences?|restrictions?|requirements?)\b|约束|偏好|限制|要求",
     re.IGNORECASE,
 )
 _TEMPLATE_RE = re.compile(r"^[<《【「\[]\s*[^<>]*[>》】」\]]$")
@@ -111,10 +116,22 @@ def _all_keys(summary: Summary) -> Iterable[ItemsKey]:
     return (key for key in ITEM_KEYS if key != "preamble" and summary.items(key))
 
 
-def says_nothing(item: str) -> bool:
+def says_nothing(item: str, section: str | None = None) -> bool:
     """A placeholder ("(none)", "无") or a sentence that only says a section is empty ("No
-    decisions were made based on the conversation.", "暂无决定")."""
-    return is_placeholder(item) or bool(_NOTHING_RE.match(_plain(item).strip()))
+    decisions were made based on the conversation.", "暂无决定"). Under Constraints &
+    Preferences (``section`` "constraints") a "No ..." item is a prohibition ("No
+    force-push to main", "Nothing under /etc may be touched") unless it speaks of the
+    constraints themselves ("No constraints were stated")."""
+    if is_placeholder(item):
+        return True
+    text = _plain(item).strip()
+    if not _NOTHING_RE.match(text):
+        return False
+    return section != "constraints" or bool(_ABOUT_CONSTRAINTS_RE.search(text))
+
+
+def _nothing_in(section: str, _number: int, item: str) -> bool:
+    return says_nothing(item, section)
 
 
 def drop_stray_placeholders(summary: Summary) -> int:
@@ -123,8 +140,8 @@ def drop_stray_placeholders(summary: Summary) -> int:
     dropped = 0
     for key in _all_keys(summary):
         items = summary.items(key)
-        if any(not says_nothing(item) for item in items):
-            dropped += drop_items(summary, key, lambda _n, item: says_nothing(item))
+        if any(not says_nothing(item, key) for item in items):
+            dropped += drop_items(summary, key, functools.partial(_nothing_in, key))
     for block in (*summary.progress_other, *summary.other):
         real = [item for item in block.items if not says_nothing(item)]
         if real and len(real) < len(block.items):
@@ -299,7 +316,7 @@ def _fill_constraints(doc: Summary) -> int:
     """When Constraints & Preferences holds nothing ("(none)", or no item), the user's
     carried constraints become its items (a "(none)" beside a constraint the user stated is
     junk); the placeholders they replace."""
-    if not all(says_nothing(item) for item in doc.constraints):
+    if not all(says_nothing(item, "constraints") for item in doc.constraints):
         return 0
     if doc.layout is not None and "constraints" not in doc.layout.headings:
         return 0

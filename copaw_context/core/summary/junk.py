@@ -193,17 +193,17 @@ def find_junk(summary: Summary | str, language: Language = "en") -> list[JunkLin
     real_error = _has_real_error(_all_units(doc))
     for section, items in _sections(doc):
         units = [unit for item in items for unit in _units(section, item)]
-        real = any(not says_nothing(u.text) for u in units)
+        real = any(not says_nothing(u.text, section) for u in units)
         placeholder = False
         for unit in units:
             reason = item_junk(unit.text, exact=unit.exact)
             if reason is None and real_error and unit.error and is_error_noise(unit.error):
                 reason = "error_noise"
-            if reason is None and says_nothing(unit.text):
+            if reason is None and says_nothing(unit.text, section):
                 if real or placeholder:
                     reason = "placeholder"
                 placeholder = True
-            if reason is None and not says_nothing(unit.text):
+            if reason is None and not says_nothing(unit.text, section):
                 key = dedup_key(unit.text)
                 if key[1] and seen.holds(key):
                     reason = "duplicate"
@@ -248,7 +248,7 @@ def _keep(unit: _Unit, seen: _Seen, counts: Counter[str]) -> bool:
     reason = item_junk(unit.text, exact=unit.exact)
     if reason is None and seen.real_error and unit.error and is_error_noise(unit.error):
         reason = "error_noise"  # what find_junk lists, drop_junk drops
-    if reason is None and not says_nothing(unit.text):
+    if reason is None and not says_nothing(unit.text, unit.section):
         key = dedup_key(unit.text)
         if key[1] and seen.holds(key):
             reason = "duplicate"
@@ -281,11 +281,11 @@ def _kept_items(
 ) -> dict[int, str]:
     """Index -> text of the items of one section that stay: no junk, placeholders only
     in a section with nothing else (one of them)."""
-    real = any(not says_nothing(item) for item in items)
+    real = any(not says_nothing(item, section) for item in items)
     kept: dict[int, str] = {}
     placeholder = False
     for n, item in enumerate(items):
-        if says_nothing(item):
+        if says_nothing(item, section):
             if real or placeholder or item_junk(item) is not None:
                 counts["placeholder"] += 1
             else:

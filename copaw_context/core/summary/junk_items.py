@@ -208,7 +208,7 @@ def _looks_json(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1 << 15)
-def says_nothing(item: str) -> bool:
+def says_nothing(item: str, section: str | None = None) -> bool:
     """:func:`~.clean.says_nothing`, remembered: a summary's items are judged again at
     every compaction that carries them."""
-    return _says_nothing(item)
+    return _says_nothing(item, section)

@@ -18,6 +18,7 @@ from copaw_context.core.summary import (
     find_junk,
     junk_counts,
 )
+from copaw_context.core.summary.clean import says_nothing
 from copaw_context.core.tokens import make_token_counter
 from scripts.quality.score import score_summary
 from scripts.quality.sessions import build_sessions
@@ -216,7 +217,12 @@ _JUNK = [
     '- {"a": 1, "b": [2]}',
 ]
 _WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=9)
-_REAL = st.lists(_WORDS, min_size=3, max_size=6).map(lambda ws: "- " + " ".join(ws).capitalize())
+_REAL = (
+    st.lists(_WORDS, min_size=3, max_size=6)
+    .map(lambda ws: "- " + " ".join(ws).capitalize())
+    # "- Nothing aaa aaa" is a placeholder by the rule (hypothesis drew it on CI): not real
+    .filter(lambda item: not says_nothing(item))
+)
 _SECTION = st.lists(st.one_of(st.sampled_from(_JUNK), _REAL), max_size=5)
 
 
@@ -228,6 +234,21 @@ def _near(one: str, other: str) -> bool:
         return True
     at_end = long.startswith(short + " ") or long.endswith(" " + short)
     return at_end and len(short) >= 20 and 5 * len(short) >= 4 * len(long)
+
+
+def test_a_prohibition_under_constraints_is_no_placeholder() -> None:
+    prohibitions = ["- No force-push to main", "- Nothing under /etc may be touched"]
+    text = _doc(
+        cons="\n".join(["- Never edit prod.yaml", *prohibitions, "- No constraints stated"])
+    )
+    assert [line.line for line in find_junk(text)] == ["- No constraints stated"]
+    cleaned, counts = drop_junk(Summary.parse(text))
+    assert cleaned.constraints == ["- Never edit prod.yaml", *prohibitions]
+    assert counts == {"placeholder": 1}
+    # elsewhere such words only say that a section is empty
+    assert says_nothing("- No force-push to main") and says_nothing("- Nothing pending")
+    assert not says_nothing("- No force-push to main", "constraints")
+    assert says_nothing("- No constraints stated", "constraints")
 
 
 def test_a_near_duplicate_is_judged_by_the_rule_the_property_states() -> None:
