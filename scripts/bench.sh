@@ -2,7 +2,7 @@
 # The benchmarks (not part of the test suite): truncation, offload write, stage 1, the
 # engine's per-step cost, split planning, one compaction and prompt-cache reuse; the chain of
 # compactions (docs/quality.md) only with --only chain. Bootstraps .venv.
-#   bash scripts/bench.sh            # default run, about 7 minutes on 2 cores
+#   bash scripts/bench.sh            # default run, about 8 minutes on 2 cores
 #   bash scripts/bench.sh --quick    # a short run
 #   bash scripts/bench.sh --only cut stage1      # parts: cut save stage1 steps split compaction profile cache recall chain
 # Results: benchmarks/results/ (latest.md, results.json, steps.png, profile-step.txt), the
