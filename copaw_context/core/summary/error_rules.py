@@ -157,7 +157,8 @@ WRAPPER_RULES = RuleSet(
             r"^Tests?:?\s+[1-9]\d* failed|^Test (?:Files|Suites:)\s+[1-9]\d* failed"
             r"|^\s*[1-9]\d* failing\b"
             r"|^Tests run: \d+, Failures:|^FAILED \((?:failures|errors)=|^Found [1-9]\d* errors?\b"
-            r"|^=+ .*\b[1-9]\d* failed\b.* =+$|^\s*[1-9]\d* failed(?:[,|] .*)?$",  # tallies
+            r"|^=+ .*\b[1-9]\d* failed\b.* =+$"
+            r"|^\s*[1-9]\d* failed(?:[,|] .*| in \d[\d.]*\s*m?s\b.*)?$",  # tallies
         ),
         (("test result: failed",), r"test result: FAILED"),  # cargo test
         (("✖",), r"✖ \d+ problems?"),  # eslint

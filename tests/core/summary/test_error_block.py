@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from copaw_context.core.summary import extract_facts, extractive_summary, find_junk
+from copaw_context.core.summary.error_block import is_error_noise
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 
 
@@ -103,6 +104,15 @@ def test_only_the_error_and_its_location_are_kept(
         assert not any(fragment in line for line in lines), (fragment, lines)
     if "File " in kept[0]:
         assert lines.index(kept[0]) + 1 == lines.index(kept[1])  # the location, then the error
+
+
+@pytest.mark.parametrize(
+    "tally", ["1 failed in 5.12s", "3 failed in 12.0 s", "1 failed in 250ms", "2 failed, 1 passed"]
+)
+def test_a_test_tally_beside_the_error_is_noise(tally: str) -> None:
+    # the chain benchmark's pytest timeout: "E   Failed: Timeout >5.0s", then "1 failed in 5.12s"
+    assert is_error_noise(tally)
+    assert not is_error_noise("1 failed because the database is down")
 
 
 def test_a_wrapper_is_kept_when_it_is_all_a_command_said() -> None:
