@@ -112,6 +112,18 @@ async def test_context_shows_the_figure(tmp_path: Path) -> None:
     assert "2 calls" in reply
 
 
+async def _add_result(engine: ContextEngine, host: FakeHost, name: str, size: int) -> None:
+    """A call and its result of ``size`` lines, through stage 1."""
+    parts, meta = await engine.on_tool_result(host, "tool", "{}", [lines(size, name)], {})
+    host.messages.append(FakeMessage("assistant", [call(name), result(name, parts[0], **meta)]))
+
+
+def _edit_middle(host: FakeHost) -> None:
+    """The middle message's first part replaced in place by a longer one."""
+    old = host.messages[len(host.messages) // 2]
+    old.parts[0] = replace(old.parts[0], text=old.parts[0].text + " (edited)")
+
+
 _OPERATIONS = st.lists(
     st.sampled_from(["user", "result", "big_result", "edit_old", "drop_last", "compact"]),
     min_size=1,
@@ -132,16 +144,9 @@ async def _figures(operations: list[str]) -> list[int]:
             if operation == "user":
                 host.messages.append(user(f"and now step {number}?"))
             elif operation in ("result", "big_result"):
-                size = 600 if operation == "big_result" else 5
-                parts, meta = await engine.on_tool_result(
-                    host, "tool", "{}", [lines(size, name)], {}
-                )
-                host.messages.append(
-                    FakeMessage("assistant", [call(name), result(name, parts[0], **meta)])
-                )
+                await _add_result(engine, host, name, 600 if operation == "big_result" else 5)
             elif operation == "edit_old" and len(host.messages) > 1:
-                old = host.messages[len(host.messages) // 2]
-                old.parts[0] = replace(old.parts[0], text=old.parts[0].text + " (edited)")
+                _edit_middle(host)
             elif operation == "drop_last" and len(host.messages) > 1:
                 host.messages.pop()
             elif operation == "compact":
@@ -227,15 +232,9 @@ async def _hostile_run(operations: list[tuple[str, int, bool]]) -> None:
             if operation == "user":
                 host.messages.append(user(f"and now step {number}?"))
             elif operation == "result":
-                parts, meta = await engine.on_tool_result(
-                    host, "tool", "{}", [lines(300, name)], {}
-                )
-                host.messages.append(
-                    FakeMessage("assistant", [call(name), result(name, parts[0], **meta)])
-                )
+                await _add_result(engine, host, name, 300)
             elif operation == "edit_old" and len(host.messages) > 1:
-                old = host.messages[len(host.messages) // 2]
-                old.parts[0] = replace(old.parts[0], text=old.parts[0].text + " (edited)")
+                _edit_middle(host)
             elif operation == "drop_middle" and len(host.messages) > 2:
                 del host.messages[len(host.messages) // 2]
             elif operation == "summary":
