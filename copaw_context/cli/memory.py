@@ -18,8 +18,9 @@ import filelock
 
 from copaw_context.cli._workspace import workspace_error
 from copaw_context.core.config.running import RunningConfig, load_running_config
+from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.errors import CopawContextError
-from copaw_context.core.memory import MemoryConsolidator, MemoryIndex, format_hits
+from copaw_context.core.memory import ConsolidationResult, MemoryIndex, SearchHit, format_hits
 from copaw_context.core.memory.tools import MAX_SEARCH_RESULTS
 
 __all__ = ["add_memory"]
@@ -120,9 +121,17 @@ def _run_consolidate(args: argparse.Namespace) -> int:
     if isinstance(setup, int):
         return setup
     workspace, config = setup
-    consolidator = MemoryConsolidator.from_config(config, workspace)
+    context = StepContext(config, workspace)  # the memory in its shared store, if any
+    consolidator = context.memory.consolidator()
+
+    async def consolidate() -> ConsolidationResult:
+        try:
+            return await consolidator.consolidate()
+        finally:
+            await context.close_store()
+
     try:
-        result = asyncio.run(consolidator.consolidate())
+        result = asyncio.run(consolidate())
     except _RUNTIME_ERRORS as error:
         return _error(_failed("consolidation", error, workspace), 1)
     folder = config.memory.memory_dir.rstrip("/")
@@ -159,8 +168,17 @@ def _run_search(args: argparse.Namespace) -> int:
         light.dialog_path,
         tool_results_dir=light.tool_result_pruning_config.tool_results_cache,
     )
+    context = StepContext(config, workspace)  # the shared store's archive and memory, if any
+    index.before_read = context.copy_shared
+
+    async def search() -> list[SearchHit]:
+        try:
+            return await index.search(args.query, limit, ranked=True)  # as memory_search ranks
+        finally:
+            await context.close_store()
+
     try:
-        hits = index.search_sync(args.query, limit, ranked=True)  # as memory_search ranks
+        hits = asyncio.run(search())
     except _RUNTIME_ERRORS as error:
         return _error(_failed("search", error, workspace), 1)
     print(format_hits(args.query, hits, read_hint=False))

@@ -54,7 +54,7 @@ __all__ = [
 
 logger = logging.getLogger("copaw_context")
 
-_ARCHIVE_FILE = re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl")
+ARCHIVE_FILE = re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl")
 _LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
 _COUNT_CHUNK_BYTES = 1 << 20
 _ARCHIVE_ID = re.compile(r"[A-Za-z0-9._:#-]{1,200}")
@@ -164,6 +164,33 @@ class DialogArchive:
         written with their line counts after the append. Raises :class:`ArchiveError` on any
         failure; a batch that cannot be serialised writes nothing.
         """
+        # Serialise on the caller's thread: a consistent snapshot, checked before any write.
+        batches = self.encode_batch(messages, timestamps, archive_ids, forms, part_keys)
+        return await asyncio.to_thread(self._write_batches, batches) if batches else []
+
+    async def list_files(self) -> list[ArchivedFile]:
+        """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count."""
+        return await asyncio.to_thread(self._list_files_sync)
+
+    def day_files(self, timestamps: Sequence[str | None]) -> list[Path]:
+        """The files an :meth:`append` of messages with these ``timestamps`` writes to,
+        oldest first (a missing or unparseable timestamp means now), without writing."""
+        now = self._now()
+        days = {(parse_timestamp(t, self._tz) or now).date() for t in timestamps}
+        return [self.path_for(day) for day in sorted(days)]
+
+    def _now(self) -> datetime:
+        return datetime.now(self._tz) if self._tz else datetime.now().astimezone()
+
+    def encode_batch(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        timestamps: Sequence[str | None],
+        archive_ids: Sequence[str] | None,
+        forms: Sequence[str] | None = None,
+        part_keys: Sequence[Sequence[str]] | None = None,
+    ) -> dict[date, list[ArchiveLine]]:
+        """The lines of an :meth:`append`, by day (the arguments are checked first)."""
         if len(messages) != len(timestamps):
             raise ValueError(
                 f"append() got {len(messages)} messages but {len(timestamps)} timestamps; "
@@ -180,39 +207,6 @@ class DialogArchive:
                     f"append() got {len(messages)} messages but {len(values)} {name}; "
                     f"pass one per message, or none"
                 )
-        if forms is not None and len(forms) != len(messages):
-            raise ValueError(
-                f"append() got {len(messages)} messages but {len(forms)} forms; "
-                "pass one form per message, or none"
-            )
-        if not messages:
-            return []
-        # Serialise on the caller's thread: a consistent snapshot, checked before any write.
-        batches = self._encode_batch(messages, timestamps, archive_ids, forms, part_keys)
-        return await asyncio.to_thread(self._write_batches, batches)
-
-    async def list_files(self) -> list[ArchivedFile]:
-        """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count."""
-        return await asyncio.to_thread(self._list_files_sync)
-
-    def day_files(self, timestamps: Sequence[str | None]) -> list[Path]:
-        """The files an :meth:`append` of messages with these ``timestamps`` writes to,
-        oldest first (a missing or unparseable timestamp means now), without writing."""
-        now = self._now()
-        days = {(parse_timestamp(t, self._tz) or now).date() for t in timestamps}
-        return [self._path_for(day) for day in sorted(days)]
-
-    def _now(self) -> datetime:
-        return datetime.now(self._tz) if self._tz else datetime.now().astimezone()
-
-    def _encode_batch(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        timestamps: Sequence[str | None],
-        archive_ids: Sequence[str] | None,
-        forms: Sequence[str] | None = None,
-        part_keys: Sequence[Sequence[str]] | None = None,
-    ) -> dict[date, list[ArchiveLine]]:
         now = self._now()
         archived_at = now.isoformat()
         batches: dict[date, list[ArchiveLine]] = {}
@@ -222,7 +216,7 @@ class DialogArchive:
                 if timestamp is not None:
                     logger.debug("archive: unparseable timestamp %r, using now", timestamp)
                 when = now
-            target = self._path_for(when.date())
+            target = self.path_for(when.date())
             if not isinstance(message, Mapping):
                 raise ArchiveError(
                     f"cannot archive message #{index} to {target}: expected a dict, "
@@ -260,7 +254,7 @@ class DialogArchive:
             batches.setdefault(when.date(), []).append(ArchiveLine(archive_id, parts, record, line))
         return batches
 
-    def _path_for(self, day: date) -> Path:
+    def path_for(self, day: date) -> Path:
         return self._directory / f"{day.isoformat()}.jsonl"
 
     def _confine(self, path: Path) -> None:
@@ -288,7 +282,7 @@ class DialogArchive:
             # All locks first, always in date order: no deadlock between writers, and no
             # other writer can append after our lines before a rollback removes them.
             for day in days:
-                path = self._path_for(day)
+                path = self.path_for(day)
                 try:
                     lock_path = path.with_name(path.name + ".lock")
                     lock_name = lock_name_at(dir_fd, lock_path, self._workspace)
@@ -300,14 +294,14 @@ class DialogArchive:
                         "nothing was written"
                     ) from error
             for day in days:
-                self._confine(self._path_for(day))
+                self._confine(self.path_for(day))
             done: list[Appended] = []
             for day in days:
-                path = self._path_for(day)
+                path = self.path_for(day)
                 try:
                     fd = open_day(dir_fd, path, self._workspace)
                     held.callback(os.close, fd)
-                    lines = self._not_yet_archived(path, batches[day], fd)
+                    lines = self.not_yet_archived(path, batches[day], fd)
                     if lines:
                         done.append(append_lines(path, lines, fd))
                 except AppendError as error:
@@ -320,7 +314,7 @@ class DialogArchive:
                     raise
         return [ArchivedFile(item.path, item.lines_after) for item in done]
 
-    def _not_yet_archived(self, path: Path, batch: list[ArchiveLine], fd: int) -> list[bytes]:
+    def not_yet_archived(self, path: Path, batch: list[ArchiveLine], fd: int | None) -> list[bytes]:
         """The lines of ``batch`` this session has not written to ``path`` yet.
 
         A line whose archive id is known, or all of whose parts are, is skipped; a line with
@@ -377,7 +371,7 @@ class DialogArchive:
             names = sorted(
                 entry.name
                 for entry in os.scandir(self._directory)
-                if _ARCHIVE_FILE.fullmatch(entry.name) and entry.is_file()
+                if ARCHIVE_FILE.fullmatch(entry.name) and entry.is_file()
             )
         except FileNotFoundError:
             return []

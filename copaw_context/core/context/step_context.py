@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from copaw_context.core.archive.mirror import ArchiveMirror
+from copaw_context.core.archive.shared import SharedArchive
 from copaw_context.core.archive.store import DialogArchive
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.ledger import BLOCK_OVERHEAD_TOKENS, MESSAGE_OVERHEAD_TOKENS, Ledger
@@ -98,18 +100,35 @@ class StepContext:
             self.dialog_dir / "requests", retention_days=36500, workspace=workspace
         )
         self.pruning = ToolResultPruning(pruning, self.store, workspace)
-        self.blobs = self.store.blobs = _store_blobs(config, workspace)
-        """The offload's blobs in a configured workspace store (``None``: the files)."""
+        self.blobs = self.store.blobs = self.request_store.blobs = _store_blobs(config, workspace)
+        """The saved outputs' and requests' blobs in a configured workspace store (``None``:
+        the files)."""
+        self.mirror = ArchiveMirror.of(self.blobs, self.dialog_dir, workspace)
+        """The local copy of the store's archive (``None``: the archive is the files)."""
         self.workspace_store: WorkspaceStore = FileStore(workspace)
         """The workspace store (``core/store``, issue 20): the steps move onto it one at a
         time. Stage 1's offload, ``read_file``, the compactor's tails and the offload cleanup
-        reach a configured PostgreSQL store through :attr:`blobs`; the others still use
-        this file store."""
+        reach a configured PostgreSQL store through :attr:`blobs`, the archive through
+        :attr:`mirror`; the others still use this file store."""
         # Seconds before the first retry of a compactor call that raised; doubles each time.
         self.compactor_retry_delay = 0.5
-        self.memory = MemoryService(config, workspace)
+        self.memory = MemoryService(config, workspace, store=self.blobs)
+        if self.blobs is not None:  # recall reads files: copy the store's first
+            self.memory.tools.index.before_read = self.copy_shared
         self.listeners: list[CompactionListener] = [self.memory.on_compaction]
         self._meters: dict[tuple[str, str], TokenMeter] = {}
+
+    async def copy_shared(self) -> None:
+        """Bring the local copies of the shared archive and memory up to date (a shared
+        store; nothing to do without one)."""
+        if self.mirror is not None:
+            await self.mirror.refresh()
+        await self.memory.copy_shared()
+
+    async def close_store(self) -> None:
+        """Close the shared store's connections (the next use opens them again)."""
+        if self.blobs is not None:
+            await self.blobs.close()
 
     @property
     def is_light(self) -> bool:
@@ -165,14 +184,16 @@ class StepContext:
             meter.counter, self.settings.token_counter, host.model_name
         )
 
-    def archive(self, host: HostSession) -> DialogArchive:
-        """The dialog archive writer for the host's current session."""
-        return DialogArchive(
+    def archive(self, host: HostSession) -> DialogArchive | SharedArchive:
+        """The dialog archive writer for the host's current session (in the workspace store
+        when one is configured)."""
+        local = DialogArchive(
             self.dialog_dir,
             session_id=host.session_id,
             agent_name=host.agent_name,
             workspace=self.workspace,
         )
+        return local if self.mirror is None else SharedArchive(local, self.mirror)
 
     def relative(self, path: Path) -> str:
         """``path`` as the agent sees it: relative to the workspace when inside it."""

@@ -158,6 +158,5 @@ class ContextEngine:
         memory schedule, pending memory summaries); the saved outputs are on disk after it."""
         await self.context.store.drain()
         await durable.durable()
-        if self.context.blobs is not None:
-            await self.context.blobs.close()
-        await self.context.memory.close()
+        await self.context.memory.close()  # its summaries may still write to the store
+        await self.context.close_store()

@@ -14,14 +14,17 @@ from typing import Any
 
 from copaw_context.core.memory._extract import hit_line, snippet
 from copaw_context.core.memory._sources import Kind
-from copaw_context.core.memory._words import TOKENIZER, index_words
+from copaw_context.core.memory._words import TOKENIZER, index_words, question_words
 
-__all__ = ["SearchHit", "query_hits", "ranked_hits"]
+__all__ = ["SearchHit", "query_hits", "question_hits", "ranked_hits"]
 
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
 # Chunks of whole lines: a hit names the line its first word is on (an archive line is one
 # message, a cleared summary is read from its entry's first line).
 _LINE_KINDS = frozenset({"memory", "log", "output", "request"})
+_LITERAL_FIRST_WORDS = 3
+"""A ranked query of at most this many words gets the chunks holding all of them literally,
+when there are any (as the literal search): the ranking is for the others."""
 
 
 @dataclass(frozen=True)
@@ -219,4 +222,19 @@ def _hits(
         hits.append(SearchHit(path, int(line), kind, text, label or "", stamp or "", session or ""))
         if len(hits) == limit:
             break
+    return hits
+
+
+def question_hits(
+    conn: sqlite3.Connection, query: str, terms: list[str], limit: int
+) -> list[SearchHit]:
+    """``memory_search``'s ranked search (FTS5): a few words literally if they can be, else
+    ranked by the question's words, else chunks with any of the terms."""
+    if len(terms) <= _LITERAL_FIRST_WORDS:
+        hits = query_hits(conn, terms, limit, every=True, fts=True)
+        if hits:
+            return hits
+    hits = ranked_hits(conn, question_words(query), limit, set())
+    if not hits and len(terms) > 1:
+        hits = query_hits(conn, terms, limit, every=False, fts=True)
     return hits

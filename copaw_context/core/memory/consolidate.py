@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.memory._checks import check_proposal
-from copaw_context.core.memory._io import acquire_async, atomic_write, file_lock, locked
+from copaw_context.core.memory._io import acquire_async, atomic_write, file_lock
 from copaw_context.core.memory.events import (
     MemoryEvent,
     MemoryEventCallback,
@@ -208,6 +208,13 @@ class MemoryConsolidator:
     async def _consolidate(self) -> ConsolidationResult:
         # The model call may take minutes: another run waits at least that long.
         timeout = max(self._files.lock_timeout, self._timeout + 60)
+        shared = self._files.shared
+        if shared is not None:  # every replica's run, one at a time, on the shared record
+            async with shared.hold("consolidate", timeout):
+                await shared.pull_document(self.state_path)
+                result = await self._consolidate_locked()
+                await shared.push_document(self.state_path)
+                return result
         lock = file_lock(self._files.lock_path("consolidate"), timeout, self._files.workspace)
         await acquire_async(lock, timeout)
         try:
@@ -216,6 +223,7 @@ class MemoryConsolidator:
             lock.release()
 
     async def _consolidate_locked(self) -> ConsolidationResult:
+        await self._files.sync_logs()  # every replica's entries, with a shared store
         state, pending = await asyncio.to_thread(self._pending)
         entries = {day: found for day, (found, _) in pending.items() if found}
         count = sum(len(found) for found in entries.values())
@@ -225,25 +233,22 @@ class MemoryConsolidator:
             return ConsolidationResult(entries=0, skipped=skipped)
         snapshot = await self._files.read_memory()
         proposal, reason = await self._ask_model(snapshot, entries)
+        outcome: dict[str, Any] = {}
 
-        def write() -> tuple[str, Path | None, str | None, bool]:
-            with locked(
-                self._files.lock_path(MEMORY_FILE), self._files.lock_timeout, self._files.workspace
-            ):
-                current = self._files.read_memory_sync()
-                method, why, text = "extractive", reason, None
-                if proposal is not None and current == snapshot:
-                    method, text = "llm", proposal
-                elif proposal is not None:
-                    why = "MEMORY.md changed while the model was answering"
-                if text is None:
-                    text, _ = extractive_merge(current, entries, self._language)
-                backup = self._files.write_memory_locked(text)
-                written = text != current
-                self._save_state(state, pending)
-            return method, backup, why, written
+        def merged(current: str) -> str:
+            method, why, text = "extractive", reason, None
+            if proposal is not None and current == snapshot:
+                method, text = "llm", proposal
+            elif proposal is not None:
+                why = "MEMORY.md changed while the model was answering"
+            if text is None:
+                text, _ = extractive_merge(current, entries, self._language)
+            outcome.update(method=method, why=why, written=text != current)
+            return text
 
-        method, backup, why, written = await asyncio.to_thread(write)
+        backup = await self._files.update_memory(merged)
+        await asyncio.to_thread(self._save_state, state, pending)
+        method, why, written = outcome["method"], outcome["why"], outcome["written"]
         return ConsolidationResult(
             folded_days=tuple(sorted(entries)),
             entries=count,

@@ -31,6 +31,7 @@ from copaw_context.core.memory._checks import (
     check_section_title,
 )
 from copaw_context.core.memory._io import AnyLock, append_bytes, atomic_write, file_lock, locked
+from copaw_context.core.memory._sharing import SharedFiles
 from copaw_context.core.memory.markdown import format_log_entry, normalise_text, replace_section
 from copaw_context.core.toolresults.truncation import (
     NOTICE_BUDGET_BYTES,
@@ -46,6 +47,7 @@ from copaw_context.core.workspace.confine import (
 from copaw_context.core.workspace.confine_write import writable_dir
 
 __all__ = [
+    "DAILY_LOG",
     "LEGACY_MEMORY_FILE",
     "MEMORY_FILE",
     "MemoryFileError",
@@ -61,7 +63,7 @@ MEMORY_FILE = "MEMORY.md"
 LEGACY_MEMORY_FILE = "Memory.md"
 MIN_PROMPT_MAX_BYTES = NOTICE_BUDGET_BYTES + 100
 """The smallest ``max_bytes`` :func:`render_memory_prompt` accepts (room for the notice)."""
-_DAILY_LOG = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
+DAILY_LOG = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
 _SOURCE = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 
 
@@ -115,6 +117,9 @@ class MemoryFiles:
         self._lock_timeout = lock_timeout
         self._keep_backups = max(1, keep_backups)
         self._max_entry_bytes = max_entry_bytes
+        self.shared: SharedFiles | None = None
+        """MEMORY.md and the logs in a shared workspace store (``memory.shared``), the files
+        being its copies; ``None``: the files are the memory."""
 
     @property
     def workspace(self) -> Path:
@@ -176,22 +181,16 @@ class MemoryFiles:
             return []
         logs: list[tuple[date, Path]] = []
         for name in names:
-            match = _DAILY_LOG.fullmatch(name)
-            if match:
-                try:
-                    check_inside(
-                        self._memory_dir / name,
-                        self._workspace,
-                        self._extra_read_roots,
-                        write=False,
-                    )
-                except OutsideWorkspaceError as error:
-                    logger.warning("memory: %s", error)
-                    continue
-                try:
-                    logs.append((date.fromisoformat(match.group(1)), self._memory_dir / name))
-                except ValueError:
-                    continue
+            match = DAILY_LOG.fullmatch(name)
+            path = self._memory_dir / name
+            try:
+                if match:
+                    check_inside(path, self._workspace, self._extra_read_roots, write=False)
+                    logs.append((date.fromisoformat(match.group(1)), path))
+            except OutsideWorkspaceError as error:
+                logger.warning("memory: %s", error)
+            except ValueError:
+                continue
         return sorted(logs)
 
     # --- reading ---------------------------------------------------------------------------
@@ -204,12 +203,24 @@ class MemoryFiles:
             return ""
 
     async def read_memory(self) -> str:
-        """:meth:`read_memory_sync` off the event loop."""
+        """:meth:`read_memory_sync` off the event loop (brought up to date with a shared
+        store first; the local copy when the store cannot be reached)."""
+        if self.shared is not None:
+            try:
+                await self.shared.pull()
+            except MemoryFileError as error:
+                logger.warning("memory: MEMORY.md read from the local copy: %s", error)
         return await asyncio.to_thread(self.read_memory_sync)
+
+    async def sync_logs(self, days: list[date] | None = None) -> None:
+        """Copy what other replicas logged (with a shared store; else nothing to do)."""
+        if self.shared is not None:
+            await self.shared.refresh_logs(days)
 
     async def read_log(self, day: date) -> str:
         """The text of the log of ``day``; "" when there is none."""
         path = self.daily_path(day)
+        await self.sync_logs([day])
 
         def read() -> str:
             try:
@@ -260,11 +271,14 @@ class MemoryFiles:
         if not entry:
             raise MemoryFileError("the log entry is empty; write what should be remembered")
         path = self.daily_path(moment.date())
-        header = f"# {moment.date().isoformat()}\n\n".encode()
+        header = f"# {moment.date().isoformat()}\n\n"
+        if self.shared is not None:
+            await self.shared.append_log(path, entry, header)
+            return path
 
         def write() -> None:
             with locked(self.lock_path(path.name), self._lock_timeout, self._workspace):
-                append_bytes(path, entry.encode("utf-8"), header, self._workspace)
+                append_bytes(path, entry.encode("utf-8"), header.encode(), self._workspace)
 
         await asyncio.to_thread(write)
         return path
@@ -289,16 +303,24 @@ class MemoryFiles:
         new = normalise_text(text).encode("utf-8")
         if new == old:
             return None
-        backup = self._backup(old) if old.strip() else None
+        backup = self.backup(old) if old.strip() else None
         atomic_write(path, new, self._workspace)
         return backup
 
     async def write_memory(self, text: str) -> Path | None:
         """Replace MEMORY.md with ``text`` under its lock (dated backup first)."""
+        return await self.update_memory(lambda _: text)
+
+    async def update_memory(self, change: Callable[[str], str]) -> Path | None:
+        """Replace MEMORY.md with ``change(current text)`` under its lock (dated backup
+        first; the backup returned, ``None`` when none). With a shared store the change is
+        put there with compare-and-swap, made again when another replica wrote first."""
+        if self.shared is not None:
+            return await self.shared.update(change)
 
         def write() -> Path | None:
             with locked(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace):
-                return self.write_memory_locked(text)
+                return self.write_memory_locked(change(self.read_memory_sync()))
 
         return await asyncio.to_thread(write)
 
@@ -316,21 +338,19 @@ class MemoryFiles:
         title = check_section_title(section)
         body = check_content(content, allow_empty=mode == "replace")
 
-        def edit() -> Path | None:
-            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace):
-                current = self.read_memory_sync()
-                check_memory_text(current, self.memory_path().name)
-                updated = replace_section(current, title, body, add=mode == "add")
-                check_edited(updated, title)
-                return self.write_memory_locked(updated)
+        def edit(current: str) -> str:
+            check_memory_text(current, self.memory_path().name)
+            updated = replace_section(current, title, body, add=mode == "add")
+            check_edited(updated, title)
+            return updated
 
-        return await asyncio.to_thread(edit)
+        return await self.update_memory(edit)
 
     def _read(self, path: Path) -> bytes:
         """The bytes of a memory file, confined (reads may use the extra read roots)."""
         return read_bytes_inside(path, self._workspace, self._extra_read_roots)
 
-    def _backup(self, data: bytes) -> Path:
+    def backup(self, data: bytes) -> Path:
         stamp = self.now().strftime("%Y-%m-%dT%H%M%S")
         directory = self.backups_dir  # created by atomic_write, inside the workspace
         candidate = directory / f"MEMORY.{stamp}.md"

@@ -26,7 +26,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,9 +42,9 @@ from copaw_context.core.memory._index_db import (
     fts5_trigram_available,
 )
 from copaw_context.core.memory._index_files import complete_lines, tail_hash, up_to_date
-from copaw_context.core.memory._index_query import SearchHit, query_hits, ranked_hits
+from copaw_context.core.memory._index_query import SearchHit, query_hits, question_hits
 from copaw_context.core.memory._sources import WHOLE_KINDS, Kind, Source, find_sources, text_of
-from copaw_context.core.memory._words import index_words, question_words
+from copaw_context.core.memory._words import index_words
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
 from copaw_context.core.workspace.safe_open import ReadFailure, open_inside
 
@@ -72,15 +72,16 @@ _PROCESS_LOCKS_GUARD = threading.Lock()
 
 MAX_OUTPUT_BYTES = 65536
 """Bytes of each saved tool output (and cut user request) the index takes in: its beginning."""
-_LITERAL_FIRST_WORDS = 3
-"""A ranked query of at most this many words gets the chunks holding all of them literally,
-when there are any (as the literal search): the ranking is for the others."""
 
 
 def _words_of(kind: str, body: str, label: str) -> str:
     """What ``chunk_words`` indexes for a chunk: its words, and its heading (an archived
     message's label is only its speaker)."""
     return index_words(body if kind == "dialog" or not label else f"{label}\n{body}")
+
+
+async def _nothing_to_copy() -> None:
+    """The default ``MemoryIndex.before_read``: the files are the archive."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,8 @@ class MemoryIndex:
         )
         with _PROCESS_LOCKS_GUARD:
             self._process_lock = _PROCESS_LOCKS.setdefault(str(self._path), threading.Lock())
+        self.before_read: Callable[[], Awaitable[object]] = _nothing_to_copy
+        """Awaited before the files are read (a shared archive's copy brought up to date)."""
 
     @property
     def path(self) -> Path:
@@ -141,6 +144,7 @@ class MemoryIndex:
 
     async def refresh(self) -> IndexStats:
         """Bring the index up to date with the files (off the event loop)."""
+        await self.before_read()
         return await asyncio.to_thread(self.refresh_sync)
 
     async def search(
@@ -154,10 +158,13 @@ class MemoryIndex:
         holding all of them literally when there are any; else the chunks are ranked by its
         words (BM25: stems, Chinese in two-character pieces, function words left out; see
         :mod:`._words`). Without FTS5 the search is literal either way."""
+        if refresh:
+            await self.before_read()
         return await asyncio.to_thread(self.search_sync, query, limit, refresh, ranked)
 
     async def rebuild(self) -> IndexStats:
         """Drop the index and index every file again."""
+        await self.before_read()
         return await asyncio.to_thread(self.rebuild_sync)
 
     def refresh_sync(self) -> IndexStats:
@@ -196,7 +203,7 @@ class MemoryIndex:
             try:
                 with self._db.connect() as conn:
                     if ranked and self._use_fts:
-                        return self._ranked(conn, query, terms, limit)
+                        return question_hits(conn, query, terms, limit)
                     hits = query_hits(conn, terms, limit, every=True, fts=self._use_fts)
                     if not hits and len(terms) > 1:
                         hits = query_hits(conn, terms, limit, every=False, fts=self._use_fts)
@@ -209,18 +216,6 @@ class MemoryIndex:
                 with self._process_lock:
                     self._rebuild(reason)
         return []
-
-    def _ranked(
-        self, conn: sqlite3.Connection, query: str, terms: list[str], limit: int
-    ) -> list[SearchHit]:
-        if len(terms) <= _LITERAL_FIRST_WORDS:  # a lookup of a few words: exact if it can be
-            hits = query_hits(conn, terms, limit, every=True, fts=True)
-            if hits:
-                return hits
-        hits = ranked_hits(conn, question_words(query), limit, set())
-        if not hits and len(terms) > 1:
-            hits = query_hits(conn, terms, limit, every=False, fts=True)
-        return hits
 
     # --- indexing --------------------------------------------------------------------------
 

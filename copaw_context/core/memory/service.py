@@ -18,12 +18,16 @@ from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory import (
     MemoryConsolidator,
+    MemoryFileError,
+    MemoryFiles,
     MemoryModel,
     MemoryScheduler,
     MemorySummariser,
     MemoryTools,
     keep_cleared_summary,
 )
+from copaw_context.core.memory.shared import SharedMemory
+from copaw_context.core.store.copies import StoreOpener
 
 __all__ = ["MemoryService", "memory_prompt_limit"]
 
@@ -51,7 +55,9 @@ _PROMPT_TITLE = {
 class MemoryService:
     """MEMORY.md, the daily logs, recall, the summariser and the consolidation schedule."""
 
-    def __init__(self, config: RunningConfig, workspace: Path) -> None:
+    def __init__(
+        self, config: RunningConfig, workspace: Path, *, store: StoreOpener | None = None
+    ) -> None:
         memory = config.memory
         light = config.light_context_config
         self.config = config
@@ -64,6 +70,10 @@ class MemoryService:
             max_results=memory.search_max_results,
             tool_results_dir=light.tool_result_pruning_config.tool_results_cache,
         )
+        self._store = store
+        """The shared workspace store of MEMORY.md and the logs (``None``: the files)."""
+        self.shared = self._share(self.tools.files)
+        self._pull_failure: str | None = None
         self._summariser: MemorySummariser | None = None
         self._scheduler: MemoryScheduler | None = None
         self._prompt: tuple[tuple[str, int, int, int], str] | None = None
@@ -84,11 +94,44 @@ class MemoryService:
         if not self.enabled or model is None or self._summariser is not None:
             return
         self._summariser = MemorySummariser.from_config(self.config, self.workspace, model)
+        self._share(self._summariser.files)
         self._summariser.resume()  # what an earlier process left unfinished
-        consolidator = MemoryConsolidator.from_config(self.config, self.workspace, model)
+        consolidator = self.consolidator(model)
         self._scheduler = MemoryScheduler.for_consolidation(
             consolidator, self.config.memory.consolidation_cron
         )
+
+    def consolidator(self, model: MemoryModel | None = None) -> MemoryConsolidator:
+        """A consolidator of this workspace's memory (in its shared store, if any)."""
+        consolidator = MemoryConsolidator.from_config(self.config, self.workspace, model)
+        self._share(consolidator.files)
+        return consolidator
+
+    def _share(self, files: MemoryFiles) -> SharedMemory | None:
+        """Put ``files`` in the shared store (when there is one)."""
+        if self._store is None or not self.enabled:
+            return None
+        shared = SharedMemory.of(self._store, files)
+        files.shared = shared
+        return shared
+
+    async def copy_shared(self) -> None:
+        """Bring the local copies of MEMORY.md and the logs up to date (a shared store)."""
+        if self.shared is not None:
+            await self.shared.refresh_logs()
+            await self._pull_memory()
+
+    async def _pull_memory(self) -> None:
+        if self.shared is None:
+            return
+        try:
+            await self.shared.pull()
+        except MemoryFileError as error:  # said once per failure, not at every step
+            if str(error) != self._pull_failure:
+                logger.warning("copaw-context: MEMORY.md not brought up to date: %s", error)
+            self._pull_failure = str(error)
+        else:
+            self._pull_failure = None
 
     def on_compaction(self, record: CompactionRecord) -> Awaitable[None] | None:
         """Compaction listener: the summariser records what is worth keeping, in the
@@ -140,6 +183,7 @@ class MemoryService:
         the fixed parts of the prompt leave room for the conversation."""
         if not self.enabled:
             return ""
+        await self._pull_memory()  # another replica's change, with a shared store
         path = self.tools.files.memory_path()
         limit = memory_prompt_limit(self.config, window_tokens)
         try:

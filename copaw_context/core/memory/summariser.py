@@ -158,6 +158,11 @@ class MemorySummariser:
         """Jobs scheduled and not finished yet."""
         return self._jobs.pending
 
+    @property
+    def files(self) -> MemoryFiles:
+        """The memory files it writes."""
+        return self._files
+
     def on_compaction(self, record: CompactionRecord) -> None:
         """Compaction listener: schedule a summary of ``record`` and return at once.
 

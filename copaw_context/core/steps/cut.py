@@ -377,11 +377,17 @@ async def _is_our_request_cut(ctx: StepContext, text: str) -> bool:
         return False
     head = body.encode("utf-8", "replace")
 
-    def starts_with_excerpt() -> bool:
+    def starts_with_excerpt() -> bool | None:
         try:
             with saved.open("rb") as handle:
                 return handle.read(len(head)) == head
+        except FileNotFoundError:
+            return None  # not here: maybe a blob of the workspace store
         except OSError:
             return False
 
-    return await asyncio.to_thread(starts_with_excerpt)
+    local = await asyncio.to_thread(starts_with_excerpt)
+    if local is not None or ctx.blobs is None:
+        return bool(local)
+    key = ctx.blobs.key(saved.parent, saved.name)
+    return key is not None and await ctx.blobs.starts_with(key, head)

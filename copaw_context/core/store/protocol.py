@@ -38,11 +38,14 @@ Which step uses each operation, and the file code it stands for today:
 - ``sync``: what waits for durability (the archive append, the compaction commit, a model
   call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
 
-Issue 20 lands the steps on this protocol one at a time. With a PostgreSQL DSN, stage 1's
-offload, ``read_file``, the compactor's tails and the offload cleanup use it
-(``put_blob``, ``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``) through
-:mod:`copaw_context.core.toolresults.store_blobs`; without one they run today's file code
-(the offload store), as do the other steps in either case.
+With a PostgreSQL DSN the steps reach the database through two collaborators of the
+step context: :mod:`copaw_context.core.toolresults.store_blobs` (stage 1's offload, the
+request cut, ``read_file``, the compactor's tails, the offload cleanup: ``put_blob``,
+``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``) and the local copies of the
+streams and documents (:mod:`copaw_context.core.store.copies`: the archive through
+:mod:`copaw_context.core.archive.shared`, the daily logs, MEMORY.md and the consolidation
+through :mod:`copaw_context.core.memory.shared`: ``append``, ``read``, ``streams``,
+``get_document``, ``put_document``, the leases). Without one they run today's file code.
 """
 
 from __future__ import annotations

@@ -221,6 +221,17 @@ class StoreBlobs:
             except Exception as error:
                 logger.warning("copaw-context: closing the workspace store failed: %s", error)
 
+    async def starts_with(self, key: str, head: bytes) -> bool:
+        """Whether blob ``key`` begins with ``head`` (``False`` when it cannot be read)."""
+        store = await self.store()
+        if store is None:
+            return False
+        try:
+            lines = await store.read_lines(check_key(key), 1, head.count(b"\n") + 1)
+        except Exception:  # no such blob, or the store failed: not shown to be ours
+            return False
+        return lines.data.startswith(head)
+
     async def fetch(self, key: str, path: Path) -> str | None:
         """Copy blob ``key`` into the local ``path`` (for ``read_file``); ``None`` when done,
         else why it could not be (an error text for the model)."""

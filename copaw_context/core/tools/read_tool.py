@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from copaw_context.core.archive.mirror import ArchiveMirror
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.store.lines import BLOB_NAME, check_key
@@ -62,6 +63,9 @@ class ReadFileTool:
     blobs: StoreBlobs | None = None
     """The workspace store's saved results (``None``: the files): a key it holds is read
     from the store, so a notice written on another replica can be followed."""
+    mirror: ArchiveMirror | None = None
+    """The local copy of the store's dialog archive: a day file is brought up to date
+    before it is read (``None``: the archive is the files)."""
 
     @classmethod
     def of(cls, workspace: Path | ReadFileTool, **options: Any) -> ReadFileTool:
@@ -74,6 +78,7 @@ class ReadFileTool:
         """The tool with the limits and folders of ``config``."""
         light = config.light_context_config
         pruning = light.tool_result_pruning_config
+        blobs = _blobs(config, workspace)
         return cls(
             workspace,
             extra_roots=extra_read_roots(config, workspace),
@@ -82,7 +87,8 @@ class ReadFileTool:
             exempt_max_bytes=pruning.effective_exempt_recent_max_bytes,
             tool_results_dir=pruning.tool_results_cache,
             dialog_dir=light.dialog_path,
-            blobs=_blobs(config, workspace),
+            blobs=blobs,
+            mirror=ArchiveMirror.of(blobs, workspace / light.dialog_path, workspace),
         )
 
     @property
@@ -100,6 +106,9 @@ class ReadFileTool:
         """The result, and the entry stage 1 keeps with it (which file, from which line;
         None when nothing was read)."""
         key = self._store_key(file_path)
+        stream = self._archive_stream(file_path)
+        if stream is not None and self.mirror is not None:
+            await self.mirror.refresh([stream])  # another replica's lines too
         if key is not None and self.blobs is not None:
             local = self.workspace / key
             why = None if local.is_file() else await self.blobs.fetch(key, local)
@@ -134,21 +143,39 @@ class ReadFileTool:
         }
         return result, entry
 
-    def _store_key(self, file_path: str) -> str | None:
-        """The store key ``file_path`` names (a saved result in ``tool_results_dir``, named
-        relative to the workspace or inside it), else ``None``: read as a file."""
+    def _named_key(self, file_path: str) -> str | None:
+        """``file_path`` as a store key (relative to the workspace), else ``None``."""
         if self.blobs is None or not isinstance(file_path, str):
             return None
         named = Path(file_path.strip()).expanduser()
         try:
             if named.is_absolute():
                 named = named.relative_to(self.workspace)
-            key = check_key(named.as_posix())
+            return check_key(named.as_posix())
         except (ValueError, StoreError):
             return None
+
+    def _archive_stream(self, file_path: str) -> str | None:
+        """The store's archive stream ``file_path`` names (a day file), else ``None``."""
+        key = self._named_key(file_path)
+        if key is None or self.mirror is None:
+            return None
+        return self.mirror.stream(self.workspace / key)
+
+    def _store_key(self, file_path: str) -> str | None:
+        """The store key ``file_path`` names (a saved result in ``tool_results_dir``, named
+        relative to the workspace or inside it), else ``None``: read as a file."""
+        key = self._named_key(file_path)
+        if key is None:
+            return None
         folder, _, name = key.rpartition("/")
-        folder_key = Path(self.tool_results_dir).as_posix().strip("/")
-        return key if folder == folder_key and BLOB_NAME.fullmatch(name) else None
+        folders = {Path(d).as_posix().strip("/") for d in (self.tool_results_dir, self.requests)}
+        return key if folder in folders and BLOB_NAME.fullmatch(name) else None
+
+    @property
+    def requests(self) -> str:
+        """The folder of the saved requests (and data blocks), workspace-relative."""
+        return f"{Path(self.dialog_dir).as_posix().rstrip('/')}/requests"
 
     def function(
         self, respond: Callable[[ReadResult, dict[str, Any] | None], Any]

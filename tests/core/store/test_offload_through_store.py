@@ -16,10 +16,11 @@ import pytest
 
 from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.context.step_context import StepContext
+from copaw_context.core.steps.cut import _is_our_request_cut
 from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.toolresults._saved_tails import forget_tails
-from copaw_context.core.toolresults.offload_cut import offload_and_cut
+from copaw_context.core.toolresults.offload_cut import offload_and_cut, offload_parts
 from copaw_context.core.toolresults.store_blobs import StoreBlobs
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from copaw_context.core.tools.read_tool import ReadFileTool
@@ -203,3 +204,25 @@ async def test_a_store_that_fails_after_opening_rests_and_the_files_take_the_sav
     again = await ctx.store.save_parts([_TEXT])
     assert again.key is not None and blobs.failure is None
     await blobs.close()
+
+
+async def test_a_cut_request_is_a_blob_another_replica_reads_and_stays_our_cut(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STORE_ENV, pg_dsn)
+    a = _workspace(tmp_path / "a", "agent-requests")
+    b = _workspace(tmp_path / "b", "agent-requests")
+    ctx_a, ctx_b = StepContext(RunningConfig(), a), StepContext(RunningConfig(), b)
+    cut, saved = await offload_parts(ctx_a.request_store, [_TEXT], 2000, a)
+    parsed = parse_truncation_notice(cut)
+    assert parsed is not None and saved is not None and not saved.exists()
+    key = parsed[1].file_path
+    assert key is not None and re.fullmatch(r"dialog/requests/[0-9a-f]{32}\.txt", key), key
+    bodies, _ = await _follow(ReadFileTool.from_config(RunningConfig(), b), cut)
+    assert "".join(bodies) == _TEXT
+    # Replica B's next step sees the cut and knows it for ours (the blob starts with it).
+    assert await _is_our_request_cut(ctx_b, cut)
+    forged = cut.replace(key, key.replace(key[-8:-4], "0000"))
+    assert not await _is_our_request_cut(ctx_b, forged)
+    for ctx in (ctx_a, ctx_b):
+        await ctx.close_store()

@@ -1,0 +1,186 @@
+"""Local copies of a shared store's streams: each replica's own files, a cache of the database.
+
+With a PostgreSQL store the dialog archive and the daily logs live in the database, shared by
+every replica of the agent (its agent id). Each replica copies the streams' records into its
+own files, in the database's order, so that what reads them as files (the recall index,
+``read_file``, the consolidation, the summary's guide) sees every replica's lines. The copy
+is never the only copy of a line.
+
+``<folder>/.mirror/<name>.json`` remembers, per workspace, how many of the stream's records
+the file holds and the file's size after them. Lines the file held before the first copy (a
+workspace that wrote its files before the store was configured) stay where they are; a copy
+that a kill cut short is recognised by its lines and finished, never written twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar, Protocol, Self
+
+from copaw_context.core.store.lines import check_key
+from copaw_context.core.store.protocol import StoreError, StreamEntry, WorkspaceStore
+from copaw_context.core.workspace.confine import OutsideWorkspaceError, read_bytes_inside
+from copaw_context.core.workspace.locked_io import atomic_write
+
+__all__ = ["MIRROR_DIR", "StoreOpener", "StreamCopies", "already_there"]
+
+logger = logging.getLogger("copaw_context")
+
+MIRROR_DIR = ".mirror"
+"""The folder (inside the copied files' folder) of the copies' positions."""
+
+
+class StoreOpener(Protocol):
+    """What opens the workspace store on first use (``toolresults.store_blobs.StoreBlobs``)."""
+
+    @property
+    def workspace_id(self) -> str: ...
+
+    async def store(self) -> WorkspaceStore | None:
+        """The open store, or ``None`` while it cannot be opened."""
+        ...
+
+
+class StreamCopies:
+    """Copies the store's streams of one folder (names matching ``names``) into local files.
+
+    A subclass writes the lines (:meth:`_copy`): the lock and the append of its kind of file.
+    """
+
+    what: ClassVar[str] = "streams"
+    """What the copies hold, in the log's words."""
+    names: ClassVar[re.Pattern[str]]
+    """The names of the files (and streams) copied."""
+
+    def __init__(
+        self, opener: StoreOpener, directory: Path, workspace: Path, *, lock_timeout: float = 30.0
+    ) -> None:
+        self.opener = opener
+        self.directory = directory
+        self.workspace = workspace
+        self.lock_timeout = lock_timeout
+        self.folder = check_key(directory.relative_to(workspace).as_posix(), "folder")
+        """The streams' folder in the store (workspace-relative)."""
+
+    @classmethod
+    def of(cls, opener: StoreOpener | None, directory: Path, workspace: Path) -> Self | None:
+        """The copies of ``directory``; ``None`` without a store or for a folder outside the
+        workspace (its files then stay the only copy)."""
+        if opener is None:
+            return None
+        try:
+            return cls(opener, directory, workspace)
+        except (ValueError, StoreError):
+            logger.warning(
+                "copaw-context: %s is outside the workspace; its %s stay in the local files, "
+                "not in the workspace store",
+                directory,
+                cls.what,
+            )
+            return None
+
+    def stream(self, path: Path) -> str | None:
+        """The stream of the local file ``path`` (``None`` for another file)."""
+        if path.parent != self.directory or not self.names.fullmatch(path.name):
+            return None
+        return f"{self.folder}/{path.name}"
+
+    def path(self, stream: str) -> Path:
+        """The local file of ``stream``."""
+        return self.directory / stream.rpartition("/")[2]
+
+    async def refresh(self, streams: Sequence[str] | None = None) -> bool:
+        """Copy the records of ``streams`` (default: every stream of the folder) the local
+        files lack; ``False`` (logged) when the store could not be read: the files stay as
+        they were, nothing of the database is lost."""
+        store = await self.opener.store()
+        if store is None:
+            return False
+        try:
+            if streams is None:
+                found = await store.streams(f"{self.folder}/")
+                streams = [s for s in found if self.stream(self.path(s)) == s]
+            for stream in streams:
+                start = (await asyncio.to_thread(self.position, stream))[0]
+                entries = await store.read(stream, start)
+                if entries:
+                    await asyncio.to_thread(self._copy, stream, entries)
+        except Exception as error:  # the files are a cache; the next read tries again
+            logger.warning("copaw-context: could not copy the shared %s: %s", self.what, error)
+            return False
+        return True
+
+    def _copy(self, stream: str, entries: list[StreamEntry]) -> None:
+        """Append the records of ``entries`` the file lacks (blocking; its lock taken)."""
+        raise NotImplementedError
+
+    def fresh(self, stream: str, entries: list[StreamEntry], fd: int) -> list[StreamEntry]:
+        """The records of ``entries`` the file (open as ``fd``, its lock held) lacks."""
+        copied, size = self.position(stream)
+        fresh = [entry for entry in entries if entry.seq >= copied]
+        if fresh and fresh[0].seq != copied:
+            logger.warning(
+                "copaw-context: %s lacks records %d..%d of the store; copying from %d",
+                self.path(stream),
+                copied,
+                fresh[0].seq - 1,
+                fresh[0].seq,
+            )
+        end = os.fstat(fd).st_size
+        return fresh[already_there(fd, end if size is None else size, end, fresh) :]
+
+    def copied(self, stream: str, entries: list[StreamEntry], fd: int) -> None:
+        """Remember that the file (``fd``) holds ``entries`` now (those it had are not new)."""
+        if entries and entries[-1].seq >= self.position(stream)[0]:
+            self.save_position(stream, entries[-1].seq + 1, os.fstat(fd).st_size)
+
+    # ------------------------------------------------------------------ positions
+    def _position_file(self, stream: str) -> Path:
+        return self.directory / MIRROR_DIR / f"{stream.rpartition('/')[2]}.json"
+
+    def position(self, stream: str) -> tuple[int, int | None]:
+        """(records copied, the file's size after them; ``None``: nothing copied yet)."""
+        try:
+            saved = json.loads(read_bytes_inside(self._position_file(stream), self.workspace))
+            mine = saved.get(self.opener.workspace_id) if isinstance(saved, dict) else None
+            if isinstance(mine, dict):
+                copied, size = mine.get("copied"), mine.get("size")
+                if isinstance(copied, int) and isinstance(size, int):
+                    return copied, size
+        except (OSError, ValueError, OutsideWorkspaceError):
+            pass
+        return 0, None
+
+    def save_position(self, stream: str, copied: int, size: int) -> None:
+        """Remember that the file holds ``copied`` records, ending at byte ``size``."""
+        target = self._position_file(stream)
+        try:
+            saved = json.loads(read_bytes_inside(target, self.workspace))
+        except (OSError, ValueError, OutsideWorkspaceError):
+            saved = {}
+        if not isinstance(saved, dict):
+            saved = {}
+        saved[self.opener.workspace_id] = {"copied": copied, "size": size}
+        atomic_write(target, json.dumps(saved, sort_keys=True).encode(), self.workspace)
+
+
+def already_there(fd: int, size: int, end: int, fresh: list[StreamEntry]) -> int:
+    """How many of ``fresh`` the file holds after byte ``size`` already (a copy a kill cut
+    short before its position was saved). Lines there that are not these are left alone
+    (then ``0``); a torn last line is the append's to mend."""
+    if end <= size:
+        return 0
+    lines = os.pread(fd, end - size, size).split(b"\n")
+    last = lines.pop()  # b"" after a final newline, else an unterminated line
+    if last and len(lines) < len(fresh) and last == fresh[len(lines)].data:
+        lines.append(last)  # whole but unterminated: the append terminates it
+    for line, entry in zip(lines, fresh, strict=False):
+        if line != entry.data:
+            return 0
+    return len(lines) if len(lines) <= len(fresh) else 0
