@@ -26,6 +26,7 @@ from benchmarks.profile import profile_compaction, profile_steps
 from benchmarks.recall import bench_recall, recall_table
 from benchmarks.report import cache_table, markdown, plot_steps
 from benchmarks.steps import bench_steps, split_ms
+from benchmarks.store import bench_store, store_table
 from benchmarks.truncation import bench_cut, bench_save, bench_stage1
 
 __all__ = ["main"]
@@ -41,8 +42,11 @@ PARTS = (
     "cache",
     "recall",
     "chain",
+    "store",
 )
-DEFAULT_PARTS = PARTS[:-1]  # the chain of compactions (3 minutes) runs when asked: --only chain
+# Asked for by name: the chain of compactions (3 minutes; --only chain) and the store's costs
+# against a PostgreSQL started for the run (4 minutes; --only store).
+DEFAULT_PARTS = PARTS[:-2]
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -115,6 +119,9 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             names=_names(args.chain_sessions),
             max_compactions=args.chain_compactions,
         )
+    if "store" in only:
+        _log("the workspace store: files against PostgreSQL ...")
+        results["store"] = bench_store(root, quick, _log)
     if "profile" in only:
         _log("profile ...")
         results["profile"] = profile_steps(root, seeded[largest], "estimate", 5 if quick else 15)
@@ -212,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             ["# Recall benchmark", "", machine, "", *recall_table(results["recall"])]
         )
         (args.out / "recall.md").write_text(recall_md + "\n", encoding="utf-8")
+    if results.get("store"):  # its own file too, like the cache part's
+        store_md = "\n".join(
+            ["# Workspace store benchmark", "", machine, "", *store_table(results["store"])]
+        )
+        (args.out / "store.md").write_text(store_md + "\n", encoding="utf-8")
     if results.get("chain"):
         chain = results["chain"]
         head = (

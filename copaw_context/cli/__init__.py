@@ -1,5 +1,5 @@
 """The ``copaw-context`` command line: ``check-config``, ``demo``, ``chat``, ``memory``,
-``qwenpaw``.
+``qwenpaw``, ``store``.
 
 Importing it loads no AgentScope module: ``demo`` and ``chat`` import the adapter when run.
 The entry point imports the commands inside its Ctrl-C guard, so an early Ctrl-C is one line.

@@ -20,6 +20,7 @@ from copaw_context.cli._workspace import workspace_error
 from copaw_context.cli.check_config import add_check_config, explain_config_error
 from copaw_context.cli.memory import add_memory
 from copaw_context.cli.qwenpaw import add_qwenpaw
+from copaw_context.cli.store import add_store
 from copaw_context.core.errors import ConfigError
 
 __all__ = ["main"]
@@ -189,6 +190,7 @@ _SUBCOMMANDS: tuple[Callable[[_Subcommands], None], ...] = (
     _add_chat,
     add_memory,
     add_qwenpaw,
+    add_store,
 )
 
 

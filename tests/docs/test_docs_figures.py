@@ -55,7 +55,7 @@ def test_every_shell_command_is_documented() -> None:
     parser = _build_parser()
     (subcommands,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
     names = sorted(subcommands.choices)  # type: ignore[attr-defined]
-    assert names == ["chat", "check-config", "demo", "memory", "qwenpaw"]
+    assert names == ["chat", "check-config", "demo", "memory", "qwenpaw", "store"]
     shell_rows = " ".join(
         row[1] for row in table(section(README, "## Commands")) if row[0] == "shell"
     )

@@ -93,6 +93,8 @@ class SharedMemory:
         self.opener = opener
         self.files = files
         self.logs = LogCopies(opener, files.memory_dir, files.workspace)
+        self._seen: tuple[str, tuple[int, int, int] | None] | None = None
+        """(the document's version, the local file's stat) at this process's last sync."""
 
     @classmethod
     def of(cls, opener: StoreOpener, files: MemoryFiles) -> SharedMemory | None:
@@ -191,7 +193,18 @@ class SharedMemory:
     # ------------------------------------------------------------------ MEMORY.md
     async def pull(self) -> None:
         """Bring the local MEMORY.md up to date with the store's (a hand edit made since the
-        last sync is put there); ``MemoryFileError`` when the store cannot be reached."""
+        last sync is put there); ``MemoryFileError`` when the store cannot be reached. Only
+        the document's version is compared when neither it nor the local file changed since
+        this replica's last sync (once a model call: no lock, no write)."""
+        store = await self._store(_KEY)
+        try:
+            doc = await store.get_document(_KEY)
+        except Exception as error:
+            raise MemoryFileError(
+                f"cannot read {_KEY} from the workspace store: {error}"
+            ) from error
+        if self._seen is not None and self._seen == (doc.version, await self._stamp()):
+            return
         await self._sync(None)
 
     async def update(self, change: Callable[[str], str]) -> Path | None:
@@ -231,6 +244,7 @@ class SharedMemory:
                 self._apply, doc.data, doc.version, change
             )
             if local is None:
+                self._seen = (doc.version, await self._stamp())
                 return True, backup
             try:
                 new = await store.put_document(_KEY, local, doc.version)
@@ -242,6 +256,7 @@ class SharedMemory:
                     f"cannot write {_KEY} to the workspace store: {error}; nothing was written"
                 ) from error
             await asyncio.to_thread(self._save_synced, new.version, local)
+            self._seen = (new.version, await self._stamp())
             return True, backup
         finally:
             lock.release()
@@ -274,6 +289,14 @@ class SharedMemory:
             return None, backup, before
         return local, backup, before
 
+    async def _stamp(self) -> tuple[int, int, int] | None:
+        """The local MEMORY.md's (inode, size, mtime), ``None`` when there is none."""
+        try:
+            info = await asyncio.to_thread(self.files.memory_path().stat)
+        except OSError:
+            return None
+        return info.st_ino, info.st_size, info.st_mtime_ns
+
     def _restore(self, data: bytes) -> None:
         atomic_write(self.files.memory_path(), data, self.files.workspace)
 
@@ -296,6 +319,8 @@ class SharedMemory:
         return None
 
     def _save_synced(self, version: str, local: bytes) -> None:
+        if self._synced() == (version, _digest(local)):
+            return  # already recorded: no write at every sync
         target = self._synced_file()
         saved: object = {}
         with contextlib.suppress(OSError, ValueError, OutsideWorkspaceError):

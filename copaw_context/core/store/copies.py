@@ -35,6 +35,9 @@ logger = logging.getLogger("copaw_context")
 MIRROR_DIR = ".mirror"
 """The folder (inside the copied files' folder) of the copies' positions."""
 
+_COPIED: dict[tuple[str, str, str], int] = {}
+"""(folder, workspace id, stream) -> the records its file held at this process's last look."""
+
 
 class StoreOpener(Protocol):
     """What opens the workspace store on first use (``toolresults.store_blobs.StoreBlobs``)."""
@@ -103,11 +106,15 @@ class StreamCopies:
         if store is None:
             return False
         try:
-            if streams is None:
-                found = await store.streams(f"{self.folder}/")
-                streams = [s for s in found if self.stream(self.path(s)) == s]
+            if streams is None:  # one query says which streams have records not copied
+                lengths = await store.stream_lengths(f"{self.folder}/")
+                streams = [
+                    stream
+                    for stream, count in sorted(lengths.items())
+                    if self.stream(self.path(stream)) == stream and count > self._known(stream)
+                ]
             for stream in streams:
-                start = (await asyncio.to_thread(self.position, stream))[0]
+                start = self._known(stream)
                 entries = await store.read(stream, start)
                 if entries:
                     await asyncio.to_thread(self._copy, stream, entries)
@@ -115,6 +122,15 @@ class StreamCopies:
             logger.warning("copaw-context: could not copy the shared %s: %s", self.what, error)
             return False
         return True
+
+    def _known(self, stream: str) -> int:
+        """The records the local file held at the last look (this process's, else its
+        position file's): a hint, the copy judges again under the file's lock."""
+        key = (str(self.directory), self.opener.workspace_id, stream)
+        known = _COPIED.get(key)
+        if known is None:
+            known = _COPIED[key] = self.position(stream)[0]
+        return known
 
     def _copy(self, stream: str, entries: list[StreamEntry]) -> None:
         """Append the records of ``entries`` the file lacks (blocking; its lock taken)."""
@@ -133,7 +149,9 @@ class StreamCopies:
                 fresh[0].seq,
             )
         end = os.fstat(fd).st_size
-        return fresh[already_there(fd, end if size is None else size, end, fresh) :]
+        # Never copied (``size`` None): a file holding exactly the first records already
+        # (an export, an import's source) is not copied again; other lines stay before.
+        return fresh[already_there(fd, 0 if size is None else size, end, fresh) :]
 
     def copied(self, stream: str, entries: list[StreamEntry], fd: int) -> None:
         """Remember that the file (``fd``) holds ``entries`` now (those it had are not new)."""
@@ -168,6 +186,7 @@ class StreamCopies:
             saved = {}
         saved[self.opener.workspace_id] = {"copied": copied, "size": size}
         atomic_write(target, json.dumps(saved, sort_keys=True).encode(), self.workspace)
+        _COPIED[(str(self.directory), self.opener.workspace_id, stream)] = copied
 
 
 def already_there(fd: int, size: int, end: int, fresh: list[StreamEntry]) -> int:

@@ -124,6 +124,15 @@ class FileStore:
         """The ``.jsonl`` files under ``prefix``."""
         return await asyncio.to_thread(list_streams, self._workspace, prefix)
 
+    async def stream_lengths(self, prefix: str) -> dict[str, int]:
+        """Each ``.jsonl`` file under ``prefix`` and its records (a torn last line not one)."""
+
+        def lengths() -> dict[str, int]:
+            names = list_streams(self._workspace, prefix)
+            return {name: len(read_stream(self._workspace, name, 0)) for name in names}
+
+        return await asyncio.to_thread(lengths)
+
     # ------------------------------------------------------------------ blobs
     async def put_blob(self, folder: str, parts: Sequence[str], separator: str = "\n") -> BlobInfo:
         """Write with the offload's writer (on the loop for a small text, as it does)."""

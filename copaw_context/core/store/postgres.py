@@ -217,6 +217,15 @@ class PostgresStore:
         )
         return [stream for (stream,) in rows]
 
+    async def stream_lengths(self, prefix: str) -> dict[str, int]:
+        """The streams' counters (one query)."""
+        rows = await self._fetch(
+            "SELECT stream, next_seq FROM copaw_streams WHERE workspace = %(ws)s AND next_seq > 0"
+            " AND starts_with(stream, %(prefix)s)",
+            {"ws": self._id, "prefix": prefix},
+        )
+        return {stream: int(count) for stream, count in rows}
+
     # ------------------------------------------------------------------ blobs
     async def put_blob(self, folder: str, parts: Sequence[str], separator: str = "\n") -> BlobInfo:
         """One row: the bytes, their newline offsets, the stamp."""
@@ -227,6 +236,17 @@ class PostgresStore:
             f"INSERT INTO copaw_blobs VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {_NOW})"
             " RETURNING stamp",
             self._args(key=key, data=data, nl=offsets),
+        )
+        return BlobInfo(key, len(offsets) + 1, len(data), float(rows[0][0]))
+
+    async def restore_blob(self, key: str, data: bytes) -> BlobInfo:
+        """Save ``data`` as blob ``key`` (a file of an exported workspace brought back:
+        ``copaw-context store import``); a blob already there is a :class:`StoreError`."""
+        offsets = newline_offsets(data)
+        rows = await self._fetch(
+            f"INSERT INTO copaw_blobs VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {_NOW})"
+            " RETURNING stamp",
+            self._args(key=check_key(key), data=data, nl=offsets),
         )
         return BlobInfo(key, len(offsets) + 1, len(data), float(rows[0][0]))
 
@@ -353,13 +373,11 @@ class PostgresStore:
 
     async def release_lease(self, lease: Lease) -> None:
         """Delete the row if it is still this lease's."""
-        await self._fetch(
-            "DELETE FROM copaw_leases WHERE workspace = %(ws)s AND name = %(name)s"
-            " AND token = %(token)s",
-            {"ws": self._id, "name": lease.name, "token": lease.token},
+        query = (
+            "DELETE FROM copaw_leases WHERE workspace = %(ws)s AND name = %(n)s AND token = %(t)s"
         )
+        await self._fetch(query, {"ws": self._id, "n": lease.name, "t": lease.token})
 
-    # ------------------------------------------------------------------ the rest
     async def search(self, query: str, prefix: str, limit: int = 20) -> list[SearchHit]:
         """Rows holding every token of ``query`` (the GIN index), by stream and position."""
         tokens = sorted(search_tokens(query))

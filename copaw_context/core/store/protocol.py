@@ -189,6 +189,11 @@ class WorkspaceStore(Protocol):
         """The streams whose key starts with ``prefix``, sorted (the archive's days)."""
         ...
 
+    async def stream_lengths(self, prefix: str) -> dict[str, int]:
+        """The streams whose key starts with ``prefix`` and how many records each holds (what
+        :meth:`read` from 0 returns): how a replica's copies find what is new in one call."""
+        ...
+
     async def put_blob(self, folder: str, parts: Sequence[str], separator: str = "\n") -> BlobInfo:
         """Save ``separator.join(parts)`` (UTF-8, a lone surrogate as U+FFFD) as a new blob
         ``<folder>/<32 hex>.txt``; readable by every replica when this returns, durable after

@@ -150,10 +150,23 @@ class ReadFileTool:
         named = Path(file_path.strip()).expanduser()
         try:
             if named.is_absolute():
-                named = named.relative_to(self.workspace)
+                named = (
+                    named.relative_to(self.workspace)
+                    if named.is_relative_to(self.workspace)
+                    else self._moved(named)
+                )
             return check_key(named.as_posix())
         except (ValueError, StoreError):
             return None
+
+    def _moved(self, named: Path) -> Path:
+        """A notice written before the workspace moved into the store names an absolute path
+        of its old folder: ``.../tool_result/<32 hex>.txt`` is that blob of this workspace."""
+        for folder in (self.tool_results_dir, self.requests):
+            parts = Path(folder).parts
+            if BLOB_NAME.fullmatch(named.name) and named.parent.parts[-len(parts) :] == parts:
+                return Path(folder) / named.name
+        raise ValueError(f"{named} is outside the workspace")
 
     def _archive_stream(self, file_path: str) -> str | None:
         """The store's archive stream ``file_path`` names (a day file), else ``None``."""

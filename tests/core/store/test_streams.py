@@ -71,6 +71,17 @@ async def test_one_call_spans_streams_and_a_retry_writes_nothing(store: Workspac
     assert await store.streams("memory/") == []
 
 
+async def test_stream_lengths_count_what_read_returns(store: WorkspaceStore) -> None:
+    assert await store.stream_lengths("dialog/") == {}
+    await store.append([keyed(DAY, "s", str(i)) for i in range(3)])
+    await store.append([keyed("dialog/2026-05-02.jsonl", "s", "x")])
+    lengths = await store.stream_lengths("dialog/")
+    assert lengths == {DAY: 3, "dialog/2026-05-02.jsonl": 1}
+    for name, count in lengths.items():
+        assert len(await store.read(name)) == count
+    assert await store.stream_lengths("dialog/2026-05-02") == {"dialog/2026-05-02.jsonl": 1}
+
+
 async def test_a_bad_record_is_refused_before_anything_is_written(store: WorkspaceStore) -> None:
     with pytest.raises(StoreError, match="single line"):
         await store.append([keyed(DAY, "s", "1"), StreamRecord(DAY, None, b'{"a":\n1}')])
