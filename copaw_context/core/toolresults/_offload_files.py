@@ -39,6 +39,10 @@ class OffloadBlobs(Protocol):
         self, folder: Path, max_age_seconds: float, keep: set[str], manifests: tuple[float, float]
     ) -> list[Path]: ...
 
+    async def record_manifest(
+        self, directory: Path, session_id: str, names: frozenset[str], now: float
+    ) -> None: ...
+
     async def sync(self) -> None: ...
 
 

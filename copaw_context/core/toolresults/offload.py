@@ -94,8 +94,13 @@ class OffloadStore:
         self._last_cleanup: float | None = None
         self._early: dict[str, asyncio.Future[SavedText]] = {}
         self._manifests = offload_refs.ManifestWriter(self._directory, workspace, clock)
+        self._manifests.shared = self._share_manifest
         self.blobs: OffloadBlobs | None = None
         """The workspace store's blobs (:mod:`.store_blobs`); ``None``: the files, as today."""
+
+    async def _share_manifest(self, session_id: str, names: frozenset[str], now: float) -> None:
+        if self.blobs is not None:  # the cleanups of other replicas keep these names too
+            await self.blobs.record_manifest(self._directory, session_id, names, now)
 
     @property
     def directory(self) -> Path:

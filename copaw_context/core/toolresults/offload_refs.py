@@ -27,7 +27,7 @@ import re
 import stat
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 
 import filelock
@@ -217,6 +217,8 @@ class ManifestWriter:
         self._order = 0
         self._written: dict[str, int] = {}  # session -> order of its newest manifest written
         self._write_lock = threading.Lock()
+        self.shared: Callable[[str, frozenset[str], float], Awaitable[None]] | None = None
+        """Also puts each manifest written in a shared workspace store (``None``: none)."""
 
     def record(self, session_id: str, names: Iterable[str]) -> None:
         wanted = frozenset(names)
@@ -261,6 +263,16 @@ class ManifestWriter:
             if len(self._on_disk) >= _MAX_RECORDED:
                 self._on_disk.clear()
             self._on_disk[session_id] = wanted
+            if self.shared is not None:
+                try:
+                    await self.shared(session_id, wanted, now)
+                except Exception as error:  # the local manifest holds; the next write retries
+                    logger.warning(
+                        "copaw-context: cannot record the offload references in the workspace "
+                        "store: %s",
+                        error,
+                    )
+                    self._recorded.pop(session_id, None)
 
     def _write(
         self,

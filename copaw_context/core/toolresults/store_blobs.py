@@ -32,6 +32,7 @@ from copaw_context.core.store.select import open_store, store_dsn
 from copaw_context.core.toolresults import offload_refs
 from copaw_context.core.toolresults._offload_write import SavedText
 from copaw_context.core.toolresults._saved_tails import KEPT_BYTES, remember_tail, tail_of
+from copaw_context.core.toolresults.store_refs import live_shared_names, put_manifest
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
 from copaw_context.core.workspace.locked_io import atomic_write
 
@@ -197,12 +198,27 @@ class StoreBlobs:
         live = await asyncio.to_thread(_live_manifest_names, folder, self.workspace, *manifests)
         if live is None:
             return []  # the manifests cannot be read: keep every blob
+        key = prefix.rpartition("/")[0]
+        try:  # the manifests of every replica's sessions, in the store
+            live |= await live_shared_names(store, key, manifests[1], manifests[0])
+        except Exception as error:
+            logger.warning("copaw-context: the store's manifests cannot be read (%s); kept", error)
+            return []
         try:
-            gone = await store.expire_blobs(prefix.rpartition("/")[0], max_age_seconds, keep | live)
+            gone = await store.expire_blobs(key, max_age_seconds, keep | live)
         except Exception as error:
             logger.warning("copaw-context: the store's offload cleanup failed: %s", error)
             return []
         return [folder / key.rpartition("/")[2] for key in gone]
+
+    async def record_manifest(
+        self, directory: Path, session_id: str, names: frozenset[str], now: float
+    ) -> None:
+        """Put a session's manifest of ``directory`` in the store (:mod:`.store_refs`)."""
+        prefix = self.key(directory, "x")
+        store = await self.store() if prefix is not None else None
+        if store is not None and prefix is not None:
+            await put_manifest(store, prefix.rpartition("/")[0], session_id, names, now)
 
     async def sync(self) -> None:
         """The store's sync (what a reply's end waits for), when it is open."""

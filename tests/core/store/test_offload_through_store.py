@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -225,4 +226,48 @@ async def test_a_cut_request_is_a_blob_another_replica_reads_and_stays_our_cut(
     forged = cut.replace(key, key.replace(key[-8:-4], "0000"))
     assert not await _is_our_request_cut(ctx_b, forged)
     for ctx in (ctx_a, ctx_b):
+        await ctx.close_store()
+
+
+async def test_a_cleanup_keeps_what_another_replicas_session_still_names(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STORE_ENV, pg_dsn)
+    config = _config(offload_retention_days=1)
+    a = StepContext(config, _workspace(tmp_path / "a", "agent-manifests"))
+    b = StepContext(config, _workspace(tmp_path / "b", "agent-manifests"))
+    named = await a.store.save_parts([_TEXT])
+    loose = await a.store.save_parts(["nobody names this\n" * 100])
+    session = uuid.uuid4().hex
+    await a.store.record_references(session, [named.path.name])  # replica A's session
+    await a.store.settle()
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as connection:  # two days old
+        await connection.execute(
+            "UPDATE copaw_blobs SET stamp = stamp - 2 * 86400 WHERE workspace = %s",
+            ("agent-manifests",),
+        )
+    # Replica B's context names neither; A's manifest in the store keeps the named one.
+    removed = await b.store.cleanup([])
+    assert [p.name for p in removed] == [loose.path.name]
+    assert not list((tmp_path / "b" / "tool_result" / ".refs").glob("*.json"))  # not B's file
+    store = PostgresStore(pg_dsn, "agent-manifests")
+    await store.open()
+    try:
+        key = f"tool_result/.refs/{session}.json"
+        doc = await store.get_document(key)
+        assert doc.data is not None and named.path.name in doc.data.decode()
+        broken = await store.put_document(key, b"{not json", doc.version)
+        assert await b.store.cleanup([]) == []  # a manifest that cannot be read keeps all
+        stale = json.dumps({"names": [named.path.name], "at": 0.0}).encode()
+        await store.put_document(key, stale, broken.version)
+    finally:
+        await store.close()
+        async with await psycopg.AsyncConnection.connect(pg_dsn) as connection:
+            await connection.execute(  # kept above, its stamp was renewed: two days old again
+                "UPDATE copaw_blobs SET stamp = stamp - 2 * 86400 WHERE workspace = %s",
+                ("agent-manifests",),
+            )
+    removed = await b.store.cleanup([])  # the manifest is older than its age limit now
+    assert [p.name for p in removed] == [named.path.name]
+    for ctx in (a, b):
         await ctx.close_store()
