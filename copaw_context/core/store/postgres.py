@@ -94,7 +94,15 @@ class PostgresStore:
                 f"({redact(self._dsn)}): {error}".rstrip()
             ) from error
         async with connection:
-            await migrate(connection)
+            try:
+                await migrate(connection)
+            except psycopg.Error as error:
+                first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                raise StoreError(
+                    f"the PostgreSQL store set by {self._source} ({redact(self._dsn)}) cannot "
+                    f"create or migrate its tables: {first}; connect as a role that may create "
+                    "tables there (GRANT CREATE ON SCHEMA public TO <role>)"
+                ) from error
         if self._pool_made is None:
             self._pool_made = AsyncConnectionPool(
                 self._dsn,
