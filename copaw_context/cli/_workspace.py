@@ -1,10 +1,33 @@
-"""The ``--workspace`` folder of a command: checked (and made) before any work starts."""
+"""The ``--workspace`` folder of a command: checked (and made) before any work starts, and
+the settings its agent.json gives."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["workspace_error"]
+from copaw_context.core.config.files import read_json_file
+from copaw_context.core.config.running import RunningConfig, load_running_config
+
+__all__ = ["workspace_config", "workspace_error"]
+
+
+def workspace_config(workspace: Path, explicit: str | None) -> RunningConfig:
+    """The settings for a command on ``workspace``: ``explicit`` (``--config``, which must
+    exist), else ``<workspace>/agent.json`` when it has settings. A workspace agent.json that
+    holds no ``running`` (only the ``id`` replicas share, docs/deployment.md) gives the
+    defaults; a bad one is a ``ConfigError`` naming it."""
+    if explicit:
+        return load_running_config(explicit)  # a missing file is an error naming it
+    path = workspace / "agent.json"
+    if not path.is_file():
+        return RunningConfig()
+    data = read_json_file(path)
+    agents = data.get("agents") if isinstance(data, Mapping) else None
+    nested = isinstance(agents, Mapping) and "running" in agents
+    if isinstance(data, Mapping) and "running" not in data and not nested:
+        return RunningConfig()
+    return load_running_config(path)
 
 
 def workspace_error(workspace: str, *, create: bool) -> str | None:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import filelock
 
-from copaw_context.cli._workspace import workspace_error
-from copaw_context.core.config.running import RunningConfig, load_running_config
+from copaw_context.cli._workspace import workspace_config, workspace_error
+from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.errors import CopawContextError
 from copaw_context.core.memory import ConsolidationResult, MemoryIndex, SearchHit, format_hits
@@ -105,15 +105,7 @@ def _setup(args: argparse.Namespace) -> tuple[Path, RunningConfig] | int:
     if problem is not None:
         return _error(problem, 2)
     workspace = Path(args.workspace).expanduser().absolute()
-    path = args.config or _workspace_config(workspace)
-    config = load_running_config(path) if path else RunningConfig()
-    return workspace, config
-
-
-def _workspace_config(workspace: Path) -> Path | None:
-    """``<workspace>/agent.json`` when there is one: QwenPaw keeps each agent's file there."""
-    candidate = workspace / "agent.json"
-    return candidate if candidate.is_file() else None
+    return workspace, workspace_config(workspace, args.config)
 
 
 def _run_consolidate(args: argparse.Namespace) -> int:

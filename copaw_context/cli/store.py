@@ -1,8 +1,9 @@
 """``copaw-context store export | import | migrate``: a workspace between its files and the
 PostgreSQL store.
 
-Exit status: 0 on success, 1 when the database or the folder could not be used or something
-clashes (nothing written then), 2 for bad usage or a bad agent.json.
+Exit status: 0 on success, 1 when the database or the folder could not be used, something
+clashes (nothing written then) or ``export`` finds nothing for the id, 2 for bad usage or a
+bad agent.json.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from copaw_context.core.config.running import RunningConfig, load_running_config
+from copaw_context.cli._workspace import workspace_config
+from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.errors import CopawContextError, redact
-from copaw_context.core.store.select import STORE_ENV, store_dsn
+from copaw_context.core.store.select import CONFIG_KEY, STORE_ENV, store_dsn
 from copaw_context.core.store.transfer import (
     Layout,
     TransferReport,
@@ -73,17 +75,23 @@ def add_store(subcommands: _Subcommands) -> None:
 def _run(args: argparse.Namespace) -> int:
     folder = Path(args.folder).expanduser().absolute()
     if args.action != "export" and not folder.is_dir():
-        return _error(f"{folder} is not a folder", 2)
-    config_path = Path(args.config) if args.config else folder / "agent.json"
-    config = load_running_config(config_path) if config_path.is_file() else RunningConfig()
-    dsn = args.dsn or store_dsn(config)[0]
+        return _error(f"{folder} is not a folder; pass the agent's workspace folder", 2)
+    config = workspace_config(folder, args.config)
+    dsn, source = (args.dsn, "--dsn") if args.dsn else store_dsn(config)
     if not dsn:
-        return _error(f"no database: give --dsn, or set {STORE_ENV}", 2)
+        return _error(
+            f"no database: give --dsn, or set {STORE_ENV} (or {CONFIG_KEY} in DIR/agent.json)",
+            2,
+        )
     if not dsn.startswith(("postgresql://", "postgres://")):
-        return _error(f"--dsn must be a PostgreSQL URL, got {redact(dsn)!r}", 2)
+        return _error(
+            f"--dsn must be a PostgreSQL URL such as postgresql://user@host:5432/db, got "
+            f"{redact(dsn)!r}",
+            2,
+        )
     agent_id = args.agent_id or workspace_agent_id(folder)
     try:
-        report = asyncio.run(_transfer(args.action, dsn, agent_id, folder, config, args))
+        report = asyncio.run(_transfer(args.action, (dsn, source), agent_id, folder, config, args))
     except (CopawContextError, OSError) as error:
         return _error(f"store {args.action} failed: {error}", 1)
     verb = {"export": "wrote", "import": "imported", "migrate": "imported and verified"}
@@ -97,7 +105,7 @@ def _run(args: argparse.Namespace) -> int:
 
 async def _transfer(
     action: str,
-    dsn: str,
+    setting: tuple[str, str],
     agent_id: str,
     folder: Path,
     config: RunningConfig,
@@ -111,11 +119,17 @@ async def _transfer(
             f"the PostgreSQL store's driver is not installed ({error}); install it with "
             "pip install 'copaw-context[postgres]'"
         ) from error
-    store = PostgresStore(dsn, agent_id, source="--dsn")
+    store = PostgresStore(setting[0], agent_id, source=setting[1])
     await store.open()
     try:
         if action == "export":
-            return await export_workspace(store, folder, layout, overwrite=args.force)
+            report = await export_workspace(store, folder, layout, overwrite=args.force)
+            if not report.written and not report.unchanged:
+                raise CopawContextError(
+                    f"the database holds nothing for workspace {agent_id!r}; check the id "
+                    "(--agent-id, else DIR/agent.json id, else the folder's name)"
+                )
+            return report
         report = await import_workspace(store, folder, layout)
         if action == "migrate":
             with tempfile.TemporaryDirectory() as scratch:

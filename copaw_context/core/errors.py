@@ -15,6 +15,7 @@ from typing import Any
 __all__ = ["ArchiveError", "ConfigError", "CopawContextError", "json_text", "redact"]
 
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+_PASSWORD_KEY = re.compile(r"(\bpassword\s*=\s*)('[^']*'|[^\s&']+)", re.IGNORECASE)
 
 
 class CopawContextError(Exception):
@@ -58,9 +59,10 @@ class ConfigError(CopawContextError, ValueError):
 
 
 def redact(text: str) -> str:
-    """``text`` with the password of any URL in it hidden (``postgresql://u:***@h/db``): for
-    messages, logs and ``check-config``."""
-    return _PASSWORD.sub(r"\1***@", text)
+    """``text`` with the password of any URL in it hidden (``postgresql://u:***@h/db``), and
+    of a ``password=...`` pair (a key/value DSN, a URL's query): for messages, logs and
+    ``check-config``."""
+    return _PASSWORD_KEY.sub(r"\1***", _PASSWORD.sub(r"\1***@", text))
 
 
 def json_text(value: Any) -> str:

@@ -84,17 +84,15 @@ class PostgresStore:
     async def open(self) -> None:
         """Connect once (a clear error naming the setting when that fails), migrate the
         schema, then open the pool."""
+        where = f"the PostgreSQL store set by {self._source} ({redact(self._dsn)})"
         try:
             connection = await psycopg.AsyncConnection.connect(
                 self._dsn, autocommit=True, connect_timeout=max(1, int(self._timeout))
             )
         except psycopg.Error as error:
-            raise StoreError(
-                f"cannot connect to the PostgreSQL store set by {self._source} "
-                f"({redact(self._dsn)}): {error}".rstrip()
-            ) from error
+            raise StoreError(f"cannot connect to {where}: {error}".rstrip()) from error
         async with connection:
-            await migrate(connection)
+            await migrate(connection, where)
         if self._pool_made is None:
             self._pool_made = AsyncConnectionPool(
                 self._dsn,

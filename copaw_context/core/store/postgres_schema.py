@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+
 from copaw_context.core.store.protocol import StoreError
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
@@ -52,9 +54,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-async def migrate(connection: Any) -> int:
+async def migrate(connection: Any, where: str = "the PostgreSQL store") -> int:
     """Bring the schema to :data:`SCHEMA_VERSION` (a ``psycopg.AsyncConnection`` in autocommit
-    mode); returns the version it was at."""
+    mode); returns the version it was at. A role that may not create the tables is a
+    :class:`StoreError` naming ``where`` and the grant it needs."""
+    try:
+        return await _migrate(connection)
+    except psycopg.Error as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise StoreError(
+            f"{where} cannot create or migrate its tables: {first}; connect as a role that may "
+            "create tables there (GRANT CREATE ON SCHEMA public TO <role>)"
+        ) from error
+
+
+async def _migrate(connection: Any) -> int:
     async with connection.transaction():
         await connection.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
         await connection.execute("CREATE TABLE IF NOT EXISTS copaw_schema (version int NOT NULL)")
