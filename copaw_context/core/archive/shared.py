@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
@@ -27,6 +28,8 @@ from copaw_context.core.store.lines import record_key
 from copaw_context.core.store.protocol import StreamRecord
 
 __all__ = ["SharedArchive"]
+
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
 
 
 class SharedArchive:
@@ -58,8 +61,8 @@ class SharedArchive:
         streams = {day: self._stream(day) for day in batches}
         if not await self.mirror.refresh(list(streams.values())):
             raise ArchiveError(
-                "the workspace store is unavailable (see the warning logged before); "
-                "nothing was written"
+                "the workspace store is unavailable or the local copy of the archive cannot "
+                "be brought up to date (see the warning logged before); nothing was written"
             )
         store = await self.mirror.opener.store()
         if store is None:
@@ -91,12 +94,17 @@ class SharedArchive:
         for day in sorted(batches):
             path = self.local.path_for(day)
             try:
-                fd: int | None = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+                fd: int | None = os.open(path, _READ_FLAGS)  # a fifo never blocks
             except FileNotFoundError:
                 fd = None
             except OSError as error:
                 raise ArchiveError(f"cannot read {path}: {error}; nothing was written") from error
             try:
+                if fd is not None and not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise ArchiveError(
+                        f"{path} is not a regular file; remove it so that the archive can "
+                        "copy its day; nothing was written"
+                    )
                 fresh[day] = self.local.not_yet_archived(path, batches[day], fd)
             finally:
                 if fd is not None:

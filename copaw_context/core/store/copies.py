@@ -70,6 +70,8 @@ class StreamCopies:
         self.lock_timeout = lock_timeout
         self.folder = check_key(directory.relative_to(workspace).as_posix(), "folder")
         """The streams' folder in the store (workspace-relative)."""
+        self._distrusted: set[str] = set()
+        """Streams whose position file claims more records than the stream holds."""
 
     @classmethod
     def of(cls, opener: StoreOpener | None, directory: Path, workspace: Path) -> Self | None:
@@ -115,7 +117,21 @@ class StreamCopies:
                 ]
             for stream in streams:
                 start = self._known(stream)
-                entries = await store.read(stream, start)
+                # One record before the hint too: none there means the position lies.
+                entries = await store.read(stream, max(0, start - 1))
+                if start > 0 and (not entries or entries[0].seq != start - 1):
+                    logger.warning(
+                        "copaw-context: %s claims %d records of %s, the store holds fewer; "
+                        "its lines are judged again",
+                        self._position_file(stream),
+                        start,
+                        stream,
+                    )
+                    self._distrusted.add(stream)
+                    _COPIED.pop((str(self.directory), self.opener.workspace_id, stream), None)
+                    entries = await store.read(stream, 0)
+                elif start > 0:
+                    entries = entries[1:]
                 if entries:
                     await asyncio.to_thread(self._copy, stream, entries)
         except Exception as error:  # the files are a cache; the next read tries again
@@ -139,6 +155,9 @@ class StreamCopies:
     def fresh(self, stream: str, entries: list[StreamEntry], fd: int) -> list[StreamEntry]:
         """The records of ``entries`` the file (open as ``fd``, its lock held) lacks."""
         copied, size = self.position(stream)
+        if stream in self._distrusted:
+            self._distrusted.discard(stream)
+            copied, size = 0, None
         fresh = [entry for entry in entries if entry.seq >= copied]
         if fresh and fresh[0].seq != copied:
             logger.warning(
@@ -151,12 +170,25 @@ class StreamCopies:
         end = os.fstat(fd).st_size
         # Never copied (``size`` None): a file holding exactly the first records already
         # (an export, an import's source) is not copied again; other lines stay before.
-        return fresh[already_there(fd, 0 if size is None else size, end, fresh) :]
+        start = 0 if size is None or size > end else size
+        there = already_there(fd, start, end, fresh)
+        if not there and fresh and end > start:  # a position lost or wrong: the file's end
+            there = _at_the_end(os.pread(fd, end, 0), fresh)
+        return fresh[there:]
 
     def copied(self, stream: str, entries: list[StreamEntry], fd: int) -> None:
-        """Remember that the file (``fd``) holds ``entries`` now (those it had are not new)."""
+        """Remember that the file (``fd``) holds ``entries`` now (those it had are not new);
+        a position that cannot be saved is logged (the next copy judges the lines again)."""
         if entries and entries[-1].seq >= self.position(stream)[0]:
-            self.save_position(stream, entries[-1].seq + 1, os.fstat(fd).st_size)
+            try:
+                self.save_position(stream, entries[-1].seq + 1, os.fstat(fd).st_size)
+            except OSError as error:
+                logger.warning(
+                    "copaw-context: cannot save the position of %s's copy: %s", stream, error
+                )
+                _COPIED[(str(self.directory), self.opener.workspace_id, stream)] = (
+                    entries[-1].seq + 1
+                )
 
     # ------------------------------------------------------------------ positions
     def _position_file(self, stream: str) -> Path:
@@ -169,7 +201,7 @@ class StreamCopies:
             mine = saved.get(self.opener.workspace_id) if isinstance(saved, dict) else None
             if isinstance(mine, dict):
                 copied, size = mine.get("copied"), mine.get("size")
-                if isinstance(copied, int) and isinstance(size, int):
+                if isinstance(copied, int) and isinstance(size, int) and _count(copied, size):
                     return copied, size
         except (OSError, ValueError, OutsideWorkspaceError):
             pass
@@ -202,4 +234,25 @@ def already_there(fd: int, size: int, end: int, fresh: list[StreamEntry]) -> int
     for line, entry in zip(lines, fresh, strict=False):
         if line != entry.data:
             return 0
-    return len(lines) if len(lines) <= len(fresh) else 0
+    return min(len(lines), len(fresh))
+
+
+def _at_the_end(data: bytes, fresh: list[StreamEntry]) -> int:
+    """How many of ``fresh`` end the file ``data`` (its last lines, an unterminated last one
+    whole or torn): what a copy whose position was lost or wrong already wrote."""
+    wanted = [entry.data for entry in fresh]
+    lines = data.split(b"\n")
+    last = lines.pop()
+    if last:  # whole but unterminated: lines[-k:] are fresh[:k], then fresh[k]
+        for k in range(min(len(wanted) - 1, len(lines)), -1, -1):
+            if last == wanted[k] and lines[len(lines) - k :] == wanted[:k]:
+                return k + 1
+    for k in range(min(len(wanted), len(lines)), 0, -1):
+        if lines[-1] == wanted[k - 1] and lines[len(lines) - k :] == wanted[:k]:
+            return k
+    return 0
+
+
+def _count(*values: int) -> bool:
+    """Whether a position file's figures are counts (non-negative, not bools)."""
+    return all(not isinstance(value, bool) and value >= 0 for value in values)

@@ -37,6 +37,8 @@ _SURROGATE_UTF8 = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
 _WORD = re.compile(r"[0-9A-Za-z_]+")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 _CHUNK = 1 << 16
+_WORD_CHARS = 200
+"""A longer word is indexed by its first characters (an index entry has a size limit)."""
 
 
 def check_key(key: str, what: str = "key") -> str:
@@ -138,8 +140,9 @@ def _newlines_in(chunk: bytes) -> Iterator[int]:
 def search_tokens(text: str) -> set[str]:
     """The tokens a search matches on: each word of letters and digits (lowercased), and
     each character bigram of a CJK run (a single character alone). Spelled in ASCII
-    (``w:word``, ``h:<hex>``), so a database of any locale indexes them the same."""
-    tokens = {f"w:{word.lower()}" for word in _WORD.findall(text)}
+    (``w:word``, ``h:<hex>``), so a database of any locale indexes them the same. A word
+    is cut to its first 200 characters: a line of one huge word still fits the index."""
+    tokens = {f"w:{word[:_WORD_CHARS].lower()}" for word in _WORD.findall(text)}
     for run in _HAN.findall(text):
         grams = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
         tokens.update(f"h:{gram.encode('utf-8').hex()}" for gram in grams)

@@ -12,6 +12,7 @@ clashes (the clashes are listed); each file or row written is whole.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,14 +133,15 @@ async def import_workspace(store: PostgresStore, source: Path, layout: Layout) -
     for folder, names in layout.streams:
         for path in _files(source / folder, names):
             stream = f"{folder}/{path.name}"
-            lines = _lines(await asyncio.to_thread(read_bytes_inside, path, source))
+            log = folder == layout.memory
+            data = await asyncio.to_thread(read_bytes_inside, path, source)
+            lines = _lines(data, torn_cut=not log)
             held = [entry.data for entry in await store.read(stream)]
             if held != lines[: len(held)]:
                 clashes.append(stream)
                 continue
             fresh = lines[len(held) :]
             (report.written if fresh else report.unchanged).append(stream)
-            log = folder == layout.memory
             appends += [
                 StreamRecord(stream, _line_key(line, len(held) + i, log), line)
                 for i, line in enumerate(fresh)
@@ -205,12 +207,23 @@ def _read(root: Path, key: str) -> bytes | None:
         return None
 
 
-def _lines(data: bytes) -> list[bytes]:
-    """A stream file's records: its lines (an unterminated last line is one too)."""
+def _lines(data: bytes, *, torn_cut: bool) -> list[bytes]:
+    """A stream file's records: its lines (an unterminated last line is one too, unless
+    ``torn_cut`` and it does not parse: an archive line a kill cut short, which the file
+    archive cuts off too)."""
     lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
+    last = lines[-1]
+    if last == b"" or (torn_cut and not _parses(last)):
         lines.pop()
     return lines
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _line_key(line: bytes, index: int, log: bool) -> str | None:

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from copaw_context.core.store.lines import BLOB_NAME, check_key
 from copaw_context.core.store.protocol import StreamRecord, VersionConflictError, WorkspaceStore
+from copaw_context.core.toolresults.offload_refs import is_session_id
 
 __all__ = ["live_shared_names", "put_manifest"]
 
@@ -33,7 +34,10 @@ def _keys(folder: str, session_id: str) -> tuple[str, str]:
 async def put_manifest(
     store: WorkspaceStore, folder: str, session_id: str, names: Iterable[str], now: float
 ) -> None:
-    """Put ``session_id``'s manifest (its names, written at ``now``) in the store."""
+    """Put ``session_id``'s manifest (its names, written at ``now``) in the store; a
+    ``ValueError`` for an id that is no manifest id (32 hex digits)."""
+    if not is_session_id(session_id):
+        raise ValueError(f"not a manifest id: {session_id!r}")
     document, sessions = _keys(folder, session_id)
     data = json.dumps({"names": sorted(names), "at": now}, sort_keys=True).encode()
     for attempt in range(_TRIES):
@@ -55,7 +59,7 @@ async def live_shared_names(
     _, sessions = _keys(folder, "x" * 32)
     names: set[str] = set()
     for entry in await store.read(sessions):
-        if entry.key is None:
+        if entry.key is None or not is_session_id(entry.key):  # never put for such a key
             continue
         doc = await store.get_document(_keys(folder, entry.key)[0])
         if doc.data is None:
