@@ -26,6 +26,7 @@ from copaw_context.core.memory import (
     MemoryTools,
     keep_cleared_summary,
 )
+from copaw_context.core.memory.cleared import CLEARED_DIR, SummaryCopies
 from copaw_context.core.memory.shared import SharedMemory
 from copaw_context.core.store.copies import StoreOpener
 
@@ -73,6 +74,9 @@ class MemoryService:
         self._store = store
         """The shared workspace store of MEMORY.md and the logs (``None``: the files)."""
         self.shared = self._share(self.tools.files)
+        cleared = workspace / light.dialog_path / CLEARED_DIR
+        self._cleared = SummaryCopies.of(store, cleared, workspace) if self.shared else None
+        """The cleared summaries in the shared store (``None``: the files)."""
         self._pull_failure: str | None = None
         self._summariser: MemorySummariser | None = None
         self._scheduler: MemoryScheduler | None = None
@@ -120,6 +124,8 @@ class MemoryService:
         if self.shared is not None:
             await self.shared.refresh_logs()
             await self._pull_memory()
+        if self._cleared is not None:
+            await self._cleared.refresh()
 
     async def _pull_memory(self) -> None:
         if self.shared is None:
@@ -150,7 +156,7 @@ class MemoryService:
     async def _keep_then_index(self, record: CompactionRecord) -> None:
         dialog = self.config.light_context_config.dialog_path
         try:
-            await keep_cleared_summary(record, self.workspace, dialog)
+            await keep_cleared_summary(record, self.workspace, dialog, shared=self._cleared)
         except Exception:  # the clear went through; only the copy for recall is missing
             logger.exception(
                 "copaw-context: could not keep the summary /%s removed", record.trigger

@@ -67,10 +67,13 @@ class LogCopies(StreamCopies):
     what = "daily logs"
     names = DAILY_LOG
 
+    def lock(self, path: Path) -> Path:
+        """The lock a writer of the local file ``path`` holds (the memory files' own)."""
+        return self.directory / ".locks" / f"{path.name}.lock"
+
     def _copy(self, stream: str, entries: list[StreamEntry]) -> None:
         path = self.path(stream)
-        lock = self.directory / ".locks" / f"{path.name}.lock"
-        with locked(lock, self.lock_timeout, self.workspace):
+        with locked(self.lock(path), self.lock_timeout, self.workspace):
             fd = open_append_inside(path, self.workspace)
             try:
                 fresh = self.fresh(stream, entries, fd)
@@ -248,10 +251,12 @@ class SharedMemory:
                 return True, backup
             try:
                 new = await store.put_document(_KEY, local, doc.version)
-            except Exception as error:  # the change is undone here: made again or refused
+            except BaseException as error:  # undone here (cancelled too): made again or refused
                 await asyncio.to_thread(self._restore, before)
                 if isinstance(error, VersionConflictError):
                     return False, backup
+                if not isinstance(error, Exception):
+                    raise
                 raise MemoryFileError(
                     f"cannot write {_KEY} to the workspace store: {error}; nothing was written"
                 ) from error

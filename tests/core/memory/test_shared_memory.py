@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from copaw_context.core.config.running import RunningConfig, parse_running_config
+from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory import MemoryConsolidator, MemoryFileError
 from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.store.postgres import PostgresStore
@@ -151,6 +152,27 @@ async def test_a_store_that_is_down_refuses_a_change_and_reads_the_local_copy(
     assert "kept locally" in await service.tools.files.read_memory()
     with pytest.raises(MemoryFileError, match="workspace store is unavailable"):
         await service.tools.files.append_log("- a note")
+
+
+async def test_a_summary_cleared_on_one_replica_is_found_on_another(
+    pg_dsn: str, tmp_path: Path, agent_id: str
+) -> None:
+    config = _config(pg_dsn)
+    a = _service(config, tmp_path / "a", agent_id)
+    b = _service(config, tmp_path / "b", agent_id)
+    summary = "## Goal\n- Ship the zebrafish importer\n\n## Constraints & Preferences\n- none"
+    record = CompactionRecord("clear", "s1", "bot", (), summary)
+    kept = a.on_compaction(record)
+    assert kept is not None
+    await kept
+    await b.copy_shared()
+    (day,) = (tmp_path / "b" / "dialog" / "summaries").glob("*.md")
+    assert day.read_bytes() == (tmp_path / "a" / "dialog" / "summaries" / day.name).read_bytes()
+    assert day.read_text(encoding="utf-8").startswith("# /clear · ")
+    hits = await b.tools.index.search("zebrafish importer")
+    assert [h.kind for h in hits] == ["summary"]
+    await a.close()
+    await b.close()
 
 
 def test_without_a_store_the_memory_is_the_files(tmp_path: Path) -> None:
