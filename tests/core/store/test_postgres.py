@@ -3,6 +3,7 @@ one another's data and leases, and a failure inside an append rolls all of it ba
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import uuid
@@ -70,5 +71,31 @@ async def test_a_failure_inside_an_append_writes_none_of_its_streams(pg_dsn: str
             await store.append(records)
         assert await store.read("dialog/2026-05-01.jsonl") == []
         assert await store.streams("dialog/") == []
+    finally:
+        await store.close()
+
+
+async def test_a_pool_of_one_connection_serves_many_callers(pg_dsn: str) -> None:
+    # Ported from LangGraph's Postgres store tests, whose fixture runs every test on a single
+    # connection and on a pool: here 30 concurrent appends, reads, puts and leases share one.
+    store = PostgresStore(pg_dsn, f"agent-{uuid.uuid4().hex}", max_connections=1)
+    await store.open()
+    try:
+        stream = "dialog/2026-05-01.jsonl"
+
+        async def work(i: int) -> None:
+            line = json.dumps({"session_id": "s", "archive_id": str(i)}).encode()
+            await store.append([StreamRecord(stream, f"s/{i}", line)])
+            await store.read(stream)
+            await store.put_blob("tool_result", [f"blob {i}"])
+            lease = await store.acquire_lease(f"lease-{i}", 5.0)
+            assert lease is not None
+            await store.release_lease(lease)
+
+        await asyncio.wait_for(asyncio.gather(*(work(i) for i in range(30))), timeout=60)
+        assert sorted(e.key or "" for e in await store.read(stream)) == sorted(
+            f"s/{i}" for i in range(30)
+        )
+        assert len(await store.list_blobs("tool_result")) == 30
     finally:
         await store.close()

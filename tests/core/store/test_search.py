@@ -71,3 +71,17 @@ async def test_both_stores_answer_alike_on_the_same_data(pg_dsn: str, tmp_path: 
     finally:
         for store in stores:
             await store.close()
+
+
+async def test_empty_long_and_special_queries_as_langgraphs_store_tests_ask(
+    store: WorkspaceStore,
+) -> None:
+    # Ported from LangGraph's Postgres store tests (test_vector_search_edge_cases): an empty
+    # query, a very long one and one full of punctuation neither fail nor match wrongly.
+    await fill(store)
+    assert await store.search("", "dialog/") == []
+    assert await store.search("!@#$%^&*()", "dialog/") == []
+    assert await store.search("foo " * 100, "dialog/") == []
+    assert texts(await store.search("disk!@#$%^&*()", "dialog/")) == [LINES[0][1], LINES[2][1]]
+    assert texts(await store.search("数据库" + "?" * 50, "dialog/")) == [LINES[1][1], LINES[3][1]]
+    assert await store.search("disk", "dialog/", limit=0) == []
