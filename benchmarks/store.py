@@ -22,13 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import statistics
-import tempfile
 import time
-import warnings
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +45,7 @@ from copaw_context.core.store.protocol import WorkspaceStore
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.store.transfer import Layout, import_workspace
 from copaw_context.core.toolresults.store_blobs import StoreBlobs
+from copaw_context.testing.postgres import postgres_server
 
 __all__ = ["StoreRow", "bench_store", "store_table"]
 
@@ -65,24 +62,6 @@ class StoreRow:
     postgres_ms: float
     files_p95_ms: float | None = None
     postgres_p95_ms: float | None = None
-
-
-@contextmanager
-def postgres() -> Iterator[str]:
-    """A PostgreSQL 16 (pgserver) in a temporary folder: its DSN."""
-    folder = Path(tempfile.mkdtemp(prefix="copaw-pg-"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pgserver
-
-        server = pgserver.get_server(folder / "data", cleanup_mode="stop")  # type: ignore[attr-defined]
-    try:
-        yield server.get_uri()
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            server.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _config(dsn: str | None) -> RunningConfig:
@@ -275,7 +254,7 @@ async def _sizing(dsn: str, workspace: Path, context: list[Any], steps: int) -> 
 
 def bench_store(root: Path, quick: bool, log: Callable[[str], None]) -> dict[str, Any]:
     """Every figure above (a tenth of the recall archive and fewer repeats with ``quick``)."""
-    with postgres() as dsn:
+    with postgres_server() as dsn:
         repeat = 10 if quick else 50
         log("  store: archive appends ...")
         rows = [asyncio.run(_archive_rows(root, dsn, repeat))]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 
@@ -14,22 +13,16 @@ from copaw_context.cli import main
 from copaw_context.core.errors import redact
 from copaw_context.core.store.select import STORE_ENV
 from tests.pg_server import pg_dsn
+from tests.store_replicas import replica
 
 __all__ = ["pg_dsn"]
-
-
-def _replica(root: Path, agent_id: str) -> Path:
-    """A replica's folder as the deployment doc asks: an agent.json with the shared id."""
-    root.mkdir(parents=True)
-    (root / "agent.json").write_text(json.dumps({"id": agent_id}), encoding="utf-8")
-    return root
 
 
 def test_a_workspace_whose_agent_json_holds_only_its_id_is_imported_and_searched(
     pg_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     agent_id = f"user-{uuid.uuid4().hex}"
-    folder = _replica(tmp_path / "a", agent_id)
+    folder = replica(tmp_path / "a", agent_id)
     assert main(["store", "import", "--dsn", pg_dsn, str(folder)]) == 0
     assert repr(agent_id) in capsys.readouterr().out
     assert main(["memory", "search", "anything", "--workspace", str(folder)]) == 0
@@ -38,7 +31,7 @@ def test_a_workspace_whose_agent_json_holds_only_its_id_is_imported_and_searched
 def test_a_config_that_does_not_exist_is_an_error_not_the_defaults(
     pg_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _replica(tmp_path / "a", f"user-{uuid.uuid4().hex}")
+    folder = replica(tmp_path / "a", f"user-{uuid.uuid4().hex}")
     missing = tmp_path / "missing.json"
     assert main(["store", "import", "--dsn", pg_dsn, "--config", str(missing), str(folder)]) == 2
     assert str(missing) in capsys.readouterr().err
@@ -59,7 +52,7 @@ def test_a_connection_error_names_the_setting_the_url_came_from(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv(STORE_ENV, "postgresql://agent:s3cret@127.0.0.1:1/copaw")
-    folder = _replica(tmp_path / "a", "user-env")
+    folder = replica(tmp_path / "a", "user-env")
     assert main(["store", "import", str(folder)]) == 1
     err = capsys.readouterr().err
     assert f"set by the environment variable {STORE_ENV}" in err and "--dsn" not in err
@@ -70,7 +63,7 @@ def test_without_a_database_every_way_to_give_one_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv(STORE_ENV, raising=False)
-    assert main(["store", "import", str(_replica(tmp_path / "a", "user-none"))]) == 2
+    assert main(["store", "import", str(replica(tmp_path / "a", "user-none"))]) == 2
     err = capsys.readouterr().err
     assert "--dsn" in err and STORE_ENV in err and "running.light_context_config.store.dsn" in err
 
@@ -84,7 +77,7 @@ def test_a_role_that_cannot_create_the_tables_gets_the_reason_and_the_fix(
         connection.execute(f"REVOKE CREATE ON SCHEMA public FROM {role}")
     dsn = pg_dsn.replace("postgresql://postgres:", f"postgresql://{role}:", 1)
     assert dsn != pg_dsn
-    folder = _replica(tmp_path / "a", "user-role")
+    folder = replica(tmp_path / "a", "user-role")
     assert main(["store", "import", "--dsn", dsn, str(folder)]) == 1  # no traceback
     err = capsys.readouterr().err
     assert "cannot create or migrate its tables" in err and "permission denied" in err
@@ -94,7 +87,7 @@ def test_a_role_that_cannot_create_the_tables_gets_the_reason_and_the_fix(
 def test_a_key_value_dsn_is_refused_without_showing_its_password(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _replica(tmp_path / "a", "user-kv")
+    folder = replica(tmp_path / "a", "user-kv")
     dsn = "host=db.internal user=agent password=hunter2 dbname=copaw"
     assert main(["store", "import", "--dsn", dsn, str(folder)]) == 2
     err = capsys.readouterr().err

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar, Protocol, Self
@@ -50,7 +51,7 @@ class StoreOpener(Protocol):
         ...
 
 
-class StreamCopies:
+class StreamCopies(ABC):
     """Copies the store's streams of one folder (names matching ``names``) into local files.
 
     A subclass writes the lines (:meth:`_copy`): the lock and the append of its kind of file.
@@ -113,10 +114,11 @@ class StreamCopies:
                 streams = [
                     stream
                     for stream, count in sorted(lengths.items())
-                    if self.stream(self.path(stream)) == stream and count > self._known(stream)
+                    if self.stream(self.path(stream)) == stream
+                    and count > await self._known(stream)
                 ]
             for stream in streams:
-                start = self._known(stream)
+                start = await self._known(stream)
                 # One record before the hint too: none there means the position lies.
                 entries = await store.read(stream, max(0, start - 1))
                 if start > 0 and (not entries or entries[0].seq != start - 1):
@@ -139,18 +141,18 @@ class StreamCopies:
             return False
         return True
 
-    def _known(self, stream: str) -> int:
+    async def _known(self, stream: str) -> int:
         """The records the local file held at the last look (this process's, else its
-        position file's): a hint, the copy judges again under the file's lock."""
+        position file's, read off the loop): a hint, the copy judges again under the lock."""
         key = (str(self.directory), self.opener.workspace_id, stream)
         known = _COPIED.get(key)
         if known is None:
-            known = _COPIED[key] = self.position(stream)[0]
+            known = _COPIED[key] = (await asyncio.to_thread(self.position, stream))[0]
         return known
 
+    @abstractmethod
     def _copy(self, stream: str, entries: list[StreamEntry]) -> None:
         """Append the records of ``entries`` the file lacks (blocking; its lock taken)."""
-        raise NotImplementedError
 
     def fresh(self, stream: str, entries: list[StreamEntry], fd: int) -> list[StreamEntry]:
         """The records of ``entries`` the file (open as ``fd``, its lock held) lacks."""

@@ -16,39 +16,19 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.archive.mirror import MIRROR_DIR, ArchiveMirror
-from copaw_context.core.archive.shared import SharedArchive
+from copaw_context.core.archive.mirror import MIRROR_DIR
 from copaw_context.core.archive.store import DialogArchive
-from copaw_context.core.config.running import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.store.postgres import PostgresStore
-from copaw_context.core.toolresults.store_blobs import StoreBlobs
 from copaw_context.core.tools.read_tool import ReadFileTool
 from tests.pg_server import pg_dsn
+from tests.store_replicas import replica, shared_archive, store_config
 
 __all__ = ["pg_dsn"]
 
 _DAY = "2026-05-01T10:00:00+00:00"
-
-
-def _config(dsn: str) -> RunningConfig:
-    return parse_running_config({"running": {"light_context_config": {"store": {"dsn": dsn}}}})
-
-
-def _workspace(root: Path, agent_id: str) -> Path:
-    root.mkdir(parents=True)
-    (root / "agent.json").write_text(json.dumps({"id": agent_id}), encoding="utf-8")
-    return root
-
-
-def _archive(config: RunningConfig, workspace: Path, session: str = "s1") -> SharedArchive:
-    mirror = ArchiveMirror.of(StoreBlobs(config, workspace), workspace / "dialog", workspace)
-    assert mirror is not None
-    local = DialogArchive(
-        workspace / "dialog", session_id=session, agent_name="bot", workspace=workspace
-    )
-    return SharedArchive(local, mirror)
 
 
 def _msg(text: str, *parts: str) -> dict[str, Any]:
@@ -68,9 +48,9 @@ def agent_id() -> str:
 async def test_two_replicas_archive_once_and_both_copy_every_line(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _archive(config, _workspace(tmp_path / "a", agent_id))
-    b = _archive(config, _workspace(tmp_path / "b", agent_id), session="s2")
+    config = store_config(pg_dsn)
+    a = shared_archive(config, replica(tmp_path / "a", agent_id))
+    b = shared_archive(config, replica(tmp_path / "b", agent_id), session="s2")
     written = await a.append([_msg("first from A")], [_DAY], ["a-1"])
     assert [(f.path.name, f.lines) for f in written] == [("2026-05-01.jsonl", 1)]
     await b.append([_msg("from B")], [_DAY], ["b-1"])
@@ -94,8 +74,8 @@ async def test_two_replicas_archive_once_and_both_copy_every_line(
 
 
 async def test_a_line_is_the_file_archives_line(pg_dsn: str, tmp_path: Path, agent_id: str) -> None:
-    shared = _archive(_config(pg_dsn), _workspace(tmp_path / "s", agent_id))
-    plain_ws = _workspace(tmp_path / "f", agent_id)
+    shared = shared_archive(store_config(pg_dsn), replica(tmp_path / "s", agent_id))
+    plain_ws = replica(tmp_path / "f", agent_id)
     plain = DialogArchive(
         plain_ws / "dialog", session_id="s1", agent_name="bot", workspace=plain_ws
     )
@@ -111,9 +91,9 @@ async def test_a_line_is_the_file_archives_line(pg_dsn: str, tmp_path: Path, age
 async def test_known_parts_are_left_out_across_replicas(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _archive(config, _workspace(tmp_path / "a", agent_id))
-    b = _archive(config, _workspace(tmp_path / "b", agent_id))  # the same session, next turn
+    config = store_config(pg_dsn)
+    a = shared_archive(config, replica(tmp_path / "a", agent_id))
+    b = shared_archive(config, replica(tmp_path / "b", agent_id))  # the same session, next turn
     await a.append([_msg("reply", "p1", "p2")], [_DAY], ["r-2"], part_keys=[["r/p1", "r/p2"]])
     # The reply grew on another worker (its id changed with its blocks): only p3 is new.
     await b.append(
@@ -127,15 +107,15 @@ async def test_known_parts_are_left_out_across_replicas(
 async def test_a_copy_cut_short_is_finished_and_old_lines_stay(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    b_ws = _workspace(tmp_path / "b", agent_id)
+    config = store_config(pg_dsn)
+    b_ws = replica(tmp_path / "b", agent_id)
     day = b_ws / "dialog" / "2026-05-01.jsonl"
     day.parent.mkdir()
     old = b'{"session_id": "old", "message": {"role": "user", "content": "before"}}\n'
     day.write_bytes(old)  # written as files before the store was configured
-    a = _archive(config, _workspace(tmp_path / "a", agent_id))
+    a = shared_archive(config, replica(tmp_path / "a", agent_id))
     await a.append([_msg(f"m{i}") for i in range(3)], [_DAY] * 3, [f"m-{i}" for i in range(3)])
-    b = _archive(config, b_ws)
+    b = shared_archive(config, b_ws)
     assert [f.lines for f in await b.list_files()] == [4]
     copied = day.read_bytes()
     assert copied.startswith(old)
@@ -152,8 +132,8 @@ async def test_a_copy_cut_short_is_finished_and_old_lines_stay(
 
 
 async def test_a_store_that_is_down_is_an_archive_error(tmp_path: Path, agent_id: str) -> None:
-    ws = _workspace(tmp_path / "ws", agent_id)
-    down = _archive(_config("postgresql://nobody@127.0.0.1:1/none"), ws)
+    ws = replica(tmp_path / "ws", agent_id)
+    down = shared_archive(store_config("postgresql://nobody@127.0.0.1:1/none"), ws)
     with pytest.raises(ArchiveError, match="workspace store is unavailable"):
         await down.append([_msg("kept")], [_DAY], ["k-1"])
     assert not (ws / "dialog" / "2026-05-01.jsonl").exists()
@@ -163,9 +143,9 @@ async def test_a_store_that_is_down_is_an_archive_error(tmp_path: Path, agent_id
 async def test_step_context_recall_and_read_file_see_the_other_replicas_lines(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a_ws, b_ws = _workspace(tmp_path / "a", agent_id), _workspace(tmp_path / "b", agent_id)
-    await _archive(config, a_ws).append(
+    config = store_config(pg_dsn)
+    a_ws, b_ws = replica(tmp_path / "a", agent_id), replica(tmp_path / "b", agent_id)
+    await shared_archive(config, a_ws).append(
         [_msg("the deploy key rotates every 17 days")], [_DAY], ["fact-1"]
     )
     ctx = StepContext(config, b_ws)
@@ -173,7 +153,7 @@ async def test_step_context_recall_and_read_file_see_the_other_replicas_lines(
     hits = await ctx.memory.tools.index.search("rotates every 17 days")
     assert [(h.path, h.kind) for h in hits] == [("dialog/2026-05-01.jsonl", "dialog")]
 
-    await _archive(config, a_ws).append([_msg("second line")], [_DAY], ["fact-2"])
+    await shared_archive(config, a_ws).append([_msg("second line")], [_DAY], ["fact-2"])
     tool = ReadFileTool.from_config(config, b_ws)
     result, _ = await tool.read("dialog/2026-05-01.jsonl", 2)
     assert result.ok and "second line" in result.text

@@ -16,29 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from copaw_context.core.config.running import RunningConfig, parse_running_config
+from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory import MemoryConsolidator, MemoryFileError
 from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.store.postgres import PostgresStore
-from copaw_context.core.toolresults.store_blobs import StoreBlobs
 from tests.pg_server import pg_dsn
+from tests.store_replicas import memory_replica, store_config
 
 __all__ = ["pg_dsn"]
 
 _NOON = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
-
-
-def _config(dsn: str) -> RunningConfig:
-    return parse_running_config({"running": {"light_context_config": {"store": {"dsn": dsn}}}})
-
-
-def _service(config: RunningConfig, root: Path, agent_id: str) -> MemoryService:
-    root.mkdir(parents=True)
-    (root / "agent.json").write_text(json.dumps({"id": agent_id}), encoding="utf-8")
-    service = MemoryService(config, root, store=StoreBlobs(config, root))
-    assert service.shared is not None
-    return service
 
 
 @pytest.fixture
@@ -58,9 +46,9 @@ async def _document(dsn: str, agent_id: str, key: str) -> bytes | None:
 async def test_edits_on_two_replicas_at_once_lose_nothing(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _service(config, tmp_path / "a", agent_id)
-    b = _service(config, tmp_path / "b", agent_id)
+    config = store_config(pg_dsn)
+    a = memory_replica(config, tmp_path / "a", agent_id)
+    b = memory_replica(config, tmp_path / "b", agent_id)
     edits = [
         replica.tools.memory_edit("Preferences", f"- item {name}{i}")
         for i in range(8)
@@ -79,9 +67,9 @@ async def test_edits_on_two_replicas_at_once_lose_nothing(
 async def test_a_hand_edit_reaches_the_other_replica_and_a_clash_keeps_both(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _service(config, tmp_path / "a", agent_id)
-    b = _service(config, tmp_path / "b", agent_id)
+    config = store_config(pg_dsn)
+    a = memory_replica(config, tmp_path / "a", agent_id)
+    b = memory_replica(config, tmp_path / "b", agent_id)
     await a.tools.memory_edit("Facts", "- the build uses make")
     assert "the build uses make" in await b.tools.files.read_memory()
 
@@ -102,9 +90,9 @@ async def test_a_hand_edit_reaches_the_other_replica_and_a_clash_keeps_both(
 async def test_log_entries_of_every_replica_reach_every_copy(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _service(config, tmp_path / "a", agent_id)
-    b = _service(config, tmp_path / "b", agent_id)
+    config = store_config(pg_dsn)
+    a = memory_replica(config, tmp_path / "a", agent_id)
+    b = memory_replica(config, tmp_path / "b", agent_id)
     writes = [
         replica.tools.files.append_log(f"- note {name}{i}", source="agent", when=_NOON)
         for i in range(5)
@@ -122,9 +110,9 @@ async def test_log_entries_of_every_replica_reach_every_copy(
 async def test_consolidation_runs_once_over_every_replicas_logs(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _service(config, tmp_path / "a", agent_id)
-    b = _service(config, tmp_path / "b", agent_id)
+    config = store_config(pg_dsn)
+    a = memory_replica(config, tmp_path / "a", agent_id)
+    b = memory_replica(config, tmp_path / "b", agent_id)
     today = datetime.now().astimezone()
     await a.tools.files.append_log("- Lesson: run make clean before the parser build", when=today)
     await b.tools.files.append_log("- Lesson: the CI cache key includes the lockfile", when=today)
@@ -144,7 +132,7 @@ async def test_a_store_that_is_down_refuses_a_change_and_reads_the_local_copy(
     tmp_path: Path, agent_id: str
 ) -> None:
     ws = tmp_path / "ws"
-    service = _service(_config("postgresql://nobody@127.0.0.1:1/none"), ws, agent_id)
+    service = memory_replica(store_config("postgresql://nobody@127.0.0.1:1/none"), ws, agent_id)
     (ws / "MEMORY.md").write_text("## Facts\n- kept locally\n", encoding="utf-8")
     answer = await service.tools.memory_edit("Facts", "- new")
     assert answer.startswith("Error:") and "workspace store is unavailable" in answer
@@ -157,9 +145,9 @@ async def test_a_store_that_is_down_refuses_a_change_and_reads_the_local_copy(
 async def test_a_summary_cleared_on_one_replica_is_found_on_another(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _service(config, tmp_path / "a", agent_id)
-    b = _service(config, tmp_path / "b", agent_id)
+    config = store_config(pg_dsn)
+    a = memory_replica(config, tmp_path / "a", agent_id)
+    b = memory_replica(config, tmp_path / "b", agent_id)
     summary = "## Goal\n- Ship the zebrafish importer\n\n## Constraints & Preferences\n- none"
     record = CompactionRecord("clear", "s1", "bot", (), summary)
     kept = a.on_compaction(record)

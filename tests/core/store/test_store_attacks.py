@@ -17,10 +17,7 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.archive.mirror import MIRROR_DIR, ArchiveMirror
-from copaw_context.core.archive.shared import SharedArchive
-from copaw_context.core.archive.store import DialogArchive
-from copaw_context.core.config.running import RunningConfig, parse_running_config
+from copaw_context.core.archive.mirror import MIRROR_DIR
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.store.postgres import PostgresStore
@@ -29,30 +26,12 @@ from copaw_context.core.toolresults.store_blobs import StoreBlobs
 from copaw_context.core.toolresults.store_refs import live_shared_names, put_manifest
 from copaw_context.core.tools.read_tool import ReadFileTool
 from tests.pg_server import pg_dsn
+from tests.store_replicas import replica, shared_archive, store_config
 
 __all__ = ["pg_dsn"]
 
 _DAY = "2026-05-01T10:00:00+00:00"
 _STREAM = "dialog/2026-05-01.jsonl"
-
-
-def _config(dsn: str) -> RunningConfig:
-    return parse_running_config({"running": {"light_context_config": {"store": {"dsn": dsn}}}})
-
-
-def _workspace(root: Path, agent_id: str) -> Path:
-    root.mkdir(parents=True)
-    (root / "agent.json").write_text(json.dumps({"id": agent_id}), encoding="utf-8")
-    return root
-
-
-def _archive(config: RunningConfig, workspace: Path, session: str = "s1") -> SharedArchive:
-    mirror = ArchiveMirror.of(StoreBlobs(config, workspace), workspace / "dialog", workspace)
-    assert mirror is not None
-    local = DialogArchive(
-        workspace / "dialog", session_id=session, agent_name="bot", workspace=workspace
-    )
-    return SharedArchive(local, mirror)
 
 
 def _msg(text: str) -> dict[str, Any]:
@@ -100,10 +79,10 @@ async def test_a_position_file_linked_out_is_not_followed(
     outside = tmp_path / "outside.json"
     lie = json.dumps({agent_id: {"copied": 0, "size": 0}}).encode()
     outside.write_bytes(lie)
-    ws = _workspace(tmp_path / "ws", agent_id)
+    ws = replica(tmp_path / "ws", agent_id)
     (ws / "dialog" / MIRROR_DIR).mkdir(parents=True)
     (ws / "dialog" / MIRROR_DIR / "2026-05-01.jsonl.json").symlink_to(outside)
-    archive = _archive(_config(pg_dsn), ws)
+    archive = shared_archive(store_config(pg_dsn), ws)
     await archive.append([_msg("one")], [_DAY], ["m-1"])
     await archive.append([_msg("two")], [_DAY], ["m-2"])
     assert outside.read_bytes() == lie
@@ -116,11 +95,11 @@ async def test_a_positions_folder_linked_out_is_not_written_and_blocks_nothing(
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    ws = _workspace(tmp_path / "ws", agent_id)
+    ws = replica(tmp_path / "ws", agent_id)
     (ws / "dialog").mkdir()
     (ws / "dialog" / MIRROR_DIR).symlink_to(outside, target_is_directory=True)
     (ws / "memory").mkdir()
-    archive = _archive(_config(pg_dsn), ws)
+    archive = shared_archive(store_config(pg_dsn), ws)
     for i in range(3):
         await archive.append([_msg(f"m{i}")], [_DAY], [f"m-{i}"])
     assert list(outside.iterdir()) == []
@@ -143,10 +122,10 @@ async def test_a_positions_folder_linked_out_is_not_written_and_blocks_nothing(
 async def test_a_position_that_lies_neither_loses_nor_doubles_a_line(
     pg_dsn: str, tmp_path: Path, agent_id: str, position: dict[str, object]
 ) -> None:
-    config = _config(pg_dsn)
-    a = _archive(config, _workspace(tmp_path / "a", agent_id))
-    b_ws = _workspace(tmp_path / "b", agent_id)
-    b = _archive(config, b_ws, session="s2")
+    config = store_config(pg_dsn)
+    a = shared_archive(config, replica(tmp_path / "a", agent_id))
+    b_ws = replica(tmp_path / "b", agent_id)
+    b = shared_archive(config, b_ws, session="s2")
     await a.append([_msg("m0"), _msg("m1")], [_DAY] * 2, ["m-0", "m-1"])
     await b.list_files()  # b's copy holds both lines
     saved = b_ws / "dialog" / MIRROR_DIR / "2026-05-01.jsonl.json"
@@ -171,15 +150,15 @@ def _forget_this_process(ws: Path) -> None:
 async def test_a_day_file_linked_out_of_the_workspace_is_refused(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    a = _archive(config, _workspace(tmp_path / "a", agent_id))
+    config = store_config(pg_dsn)
+    a = shared_archive(config, replica(tmp_path / "a", agent_id))
     await a.append([_msg("secret")], [_DAY], ["m-0"])
     outside = tmp_path / "outside.jsonl"
     outside.write_bytes(b"")
-    b_ws = _workspace(tmp_path / "b", agent_id)
+    b_ws = replica(tmp_path / "b", agent_id)
     (b_ws / "dialog").mkdir()
     (b_ws / "dialog" / "2026-05-01.jsonl").symlink_to(outside)
-    b = _archive(config, b_ws, session="s2")
+    b = shared_archive(config, b_ws, session="s2")
     await b.list_files()
     with pytest.raises(ArchiveError):
         await b.append([_msg("from b")], [_DAY], ["b-1"])
@@ -190,11 +169,11 @@ async def test_a_day_file_linked_out_of_the_workspace_is_refused(
 async def test_a_fifo_as_the_day_file_never_blocks_the_archive(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    ws = _workspace(tmp_path / "ws", agent_id)
+    ws = replica(tmp_path / "ws", agent_id)
     (ws / "dialog").mkdir()
     fifo = ws / "dialog" / "2026-05-01.jsonl"
     os.mkfifo(fifo)
-    archive = _archive(_config(pg_dsn), ws)
+    archive = shared_archive(store_config(pg_dsn), ws)
     try:
         with pytest.raises(ArchiveError, match="not a regular file"):
             await asyncio.wait_for(archive.append([_msg("x")], [_DAY], ["m-0"]), 20)
@@ -216,9 +195,9 @@ async def test_lines_that_are_not_utf8_or_huge_are_copied_byte_for_byte(
     ]
     records = [StreamRecord(_STREAM, f"x/{i}", line) for i, line in enumerate(hostile)]
     await _db_append(pg_dsn, agent_id, records)
-    config = _config(pg_dsn)
-    ws = _workspace(tmp_path / "ws", agent_id)
-    archive = _archive(config, ws)
+    config = store_config(pg_dsn)
+    ws = replica(tmp_path / "ws", agent_id)
+    archive = shared_archive(config, ws)
     assert [f.lines for f in await archive.list_files()] == [4]
     _copy_is_db(ws / "dialog" / "2026-05-01.jsonl", hostile)
     await archive.append([_msg("after them")], [_DAY], ["m-1"])
@@ -263,8 +242,8 @@ async def test_a_session_id_that_is_no_manifest_id_is_refused(pg_dsn: str, agent
 async def test_twenty_appends_of_the_same_records_from_two_replicas_land_once(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    replicas = [_archive(config, _workspace(tmp_path / n, agent_id)) for n in "ab"]
+    config = store_config(pg_dsn)
+    replicas = [shared_archive(config, replica(tmp_path / n, agent_id)) for n in "ab"]
     batch = [_msg(f"m{i}") for i in range(5)]
     ids = [f"m-{i}" for i in range(5)]
     calls = [replicas[i % 2].append(batch, [_DAY] * 5, ids) for i in range(20)]
@@ -272,17 +251,17 @@ async def test_twenty_appends_of_the_same_records_from_two_replicas_land_once(
     assert [r for r in results if isinstance(r, BaseException)] == []
     lines = await _db_lines(pg_dsn, agent_id)
     assert [json.loads(line)["archive_id"] for line in lines] == ids
-    for replica in replicas:
-        await replica.list_files()
-        _copy_is_db(replica.directory / "2026-05-01.jsonl", lines)
+    for archive in replicas:
+        await archive.list_files()
+        _copy_is_db(archive.directory / "2026-05-01.jsonl", lines)
 
 
 # ---------------------------------------------------------------------- the store going down
 async def test_the_pool_closed_between_the_refresh_and_the_append(
     pg_dsn: str, tmp_path: Path, agent_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ws = _workspace(tmp_path / "ws", agent_id)
-    archive = _archive(_config(pg_dsn), ws)
+    ws = replica(tmp_path / "ws", agent_id)
+    archive = shared_archive(store_config(pg_dsn), ws)
     await archive.append([_msg("before")], [_DAY], ["m-0"])
     refresh = archive.mirror.refresh
 
@@ -304,10 +283,10 @@ async def test_the_pool_closed_between_the_refresh_and_the_append(
 async def test_a_dead_store_between_the_refresh_and_the_append(
     pg_dsn: str, tmp_path: Path, agent_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ws = _workspace(tmp_path / "ws", agent_id)
-    archive = _archive(_config(pg_dsn), ws)
+    ws = replica(tmp_path / "ws", agent_id)
+    archive = shared_archive(store_config(pg_dsn), ws)
     await archive.append([_msg("before")], [_DAY], ["m-0"])
-    dead = StoreBlobs(_config("postgresql://nobody@127.0.0.1:1/none"), ws)
+    dead = StoreBlobs(store_config("postgresql://nobody@127.0.0.1:1/none"), ws)
     refresh = archive.mirror.refresh
 
     async def refresh_then_die(streams: list[str] | None = None) -> bool:

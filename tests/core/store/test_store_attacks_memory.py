@@ -8,7 +8,6 @@ namespaces at once)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,29 +15,15 @@ from pathlib import Path
 import pytest
 
 from copaw_context.cli import main
-from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.memory import MemoryConsolidator
-from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.store.protocol import StoreError, StreamRecord
-from copaw_context.core.toolresults.store_blobs import StoreBlobs
 from tests.pg_server import pg_dsn
+from tests.store_replicas import memory_replica, store_config
 
 __all__ = ["pg_dsn"]
 
 _NOON = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
-
-
-def _config(dsn: str) -> RunningConfig:
-    return parse_running_config({"running": {"light_context_config": {"store": {"dsn": dsn}}}})
-
-
-def _service(config: RunningConfig, root: Path, agent_id: str) -> MemoryService:
-    root.mkdir(parents=True)
-    (root / "agent.json").write_text(json.dumps({"id": agent_id}), encoding="utf-8")
-    service = MemoryService(config, root, store=StoreBlobs(config, root))
-    assert service.shared is not None
-    return service
 
 
 async def _opened(dsn: str, agent_id: str) -> PostgresStore:
@@ -58,7 +43,7 @@ async def test_a_memory_document_that_is_not_utf8_is_read_and_edited(
     store = await _opened(pg_dsn, agent_id)
     try:
         await store.put_document("MEMORY.md", b"## Facts\n- caf\xe9 \xff\xfe\n", "")
-        service = _service(_config(pg_dsn), tmp_path / "ws", agent_id)
+        service = memory_replica(store_config(pg_dsn), tmp_path / "ws", agent_id)
         assert "caf\ufffd" in await service.tools.files.read_memory()
         answer = await service.tools.memory_edit("Facts", "- a new fact")
         assert answer.startswith("Added to"), answer
@@ -71,8 +56,8 @@ async def test_a_memory_document_that_is_not_utf8_is_read_and_edited(
 async def test_three_replicas_edit_log_and_consolidate_at_once(
     pg_dsn: str, tmp_path: Path, agent_id: str
 ) -> None:
-    config = _config(pg_dsn)
-    replicas = [_service(config, tmp_path / n, agent_id) for n in "abc"]
+    config = store_config(pg_dsn)
+    replicas = [memory_replica(config, tmp_path / n, agent_id) for n in "abc"]
     today = datetime.now().astimezone()
     calls = []
     for i, replica in enumerate(replicas):
@@ -98,7 +83,7 @@ async def test_three_replicas_edit_log_and_consolidate_at_once(
 async def test_a_put_that_fails_after_the_local_write_restores_memory(
     pg_dsn: str, tmp_path: Path, agent_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    service = _service(_config(pg_dsn), tmp_path / "ws", agent_id)
+    service = memory_replica(store_config(pg_dsn), tmp_path / "ws", agent_id)
     await service.tools.memory_edit("Facts", "- kept")
     path = service.tools.files.memory_path()
     before = path.read_bytes()
