@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.memory._checks import check_proposal
-from copaw_context.core.memory._io import acquire_async, atomic_write, file_lock
+from copaw_context.core.memory._io import atomic_write
 from copaw_context.core.memory.events import (
     MemoryEvent,
     MemoryEventCallback,
@@ -53,6 +53,7 @@ from copaw_context.core.memory.markdown import (
 )
 from copaw_context.core.memory.summariser import memory_window
 from copaw_context.core.memory.window import MIN_ROOM_TOKENS, group_to_fit, request_budget
+from copaw_context.core.store.leases import hold_lock_file
 from copaw_context.core.tokens import TokenCounter, make_token_counter
 
 __all__ = ["STATE_FILE", "ConsolidationResult", "MemoryConsolidator", "extractive_merge"]
@@ -215,12 +216,9 @@ class MemoryConsolidator:
                 result = await self._consolidate_locked()
                 await shared.push_document(self.state_path)
                 return result
-        lock = file_lock(self._files.lock_path("consolidate"), timeout, self._files.workspace)
-        await acquire_async(lock, timeout)
-        try:
+        lock = self._files.lock_path("consolidate")  # the file store's lease
+        async with hold_lock_file(lock, self._files.workspace, timeout, self._files.lock_timeout):
             return await self._consolidate_locked()
-        finally:
-            lock.release()
 
     async def _consolidate_locked(self) -> ConsolidationResult:
         await self._files.sync_logs()  # every replica's entries, with a shared store

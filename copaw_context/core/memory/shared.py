@@ -41,9 +41,9 @@ from copaw_context.core.memory._io import (
 )
 from copaw_context.core.memory.files import DAILY_LOG, MEMORY_FILE, MemoryFiles
 from copaw_context.core.store.copies import MIRROR_DIR, StoreOpener, StreamCopies
+from copaw_context.core.store.leases import LeaseHeldError, hold_lease
 from copaw_context.core.store.lines import check_key
 from copaw_context.core.store.protocol import (
-    Lease,
     StoreError,
     StreamEntry,
     StreamRecord,
@@ -56,7 +56,6 @@ from copaw_context.core.workspace.confine_write import open_append_inside
 __all__ = ["LogCopies", "SharedMemory"]
 
 _KEY = MEMORY_FILE
-_LEASE_POLL_SECONDS = 0.5
 
 logger = logging.getLogger("copaw_context")
 
@@ -153,26 +152,14 @@ class SharedMemory:
         """Hold the store's lease ``name`` (one replica at a time), waiting up to
         ``wait_seconds`` for another holder; renewed while held."""
         store = await self._store(f"the {name} run")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait_seconds
-        ttl = self.lease_seconds
-        while (lease := await store.acquire_lease(name, ttl)) is None:
-            if loop.time() >= deadline:
-                raise MemoryFileError(
-                    f"another replica has held the {name} lease for over {wait_seconds:g} s; "
-                    "nothing was done, the next run tries again"
-                )
-            await asyncio.sleep(_LEASE_POLL_SECONDS)
-        held = [lease]
-        renewing = asyncio.ensure_future(_renew(store, held, ttl))
         try:
-            yield
-        finally:
-            renewing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewing
-            with contextlib.suppress(Exception):  # it expires on its own
-                await store.release_lease(held[0])
+            async with hold_lease(store, name, wait_seconds, self.lease_seconds):
+                yield
+        except LeaseHeldError as error:
+            raise MemoryFileError(
+                f"another replica has held the {name} lease for over {wait_seconds:g} s; "
+                "nothing was done, the next run tries again"
+            ) from error
 
     async def pull_document(self, path: Path) -> None:
         """Replace the local ``path`` with the store's document of that key (kept when the
@@ -258,7 +245,8 @@ class SharedMemory:
                 if not isinstance(error, Exception):
                     raise
                 raise MemoryFileError(
-                    f"cannot write {_KEY} to the workspace store: {error}; nothing was written"
+                    f"cannot write {_KEY} to the workspace store: {error}; "
+                    f"the local {_KEY} is unchanged"
                 ) from error
             await asyncio.to_thread(self._save_synced, new.version, local)
             self._seen = (new.version, await self._stamp())
@@ -337,14 +325,3 @@ class SharedMemory:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-async def _renew(store: _Store, held: list[Lease], ttl: float) -> None:
-    """Renew ``held[0]`` every third of its time until cancelled (or lost: logged)."""
-    while True:
-        await asyncio.sleep(ttl / 3)
-        renewed = await store.renew_lease(held[0], ttl)
-        if renewed is None:
-            logger.warning("copaw-context: the %s lease expired while held", held[0].name)
-            return
-        held[0] = renewed

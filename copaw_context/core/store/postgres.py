@@ -19,12 +19,11 @@ pool); the rest of the package imports without it. Chosen by ``COPAW_CONTEXT_STO
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from copaw_context.core.store.lines import (
     check_key,
@@ -32,10 +31,9 @@ from copaw_context.core.store.lines import (
     encode_text,
     new_blob_key,
     newline_offsets,
-    redact,
     search_tokens,
 )
-from copaw_context.core.store.postgres_schema import migrate
+from copaw_context.core.store.postgres_pool import NOW_SQL, PostgresPool
 from copaw_context.core.store.protocol import (
     AppendResult,
     BlobInfo,
@@ -51,83 +49,10 @@ from copaw_context.core.store.protocol import (
 
 __all__ = ["PostgresStore"]
 
-_NOW = "COALESCE(%(now)s::float8, extract(epoch from clock_timestamp()))"
 
-
-class PostgresStore:
+class PostgresStore(PostgresPool):
     """The :class:`~copaw_context.core.store.protocol.WorkspaceStore` of one workspace in
     PostgreSQL. ``await store.open()`` before use (``open_store`` does it)."""
-
-    def __init__(
-        self,
-        dsn: str,
-        workspace_id: str,
-        *,
-        source: str = "the store's DSN",
-        clock: Callable[[], float] | None = None,
-        max_connections: int = 8,
-        connect_timeout: float = 10.0,
-    ) -> None:
-        if not isinstance(workspace_id, str) or not workspace_id:
-            raise StoreError(f"a workspace id must be a non-empty string, got {workspace_id!r}")
-        self._dsn, self._id, self._source = dsn, workspace_id, source
-        self._clock = clock
-        self._timeout = connect_timeout
-        self._max = max(1, max_connections)
-        self._pool_made: AsyncConnectionPool | None = None
-
-    @property
-    def workspace_id(self) -> str:
-        """The agent id this store's rows carry."""
-        return self._id
-
-    async def open(self) -> None:
-        """Connect once (a clear error naming the setting when that fails), migrate the
-        schema, then open the pool."""
-        where = f"the PostgreSQL store set by {self._source} ({redact(self._dsn)})"
-        try:
-            connection = await psycopg.AsyncConnection.connect(
-                self._dsn, autocommit=True, connect_timeout=max(1, int(self._timeout))
-            )
-        except psycopg.Error as error:
-            raise StoreError(f"cannot connect to {where}: {error}".rstrip()) from error
-        async with connection:
-            await migrate(connection, where)
-        if self._pool_made is None:
-            self._pool_made = AsyncConnectionPool(
-                self._dsn,
-                min_size=1,
-                max_size=self._max,
-                open=False,
-                timeout=self._timeout,
-                kwargs={"autocommit": True},
-            )
-            await self._pool_made.open(wait=True, timeout=self._timeout)
-
-    async def close(self) -> None:
-        """Close the pool (leases stay until their time is up or they are released)."""
-        if self._pool_made is not None:
-            await self._pool_made.close()
-            self._pool_made = None
-
-    @property
-    def _pool(self) -> AsyncConnectionPool:
-        if self._pool_made is None:
-            raise StoreError("the PostgreSQL store is not open: await store.open() first")
-        return self._pool_made
-
-    def _args(self, **values: Any) -> dict[str, Any]:
-        """Query parameters: the workspace, the clock's time (None: the database's), ``values``."""
-        now = self._clock() if self._clock is not None else None
-        return {"ws": self._id, "now": now, **values}
-
-    async def _fetch(self, query: Any, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        try:
-            async with self._pool.connection() as connection:
-                cursor = await connection.execute(query, params)
-                return await cursor.fetchall() if cursor.description else []
-        except psycopg.Error as error:
-            raise StoreError(f"the PostgreSQL store failed: {error}") from error
 
     # ------------------------------------------------------------------ streams
     async def append(self, records: Sequence[StreamRecord]) -> AppendResult:
@@ -141,15 +66,16 @@ class PostgresStore:
         by_stream: dict[str, list[StreamRecord]] = {}
         for record in records:
             by_stream.setdefault(record.stream, []).append(record)
-        appended, skipped = 0, []
+        appended, skipped, committing = 0, [], False
         try:
             async with self._pool.connection() as connection, connection.transaction():
                 for stream in sorted(by_stream):
                     count, known = await self._append_one(connection, stream, by_stream[stream])
                     appended += count
                     skipped.extend(known)
+                committing = True
         except psycopg.Error as error:
-            raise StoreError(f"cannot append: {error}; nothing was written") from error
+            raise StoreError(f"cannot append: {error}; {_append_outcome(committing)}") from error
         return AppendResult(appended, tuple(skipped))
 
     async def _append_one(
@@ -231,7 +157,8 @@ class PostgresStore:
         data = encode_text(parts, separator)
         offsets = newline_offsets(data)
         rows = await self._fetch(
-            f"INSERT INTO copaw_blobs VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {_NOW})"
+            "INSERT INTO copaw_blobs"
+            f" VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {NOW_SQL})"
             " RETURNING stamp",
             self._args(key=key, data=data, nl=offsets),
         )
@@ -242,7 +169,8 @@ class PostgresStore:
         ``copaw-context store import``); a blob already there is a :class:`StoreError`."""
         offsets = newline_offsets(data)
         rows = await self._fetch(
-            f"INSERT INTO copaw_blobs VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {_NOW})"
+            "INSERT INTO copaw_blobs"
+            f" VALUES (%(ws)s, %(key)s, %(data)s, %(nl)s::bigint[], {NOW_SQL})"
             " RETURNING stamp",
             self._args(key=check_key(key), data=data, nl=offsets),
         )
@@ -296,7 +224,7 @@ class PostgresStore:
         try:
             async with self._pool.connection() as connection, connection.transaction():
                 await connection.execute(
-                    f"UPDATE copaw_blobs SET stamp = {_NOW}"
+                    f"UPDATE copaw_blobs SET stamp = {NOW_SQL}"
                     " WHERE workspace = %(ws)s AND key = ANY(%(kept)s::text[])",
                     params,
                 )
@@ -304,7 +232,7 @@ class PostgresStore:
                     "DELETE FROM copaw_blobs WHERE workspace = %(ws)s"
                     " AND starts_with(key, %(prefix)s) AND strpos(substr(key, %(cut)s), '/') = 0"
                     " AND NOT (key = ANY(%(kept)s::text[]))"
-                    f" AND {_NOW} - stamp > %(age)s RETURNING key",
+                    f" AND {NOW_SQL} - stamp > %(age)s RETURNING key",
                     params,
                 )
                 removed = sorted(key for (key,) in await cursor.fetchall())
@@ -327,13 +255,13 @@ class PostgresStore:
         """Insert when ``""`` is expected, else update where the version still matches."""
         params = {"ws": self._id, "key": check_key(key), "data": data}
         if expected_version == "":
-            rows = await self._fetch(
+            rows = await self._put_row(
                 "INSERT INTO copaw_documents VALUES (%(ws)s, %(key)s, %(data)s, 1)"
                 " ON CONFLICT DO NOTHING RETURNING version",
                 params,
             )
         elif expected_version.isdigit():
-            rows = await self._fetch(
+            rows = await self._put_row(
                 "UPDATE copaw_documents SET data = %(data)s, version = version + 1"
                 " WHERE workspace = %(ws)s AND key = %(key)s AND version = %(expected)s"
                 " RETURNING version",
@@ -346,15 +274,32 @@ class PostgresStore:
             raise VersionConflictError(key, expected_version, current.version)
         return Document(key, data, str(rows[0][0]))
 
+    async def _put_row(self, query: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """Run a document write; when it fails without a reply (the write may have been
+        committed), the document is read again: holding ``data`` it was written."""
+        try:
+            return await self._fetch(query, params)
+        except StoreError as error:
+            try:
+                current = await self.get_document(params["key"])
+            except StoreError:
+                raise StoreError(
+                    f"{error}; whether {params['key']} was written is unknown (the store cannot "
+                    "be read either): read it again before writing it"
+                ) from error
+            if current.data == params["data"] and current.version:
+                return [(int(current.version),)]
+            raise StoreError(f"{error}; {params['key']} is unchanged") from error
+
     # ------------------------------------------------------------------ leases
     async def acquire_lease(self, name: str, ttl_seconds: float) -> Lease | None:
         """Insert the lease row, or take over one whose time is up."""
         token = uuid.uuid4().hex
         rows = await self._fetch(
-            f"INSERT INTO copaw_leases VALUES (%(ws)s, %(name)s, %(token)s, {_NOW} + %(ttl)s)"
+            f"INSERT INTO copaw_leases VALUES (%(ws)s, %(name)s, %(token)s, {NOW_SQL} + %(ttl)s)"
             " ON CONFLICT (workspace, name) DO UPDATE"
             " SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at"
-            f" WHERE copaw_leases.expires_at <= {_NOW} RETURNING expires_at",
+            f" WHERE copaw_leases.expires_at <= {NOW_SQL} RETURNING expires_at",
             self._args(name=check_key(name, "lease"), token=token, ttl=float(ttl_seconds)),
         )
         return Lease(name, token, float(rows[0][0])) if rows else None
@@ -362,9 +307,9 @@ class PostgresStore:
     async def renew_lease(self, lease: Lease, ttl_seconds: float) -> Lease | None:
         """A later expiry, only while the lease is still this one and not expired."""
         rows = await self._fetch(
-            f"UPDATE copaw_leases SET expires_at = {_NOW} + %(ttl)s"
+            f"UPDATE copaw_leases SET expires_at = {NOW_SQL} + %(ttl)s"
             " WHERE workspace = %(ws)s AND name = %(name)s AND token = %(token)s"
-            f" AND expires_at > {_NOW} RETURNING expires_at",
+            f" AND expires_at > {NOW_SQL} RETURNING expires_at",
             self._args(name=lease.name, token=lease.token, ttl=float(ttl_seconds)),
         )
         return Lease(lease.name, lease.token, float(rows[0][0])) if rows else None
@@ -396,3 +341,14 @@ class PostgresStore:
 def _blob(row: tuple[Any, ...]) -> BlobInfo:
     key, lines, nbytes, stamp = row
     return BlobInfo(str(key), int(lines), int(nbytes), float(stamp))
+
+
+def _append_outcome(committing: bool) -> str:
+    """What a failed append left: nothing before its commit; unknown at the commit (the
+    reply was lost), when appending again is safe for keyed records (they land once)."""
+    if not committing:
+        return "nothing was written"
+    return (
+        "the commit's reply was lost, so the records may have been written: append them "
+        "again (a record with a key lands once)"
+    )

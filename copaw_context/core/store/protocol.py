@@ -45,7 +45,9 @@ request cut, ``read_file``, the compactor's tails, the offload cleanup: ``put_bl
 streams and documents (:mod:`copaw_context.core.store.copies`: the archive through
 :mod:`copaw_context.core.archive.shared`, the daily logs, MEMORY.md and the consolidation
 through :mod:`copaw_context.core.memory.shared`: ``append``, ``read``, ``streams``,
-``get_document``, ``put_document``, the leases). Without one they run today's file code.
+``get_document``, ``put_document``, the leases). Without one they run today's file code,
+except the consolidation's lease: :func:`copaw_context.core.store.leases.hold_lease` on
+either store (the file store's lease is the lock file consolidation held before).
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ import asyncio
 import json
 import secrets
 import uuid
+from typing import Any
 
+import psycopg
 import pytest
 
 from copaw_context.core.store.postgres import PostgresStore
@@ -99,3 +101,72 @@ async def test_a_pool_of_one_connection_serves_many_callers(pg_dsn: str) -> None
         assert len(await store.list_blobs("tool_result")) == 30
     finally:
         await store.close()
+
+
+_LOST = "consuming input failed: server closed the connection unexpectedly"
+"""libpq's text when the server goes away before its reply arrives."""
+
+
+async def test_an_append_whose_commit_reply_is_lost_says_it_may_be_written(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (store,) = await replicas(pg_dsn, 1)
+    committed = psycopg.AsyncTransaction.__aexit__
+
+    async def lost_reply(self: psycopg.AsyncTransaction, *exc: object) -> bool:
+        await committed(self, *exc)  # type: ignore[arg-type]
+        raise psycopg.OperationalError(_LOST)
+
+    records = [StreamRecord("dialog/2026-05-01.jsonl", f"s/{i}", b'{"i": %d}' % i) for i in (1, 2)]
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(psycopg.AsyncTransaction, "__aexit__", lost_reply)
+            with pytest.raises(StoreError, match="may have been written: append them again"):
+                await store.append(records)
+        again = await store.append(records)  # what the caller is told to do
+        assert again.appended == 0 and again.skipped_keys == ("s/1", "s/2")
+        assert [e.data for e in await store.read("dialog/2026-05-01.jsonl")] == [
+            b'{"i": 1}',
+            b'{"i": 2}',
+        ]
+    finally:
+        await store.close()
+
+
+async def test_a_document_put_whose_reply_is_lost_is_read_back(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write landed but its reply did not: the put succeeds (the caller neither undoes
+    an edit the other replicas already see nor makes it twice); a write that did not land
+    says the document is unchanged."""
+    one, two = await replicas(pg_dsn)
+    first = await one.put_document("MEMORY.md", b"# one\n", "")
+    fetch = one._fetch
+    landed = True
+
+    async def reply_lost(query: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if query.startswith(("UPDATE", "INSERT")):
+            if landed:
+                await fetch(query, params)
+            raise StoreError(f"the PostgreSQL store failed: {_LOST}")
+        return await fetch(query, params)
+
+    try:
+        monkeypatch.setattr(one, "_fetch", reply_lost)
+        written = await one.put_document("MEMORY.md", b"# two\n", first.version)
+        seen = await two.get_document("MEMORY.md")
+        assert (seen.data, seen.version) == (b"# two\n", written.version)
+        landed = False
+        with pytest.raises(StoreError, match="MEMORY.md is unchanged"):
+            await one.put_document("MEMORY.md", b"# three\n", written.version)
+        assert (await two.get_document("MEMORY.md")).data == b"# two\n"
+
+        async def down(query: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+            raise StoreError(f"the PostgreSQL store failed: {_LOST}")
+
+        monkeypatch.setattr(one, "_fetch", down)
+        with pytest.raises(StoreError, match="whether MEMORY.md was written is unknown"):
+            await one.put_document("MEMORY.md", b"# four\n", written.version)
+    finally:
+        for store in (one, two):
+            await store.close()

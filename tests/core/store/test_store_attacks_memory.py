@@ -96,7 +96,7 @@ async def test_a_put_that_fails_after_the_local_write_restores_memory(
 
     monkeypatch.setattr(store, "put_document", fail)
     answer = await service.tools.memory_edit("Facts", "- lost")
-    assert answer.startswith("Error:") and "nothing was written" in answer
+    assert answer.startswith("Error:") and "the local MEMORY.md is unchanged" in answer
     assert path.read_bytes() == before
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
     monkeypatch.undo()

@@ -1,0 +1,99 @@
+"""Holding a lease of a :class:`~copaw_context.core.store.protocol.WorkspaceStore` for a
+block: waited for, renewed while held, released after (both stores; the consolidation's one
+run at a time)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from copaw_context.core.store.files import FileStore
+from copaw_context.core.store.protocol import Lease, StoreError, WorkspaceStore
+
+__all__ = ["FILE_LEASE_SECONDS", "LeaseHeldError", "hold_lease", "hold_lock_file"]
+
+FILE_LEASE_SECONDS = 60.0
+"""A lock file's lease time, renewed every third while held (a dead holder's lock ends at
+once: the operating system releases it)."""
+
+logger = logging.getLogger("copaw_context")
+
+
+class LeaseHeldError(StoreError):
+    """Another holder kept the lease for longer than the wait allowed; nothing was done."""
+
+    def __init__(self, name: str, wait_seconds: float, what: str = "") -> None:
+        super().__init__(
+            f"another holder has kept {what or f'the {name} lease'} for over "
+            f"{wait_seconds:g} s; nothing was done, the next run tries again"
+        )
+        self.name = name
+        self.wait_seconds = wait_seconds
+
+
+@contextlib.asynccontextmanager
+async def hold_lease(
+    store: WorkspaceStore,
+    name: str,
+    wait_seconds: float,
+    ttl_seconds: float,
+    *,
+    poll_seconds: float = 0.5,
+    what: str = "",
+) -> AsyncIterator[Lease]:
+    """Hold lease ``name`` for the ``async with`` block: wait up to ``wait_seconds`` for
+    another holder (then :class:`LeaseHeldError`), renew it every third of ``ttl_seconds``,
+    release it at the end (a release that fails leaves it to expire)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_seconds
+    while (lease := await store.acquire_lease(name, ttl_seconds)) is None:
+        if loop.time() >= deadline:
+            raise LeaseHeldError(name, wait_seconds, what)
+        await asyncio.sleep(poll_seconds)
+    held = [lease]
+    renewing = asyncio.ensure_future(_renew(store, held, ttl_seconds))
+    try:
+        yield lease
+    finally:
+        renewing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewing
+        try:
+            await store.release_lease(held[0])
+        except Exception as error:  # it expires on its own
+            logger.warning("copaw-context: releasing the %s lease failed: %s", name, error)
+
+
+@contextlib.asynccontextmanager
+async def hold_lock_file(
+    lock: Path, workspace: Path, wait_seconds: float, lock_timeout: float
+) -> AsyncIterator[None]:
+    """Hold the lock file ``lock`` (inside ``workspace``) as the file store's lease of that
+    name, waiting up to ``wait_seconds`` (then :class:`LeaseHeldError` naming the file)."""
+    folder = lock.parent.relative_to(workspace).as_posix()
+    store = FileStore(workspace, locks_dir=folder, lock_timeout=lock_timeout)
+    try:
+        async with hold_lease(
+            store, lock.stem, wait_seconds, FILE_LEASE_SECONDS, poll_seconds=0.05, what=str(lock)
+        ):
+            yield
+    finally:
+        await store.close()
+
+
+async def _renew(store: WorkspaceStore, held: list[Lease], ttl: float) -> None:
+    """Renew ``held[0]`` every third of its time until cancelled (or lost: logged)."""
+    while True:
+        await asyncio.sleep(ttl / 3)
+        try:
+            renewed = await store.renew_lease(held[0], ttl)
+        except Exception as error:  # the store is down: try again at the next third
+            logger.warning("copaw-context: renewing the %s lease failed: %s", held[0].name, error)
+            continue
+        if renewed is None:
+            logger.warning("copaw-context: the %s lease expired while held", held[0].name)
+            return
+        held[0] = renewed
