@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
+from typing import Any
 
 from copaw_context.core.store.files import FileStore
 from copaw_context.core.store.protocol import Lease, StoreError, WorkspaceStore
@@ -49,7 +50,7 @@ async def hold_lease(
     release it at the end (a release that fails leaves it to expire)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_seconds
-    while (lease := await store.acquire_lease(name, ttl_seconds)) is None:
+    while (lease := await _acquire(store, name, ttl_seconds)) is None:
         if loop.time() >= deadline:
             raise LeaseHeldError(name, wait_seconds, what)
         await asyncio.sleep(poll_seconds)
@@ -59,12 +60,57 @@ async def hold_lease(
         yield lease
     finally:
         renewing.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await renewing
+        await _to_the_end(_stop(renewing, store, held))
+
+
+async def _acquire(store: WorkspaceStore, name: str, ttl: float) -> Lease | None:
+    """One try at the lease; cancelled meanwhile, the try is let finish and what it took
+    released before the cancellation goes on (its write may already be on its way)."""
+    trying = asyncio.ensure_future(store.acquire_lease(name, ttl))
+    try:
+        return await asyncio.shield(trying)
+    except asyncio.CancelledError:
+        if not trying.cancelled():
+            await _to_the_end(_release_taken(store, trying))
+        raise
+
+
+async def _release_taken(store: WorkspaceStore, trying: asyncio.Future[Lease | None]) -> None:
+    await asyncio.wait([trying])
+    if not trying.cancelled() and trying.exception() is None and (taken := trying.result()):
+        await _release(store, taken)
+
+
+async def _stop(renewing: asyncio.Future[None], store: WorkspaceStore, held: list[Lease]) -> None:
+    """Wait for the renewal to end (no renewal after the release), then release."""
+    await asyncio.wait([renewing])
+    if not renewing.cancelled() and renewing.exception() is not None:
+        logger.warning(
+            "copaw-context: renewing the %s lease stopped: %s", held[0].name, renewing.exception()
+        )
+    await _release(store, held[0])
+
+
+async def _release(store: WorkspaceStore, lease: Lease) -> None:
+    try:
+        await store.release_lease(lease)
+    except Exception as error:  # it expires on its own
+        logger.warning("copaw-context: releasing the %s lease failed: %s", lease.name, error)
+
+
+async def _to_the_end(step: Coroutine[Any, Any, None]) -> None:
+    """Run ``step`` to its end even when the caller is cancelled meanwhile (the lease is
+    never left held by a cancelled holder); that cancellation is raised after it."""
+    task = asyncio.ensure_future(step)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
         try:
-            await store.release_lease(held[0])
-        except Exception as error:  # it expires on its own
-            logger.warning("copaw-context: releasing the %s lease failed: %s", name, error)
+            await asyncio.wait([task])
+        except asyncio.CancelledError as error:
+            cancelled = error
+    task.result()
+    if cancelled is not None:
+        raise cancelled
 
 
 @contextlib.asynccontextmanager
@@ -72,7 +118,13 @@ async def hold_lock_file(
     lock: Path, workspace: Path, wait_seconds: float, lock_timeout: float
 ) -> AsyncIterator[None]:
     """Hold the lock file ``lock`` (inside ``workspace``) as the file store's lease of that
-    name, waiting up to ``wait_seconds`` (then :class:`LeaseHeldError` naming the file)."""
+    name, waiting up to ``wait_seconds`` (then :class:`LeaseHeldError` naming the file); a
+    lock outside the workspace, or reached through a link leading out, is a
+    :class:`StoreError` and nothing is written."""
+    if lock.suffix != ".lock" or not lock.parent.is_relative_to(workspace):
+        raise StoreError(
+            f"the lock file {lock} must be a <name>.lock inside the workspace {workspace}"
+        )
     folder = lock.parent.relative_to(workspace).as_posix()
     store = FileStore(workspace, locks_dir=folder, lock_timeout=lock_timeout)
     try:
