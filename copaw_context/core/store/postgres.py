@@ -260,7 +260,7 @@ class PostgresStore(PostgresPool):
                 " ON CONFLICT DO NOTHING RETURNING version",
                 params,
             )
-        elif expected_version.isdigit():
+        elif _is_version(expected_version):
             rows = await self._put_row(
                 "UPDATE copaw_documents SET data = %(data)s, version = version + 1"
                 " WHERE workspace = %(ws)s AND key = %(key)s AND version = %(expected)s"
@@ -336,6 +336,12 @@ class PostgresStore(PostgresPool):
 
     async def sync(self) -> None:
         """Nothing to wait for: every write is committed when it returns."""
+
+
+def _is_version(text: str) -> bool:
+    """A version this store gives (ASCII digits within ``bigint``): other text never
+    matches one (``"٣"`` is not 3, ``"²"`` no number)."""
+    return text.isascii() and text.isdigit() and int(text) < 2**63
 
 
 def _blob(row: tuple[Any, ...]) -> BlobInfo:
