@@ -48,6 +48,8 @@ async def hold_lease(
     """Hold lease ``name`` for the ``async with`` block: wait up to ``wait_seconds`` for
     another holder (then :class:`LeaseHeldError`), renew it every third of ``ttl_seconds``,
     release it at the end (a release that fails leaves it to expire)."""
+    if not ttl_seconds > 0:  # NaN too: a renewal every third of it would spin
+        raise StoreError(f"a lease's time must be more than 0 s, got {ttl_seconds!r}")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_seconds
     while (lease := await _acquire(store, name, ttl_seconds)) is None:

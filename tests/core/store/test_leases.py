@@ -13,7 +13,7 @@ import pytest
 
 from copaw_context.core.memory import MemoryConsolidator, MemoryFiles
 from copaw_context.core.store.leases import LeaseHeldError, hold_lease, hold_lock_file
-from copaw_context.core.store.protocol import WorkspaceStore
+from copaw_context.core.store.protocol import StoreError, WorkspaceStore
 from copaw_context.core.workspace.locked_io import file_lock
 from copaw_context.testing import ManualClock
 
@@ -90,3 +90,13 @@ async def test_consolidation_waits_for_its_lock_file(tmp_path: Path) -> None:
         releaser.join()
     assert result.written and "Uses pnpm" in (tmp_path / "MEMORY.md").read_text("utf-8")
     assert not other.is_locked  # it ran after the other holder let go
+
+
+@pytest.mark.parametrize("ttl", [0, -1, float("nan")])
+async def test_a_lease_time_that_is_not_positive_is_refused(
+    store: WorkspaceStore, ttl: float
+) -> None:
+    with pytest.raises(StoreError, match="more than 0 s"):
+        async with hold_lease(store, "run", 1, ttl):
+            pytest.fail("held with no time")
+    assert await store.acquire_lease("run", 60) is not None  # nothing was taken
