@@ -101,6 +101,11 @@ class FileStore:
         return self._id
 
     @property
+    def is_open(self) -> bool:
+        """Always: the files need no connection (:meth:`close` releases leases only)."""
+        return True
+
+    @property
     def workspace(self) -> Path:
         """The absolute workspace folder."""
         return self._workspace

@@ -68,6 +68,11 @@ class PostgresPool:
             )
             await self._pool_made.open(wait=True, timeout=self._timeout)
 
+    @property
+    def is_open(self) -> bool:
+        """Whether the pool is open (after :meth:`open`, until :meth:`close`)."""
+        return self._pool_made is not None
+
     async def close(self) -> None:
         """Close the pool (leases stay until their time is up or they are released)."""
         if self._pool_made is not None:

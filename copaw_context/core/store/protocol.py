@@ -176,6 +176,12 @@ class WorkspaceStore(Protocol):
         """The workspace's identity: the agent id (the file store: its folder's name)."""
         ...
 
+    @property
+    def is_open(self) -> bool:
+        """Whether the store can be used now (``False`` after :meth:`close`, or before a
+        PostgreSQL store's ``open``; the file store is always open)."""
+        ...
+
     async def append(self, records: Sequence[StreamRecord]) -> AppendResult:
         """Append ``records`` in order, all or nothing across their streams; a record whose
         key the stream already holds (or an earlier record of this call holds) is skipped.

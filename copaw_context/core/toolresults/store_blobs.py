@@ -91,14 +91,15 @@ class StoreBlobs:
         """Why the store was last unusable (``None`` while it works)."""
 
     async def store(self) -> WorkspaceStore | None:
-        """The open store (opened on first use), or ``None`` while it cannot be opened."""
+        """The open store (opened on first use, and again once closed behind this
+        object's back), or ``None`` while it cannot be opened."""
         loop = asyncio.get_running_loop()
-        if self._store is not None and self._loop is loop:
+        if self._store is not None and self._loop is loop and self._store.is_open:
             return self._store
         if self._lock is None or self._loop is not loop:
             self._lock, self._loop, self._store = asyncio.Lock(), loop, None
         async with self._lock:
-            if self._store is not None:
+            if self._store is not None and self._store.is_open:
                 return self._store
             if self._resting():
                 return None

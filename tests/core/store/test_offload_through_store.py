@@ -19,6 +19,7 @@ from copaw_context.core.config.running import RunningConfig, parse_running_confi
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.steps.cut import _is_our_request_cut
 from copaw_context.core.store.postgres import PostgresStore
+from copaw_context.core.store.protocol import StoreError
 from copaw_context.core.store.select import STORE_ENV
 from copaw_context.core.toolresults._saved_tails import forget_tails
 from copaw_context.core.toolresults.offload_cut import offload_and_cut, offload_parts
@@ -194,16 +195,41 @@ async def test_a_store_that_fails_after_opening_rests_and_the_files_take_the_sav
     assert first.key is not None
     store = await blobs.store()
     assert isinstance(store, PostgresStore)
-    await store.close()  # its pool is gone: every put fails from now on
+
+    async def lost(*args: object) -> object:
+        raise StoreError("the PostgreSQL store failed: server closed the connection unexpectedly")
+
+    monkeypatch.setattr(store, "put_blob", lost)  # every put fails from now on
     with caplog.at_level(logging.WARNING, logger="copaw_context"):
         down = [await ctx.store.save_parts([_TEXT]) for _ in range(3)]
     assert all(s.key is None and s.path.read_bytes() == _TEXT.encode() for s in down)
     assert caplog.text.count("cannot save a tool result in the workspace store") == 1
     assert blobs.take_failure() is not None and blobs.take_failure() is None  # said once
-    await store.open()  # back
+    monkeypatch.undo()  # back
     clock.advance(31.0)
     again = await ctx.store.save_parts([_TEXT])
     assert again.key is not None and blobs.failure is None
+    await blobs.close()
+
+
+async def test_a_store_closed_behind_the_blobs_back_is_opened_again(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STORE_ENV, pg_dsn)
+    ws = _workspace(tmp_path / "ws", f"agent-{uuid.uuid4().hex}")
+    blobs = StoreBlobs(RunningConfig(), ws.absolute())
+    ctx = StepContext(RunningConfig(), ws)
+    ctx.store.blobs = blobs
+    first = await ctx.store.save_parts([_TEXT])
+    store = await blobs.store()
+    assert store is not None and store.is_open and first.key is not None
+    await store.close()  # e.g. by code that took the store from the blobs
+    assert not store.is_open
+    again = await ctx.store.save_parts([_TEXT])
+    assert again.key is not None and blobs.failure is None  # not the local file
+    reopened = await blobs.store()
+    assert reopened is not None and reopened.is_open and reopened is not store
+    assert (await reopened.read_lines(first.key)).data == _TEXT.encode()
     await blobs.close()
 
 

@@ -170,3 +170,14 @@ async def test_a_document_put_whose_reply_is_lost_is_read_back(
     finally:
         for store in (one, two):
             await store.close()
+
+
+async def test_a_store_is_open_from_open_to_close(pg_dsn: str) -> None:
+    store = PostgresStore(pg_dsn, f"agent-{uuid.uuid4().hex}")
+    assert not store.is_open
+    await store.open()
+    assert store.is_open
+    await store.close()
+    assert not store.is_open
+    with pytest.raises(StoreError, match="not open: await store.open"):
+        await store.blob_info("tool_result/" + "0" * 32 + ".txt")

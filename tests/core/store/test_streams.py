@@ -35,7 +35,7 @@ def keyed(stream: str, session: str, archive_id: str, text: str = "") -> StreamR
 
 async def test_both_stores_are_workspace_stores(store: WorkspaceStore) -> None:
     assert isinstance(store, WorkspaceStore)
-    assert store.workspace_id
+    assert store.workspace_id and store.is_open
 
 
 async def test_records_read_back_in_order_from_any_position(store: WorkspaceStore) -> None:
