@@ -73,3 +73,12 @@ def test_each_adapter_has_under_800_lines_of_code() -> None:
     assert over == {}, (
         f"adapters over {MAX_ADAPTER_CODE_LINES} lines of code: {over}; move policy to core"
     )
+
+
+def test_the_architecture_doc_gives_the_adapters_sizes_of_today() -> None:
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for adapter in ADAPTERS:
+        paths = sorted((PACKAGE / adapter).glob("*.py"))
+        code = sum(code_lines(path.read_text(encoding="utf-8")) for path in paths)
+        total = sum(len(path.read_bytes().splitlines()) for path in paths)
+        assert f"`{adapter}/` {code} ({total:,}" in doc.replace("\n  ", " "), (adapter, code, total)
