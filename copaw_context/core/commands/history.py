@@ -26,6 +26,7 @@ from copaw_context.core.commands.history_rules import (
     check_conversation,
     check_nesting,
 )
+from copaw_context.core.commands.shared_dumps import fetch_dump, share_dump, shared_dump_exists
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession, MessageView
 from copaw_context.core.planning.pairing import pair_by_occurrence
@@ -164,6 +165,9 @@ async def dump_history(ctx: StepContext, host: HostSession, argument: str) -> st
     }
     text = json.dumps(data, ensure_ascii=False, indent=1)
     try:
+        named = await asyncio.to_thread(_inside, ctx.workspace, argument, default)
+        if await shared_dump_exists(ctx, named):  # another worker's dump has that name
+            raise HistoryFileError(f"{named} already exists; name another file")
         path = await asyncio.to_thread(_write_new, ctx.workspace, argument, default, text)
     except HistoryFileError as exc:
         return f"**Not dumped.** {exc}."
@@ -172,6 +176,7 @@ async def dump_history(ctx: StepContext, host: HostSession, argument: str) -> st
     return (
         f"**History dumped.** {len(records)} message(s) and the summary written to "
         f"{ctx.relative(path)}; load them back with `/load_history {ctx.relative(path)}`."
+        + await share_dump(ctx, path)
     )
 
 
@@ -210,6 +215,15 @@ def _read(workspace: Path, roots: Sequence[Path], argument: str) -> tuple[Path, 
         ) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise HistoryFileError(f"{path} is not a JSON file ({exc})") from None
+
+
+def _is_dump(data: bytes) -> bool:
+    """Whether ``data`` is a file ``/dump_history`` wrote (its ``format``)."""
+    try:
+        loaded = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(loaded, dict) and loaded.get("format") == HISTORY_FORMAT
 
 
 def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | None]:
@@ -277,6 +291,7 @@ async def read_history_file(
     if not argument:
         raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
     roots = extra_read_roots(ctx.config, ctx.workspace)
+    await fetch_dump(ctx, argument, _is_dump)  # another worker's dump, from the store
     path, data = await asyncio.to_thread(_read, ctx.workspace, roots, argument)
     try:
         messages, summary, bare = _shape(data, host.message_form)
