@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cache import bench_cache
-from benchmarks.chain import bench_chain, chain_table
+from benchmarks.chain import CHAIN_WINDOW, bench_chain, chain_table
 from benchmarks.compaction import bench_compaction
 from benchmarks.handler_split import handler_split_ms
 from benchmarks.profile import profile_compaction, profile_steps
@@ -118,6 +118,7 @@ def _run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             compactor=compactor,
             names=_names(args.chain_sessions),
             max_compactions=args.chain_compactions,
+            window=args.chain_window,
         )
     if "store" in only:
         _log("the workspace store: files against PostgreSQL ...")
@@ -187,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="chain part: stop each session after the turn of its N-th compaction (a slow "
         "model's run); default: the whole session",
+    )
+    parser.add_argument(
+        "--chain-window",
+        type=int,
+        default=CHAIN_WINDOW,
+        help=f"chain part: the agent's window in tokens (default {CHAIN_WINDOW:,}; a smaller "
+        "one compacts more often, with less each time)",
     )
     parser.add_argument(
         "--compactor-url",

@@ -138,8 +138,8 @@ class _Model(ScriptedChatModel):
     """The agent's steps from the session's script; any other call (a memory summary, the
     compactor when it is the agent's own model) gets a short text."""
 
-    def __init__(self, session: Session) -> None:
-        super().__init__([], context_size=CHAIN_WINDOW, model_name="gpt-4o")
+    def __init__(self, session: Session, window: int = CHAIN_WINDOW) -> None:
+        super().__init__([], context_size=window, model_name="gpt-4o")
         self.steps: deque[Any] = deque()
 
     async def _call_api(
@@ -203,7 +203,7 @@ async def run_session(
     stops after the turn in which it compacted that many times (a slow model's run);
     ``log`` gets one line per compaction: the facts kept per kind and the ones missing."""
     run = SessionRun(session.name, session.language)
-    model = _Model(session)
+    model = _Model(session, window)
     outputs = deque(session.outputs)
     # bytes/4 everywhere: the engine's counts, the events' tokens and the ratio's alike
     light = {"compactor": "extractive" if compactor is None else "llm", "token_counter": "estimate"}
@@ -330,9 +330,12 @@ def bench_chain(
     compactor: ChatModelBase | None = None,
     names: Sequence[str] | None = None,
     max_compactions: int | None = None,
+    window: int = CHAIN_WINDOW,
 ) -> dict[str, Any]:
     """Every session of ``seed`` (quick: one per language; ``names``: only those, in that
-    order), its compactions scored; ``max_compactions``: see :func:`run_session`."""
+    order), its compactions scored; ``max_compactions``: see :func:`run_session`;
+    ``window``: the agent's window (a smaller one compacts more often, with less each time:
+    a slow local model's run)."""
     sessions = select_sessions(build_sessions(seed), names)
     if quick and not names:
         sessions = sessions[:2]
@@ -340,11 +343,13 @@ def bench_chain(
     for session in sessions:
         log(f"chain: {session.name} ...")
         workspace = root / f"chain-{session.name}"
-        run = run_session(session, workspace, compactor, max_compactions=max_compactions, log=log)
+        run = run_session(
+            session, workspace, compactor, window, max_compactions=max_compactions, log=log
+        )
         runs.append(asyncio.run(run))
     return {
         "seed": seed,
-        "window": CHAIN_WINDOW,
+        "window": window,
         "method": "extractive" if compactor is None else "llm",
         "max_compactions": max_compactions,
         "runs": runs,
