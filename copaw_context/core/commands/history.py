@@ -26,7 +26,12 @@ from copaw_context.core.commands.history_rules import (
     check_conversation,
     check_nesting,
 )
-from copaw_context.core.commands.shared_dumps import fetch_dump, share_dump, shared_dump_exists
+from copaw_context.core.commands.shared_dumps import (
+    HISTORY_FORMAT,
+    fetch_dump,
+    share_dump,
+    shared_dump_exists,
+)
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.host.protocol import HostSession, MessageView
 from copaw_context.core.planning.pairing import pair_by_occurrence
@@ -48,9 +53,6 @@ __all__ = [
     "read_history_file",
 ]
 
-HISTORY_FORMAT = "copaw-context.history/1"
-"""``format`` of a dump file."""
-
 _MAX_REPLY_CHARS = 10000  # QwenPaw's history_max_length
 _MAX_FILE_BYTES = 64 * 1024 * 1024
 _PREVIEW_CHARS = 80
@@ -58,6 +60,11 @@ _PREVIEW_CHARS = 80
 
 class HistoryFileError(ValueError):
     """A history file that cannot be loaded; the message says why and where."""
+
+
+def _shown(argument: str) -> str:
+    """A name the user gave, quoted and cut to fit in a reply."""
+    return repr(argument if len(argument) <= 200 else argument[:200] + "…")
 
 
 def _preview(view: MessageView) -> str:
@@ -166,13 +173,16 @@ async def dump_history(ctx: StepContext, host: HostSession, argument: str) -> st
     text = json.dumps(data, ensure_ascii=False, indent=1)
     try:
         named = await asyncio.to_thread(_inside, ctx.workspace, argument, default)
-        if await shared_dump_exists(ctx, named):  # another worker's dump has that name
-            raise HistoryFileError(f"{named} already exists; name another file")
+        if await shared_dump_exists(ctx, named):
+            raise HistoryFileError(
+                f"another worker's dump {ctx.relative(named)} already exists in the workspace "
+                "store (/load_history loads it); name another file"
+            )
         path = await asyncio.to_thread(_write_new, ctx.workspace, argument, default, text)
     except HistoryFileError as exc:
         return f"**Not dumped.** {exc}."
-    except OSError as exc:
-        return f"**Not dumped.** {argument or default} could not be written ({exc})."
+    except (ValueError, OSError, RuntimeError) as exc:  # a NUL, a name too long, ~nobody
+        return f"**Not dumped.** {_shown(argument or str(default))} could not be written ({exc})."
     return (
         f"**History dumped.** {len(records)} message(s) and the summary written to "
         f"{ctx.relative(path)}; load them back with `/load_history {ctx.relative(path)}`."
@@ -215,15 +225,6 @@ def _read(workspace: Path, roots: Sequence[Path], argument: str) -> tuple[Path, 
         ) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise HistoryFileError(f"{path} is not a JSON file ({exc})") from None
-
-
-def _is_dump(data: bytes) -> bool:
-    """Whether ``data`` is a file ``/dump_history`` wrote (its ``format``)."""
-    try:
-        loaded = json.loads(data.decode("utf-8-sig"))
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(loaded, dict) and loaded.get("format") == HISTORY_FORMAT
 
 
 def _shape(data: Any, form: str) -> tuple[list[Mapping[str, Any]], str, str | None]:
@@ -291,8 +292,15 @@ async def read_history_file(
     if not argument:
         raise HistoryFileError("name the file: /load_history PATH (e.g. one /dump_history wrote)")
     roots = extra_read_roots(ctx.config, ctx.workspace)
-    await fetch_dump(ctx, argument, _is_dump)  # another worker's dump, from the store
-    path, data = await asyncio.to_thread(_read, ctx.workspace, roots, argument)
+    unfetched = await fetch_dump(ctx, argument, _MAX_FILE_BYTES)  # another worker's dump
+    if unfetched:
+        raise HistoryFileError(unfetched)
+    try:
+        path, data = await asyncio.to_thread(_read, ctx.workspace, roots, argument)
+    except HistoryFileError:
+        raise
+    except (ValueError, OSError, RuntimeError) as exc:  # a NUL, a name too long, ~nobody
+        raise HistoryFileError(f"{_shown(argument)} cannot name a file ({exc})") from None
     try:
         messages, summary, bare = _shape(data, host.message_form)
     except HistoryFileError as exc:

@@ -1,36 +1,64 @@
 """``/dump_history`` files in a shared workspace store, so ``/load_history`` finds them on
 any worker (issue 20): with a PostgreSQL store a dump inside the workspace is also a
-document under its workspace-relative path, put only where no document of that name is;
-a dump named that this worker's folder lacks is copied from the store first. Without a store
-(or for a path the store cannot key) nothing changes: the file is the dump.
+document, keyed by its workspace-relative path under ``.history-dumps/`` (never a key
+another feature reads, such as ``MEMORY.md``), put only where no document of that name is;
+a dump named that this worker's folder lacks is copied from the store first, never over a
+file. Without a store (or for a path the store cannot key) nothing changes: the file is the
+dump.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
-from collections.abc import Callable
+import os
+import uuid
 from pathlib import Path
 
 from copaw_context.core.context.step_context import StepContext
 from copaw_context.core.store.lines import check_key
 from copaw_context.core.store.protocol import StoreError, VersionConflictError
-from copaw_context.core.workspace.locked_io import atomic_write
+from copaw_context.core.workspace.confine_write import confined_dir, replace_at, sync_dir
 
-__all__ = ["dump_key", "fetch_dump", "share_dump", "shared_dump_exists"]
+__all__ = [
+    "HISTORY_FORMAT",
+    "dump_key",
+    "fetch_dump",
+    "is_dump",
+    "share_dump",
+    "shared_dump_exists",
+]
 
 logger = logging.getLogger("copaw_context")
+
+HISTORY_FORMAT = "copaw-context.history/1"
+"""``format`` of a dump file."""
+
+_PREFIX = ".history-dumps"
+_MARK = f'"format": "{HISTORY_FORMAT}"'.encode()  # how /dump_history's file begins
+_HEAD = 4096
+
+
+def is_dump(data: bytes) -> bool:
+    """Whether ``data`` is a file ``/dump_history`` wrote (its ``format``)."""
+    try:
+        loaded = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(loaded, dict) and loaded.get("format") == HISTORY_FORMAT
 
 
 def dump_key(ctx: StepContext, path: Path) -> str | None:
     """The store key of the dump file ``path`` (``None``: no shared store, or outside the
-    workspace)."""
+    workspace, or a name the store cannot key)."""
     if ctx.blobs is None:
         return None
     try:
         relative = path.resolve().relative_to(ctx.workspace.resolve())
-        return check_key(relative.as_posix())
-    except (ValueError, OSError, StoreError):
+        return check_key(f"{_PREFIX}/{relative.as_posix()}")
+    except (ValueError, OSError, RuntimeError, StoreError):
         return None
 
 
@@ -47,6 +75,10 @@ async def shared_dump_exists(ctx: StepContext, path: Path) -> bool:
         return False
 
 
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()).rstrip(".")
+
+
 async def share_dump(ctx: StepContext, path: Path) -> str:
     """Put the dump written at ``path`` in the store; what the reply adds ("" when it is
     shared, or when there is no shared store)."""
@@ -61,38 +93,69 @@ async def share_dump(ctx: StepContext, path: Path) -> str:
         data = await asyncio.to_thread(path.read_bytes)
         await store.put_document(key, data, "")
     except VersionConflictError:
-        return f"{elsewhere} (another worker's dump has that name in the workspace store)."
+        return (
+            " Only this worker's folder has it: another worker's dump of that name reached the "
+            "workspace store first, and other workers' /load_history loads that one; dump "
+            "again under another name to share this one."
+        )
     except (StoreError, OSError) as error:
         logger.warning("copaw-context: cannot share the dump %s: %s", key, error)
-        return f"{elsewhere} ({error})."
+        return f"{elsewhere} ({_one_line(error)})."
     return ""
 
 
-async def fetch_dump(ctx: StepContext, argument: str, is_dump: Callable[[bytes], bool]) -> None:
+async def fetch_dump(ctx: StepContext, argument: str, max_bytes: int) -> str:
     """Copy the store's dump that ``/load_history argument`` names into this worker's folder
-    when the file is not here and the document ``is_dump`` (no other document is written
-    into the folder); nothing when there is none, or no shared store; a failure is logged and
-    the load then says the file does not exist."""
+    when the file is not here and the document is a dump (no other document is written into
+    the folder, nothing over a file); "" then, or when there is none, or no shared store
+    (a failure is logged, and the load says the file does not exist). A dump of that name
+    over ``max_bytes`` or not UTF-8 JSON is not copied: the text says why."""
     if ctx.blobs is None:
-        return
+        return ""
     path, key = await asyncio.to_thread(_missing_dump, ctx, argument)
     store = await ctx.blobs.store() if key is not None else None
     if store is None or path is None or key is None:
-        return
+        return ""
     try:
-        doc = await store.get_document(key)
-        if doc.data is not None and is_dump(doc.data):
-            await asyncio.to_thread(atomic_write, path, doc.data, ctx.workspace)
+        data = (await store.get_document(key)).data
+        if data is None:
+            return ""
+        if len(data) > max_bytes or not is_dump(data):
+            if _MARK not in data[:_HEAD]:  # not a dump: it stays out of the folder, unsaid
+                return ""
+            if len(data) > max_bytes:
+                return f"the workspace store's dump {key} is over the {max_bytes}-byte limit"
+            return f"the workspace store's dump {key} is not UTF-8 JSON"
+        await asyncio.to_thread(_create, path, data, ctx.workspace)
     except (StoreError, OSError) as error:
         logger.warning("copaw-context: cannot copy the dump %s from the store: %s", key, error)
+    return ""
+
+
+def _create(path: Path, data: bytes, workspace: Path) -> None:
+    """Write ``data`` as the new file ``path`` (its folder reached from the workspace root
+    without following a link); a file of that name that came meanwhile is kept."""
+    temp = f".dump-{uuid.uuid4().hex}.tmp"
+    with confined_dir(path.parent, workspace) as dir_fd:
+        try:
+            replace_at(dir_fd, temp, temp + "~", lambda h: h.write(data), keep_mode=False)
+            with contextlib.suppress(FileExistsError):
+                os.link(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            sync_dir(dir_fd)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=dir_fd)
 
 
 def _missing_dump(ctx: StepContext, argument: str) -> tuple[Path | None, str | None]:
     """(the path, its key) of a dump this folder lacks; ``(None, None)`` when it is here or
-    cannot be a shared dump."""
-    named = Path(argument).expanduser()
-    path = named if named.is_absolute() else ctx.workspace / named
-    if path.exists() or path.is_symlink():
+    cannot be a shared dump (a name no path can have, a link, a folder)."""
+    try:
+        named = Path(argument).expanduser()
+        path = named if named.is_absolute() else ctx.workspace / named
+        if os.path.lexists(path):
+            return None, None
+        key = dump_key(ctx, path)
+    except (ValueError, OSError, RuntimeError):
         return None, None
-    key = dump_key(ctx, path)
     return (path, key) if key is not None else (None, None)
