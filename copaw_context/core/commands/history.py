@@ -28,6 +28,7 @@ from copaw_context.core.commands.history_rules import (
 )
 from copaw_context.core.commands.shared_dumps import (
     HISTORY_FORMAT,
+    check_dump_name,
     fetch_dump,
     share_dump,
     shared_dump_exists,
@@ -173,6 +174,8 @@ async def dump_history(ctx: StepContext, host: HostSession, argument: str) -> st
     text = json.dumps(data, ensure_ascii=False, indent=1)
     try:
         named = await asyncio.to_thread(_inside, ctx.workspace, argument, default)
+        if (why := await asyncio.to_thread(check_dump_name, ctx, named)) is not None:
+            raise HistoryFileError(f"{why}; name another file, e.g. dumps/<name>.json")
         if await shared_dump_exists(ctx, named):
             raise HistoryFileError(
                 f"another worker's dump {ctx.relative(named)} already exists in the workspace "

@@ -24,6 +24,7 @@ from copaw_context.core.workspace.confine_write import confined_dir, replace_at,
 
 __all__ = [
     "HISTORY_FORMAT",
+    "check_dump_name",
     "dump_key",
     "fetch_dump",
     "is_dump",
@@ -48,6 +49,26 @@ def is_dump(data: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(loaded, dict) and loaded.get("format") == HISTORY_FORMAT
+
+
+_PACKAGE_FILES = frozenset({"memory.md", "agent.json", "agents.md"})
+
+
+def check_dump_name(ctx: StepContext, path: Path) -> str | None:
+    """Why ``path`` (resolved, inside the workspace) may not be a dump: a file the package
+    or its host reads (MEMORY.md, agent.json, AGENTS.md) or a name in the memory, tool
+    result or request folders, or a day file of the archive; ``None`` when it may."""
+    settings = ctx.settings
+    root = ctx.workspace.resolve()
+    folders = (settings.memory_dir, settings.tool_results_cache, f"{settings.dialog_path}/requests")
+    if path.name.lower() in _PACKAGE_FILES:
+        return f"{ctx.relative(path)} is a file the agent itself reads"
+    for folder in folders:
+        if path.is_relative_to((root / folder).resolve()):
+            return f"{ctx.relative(path)} is inside {folder}/, which the package keeps"
+    if path.suffix == ".jsonl" and path.parent == (root / settings.dialog_path).resolve():
+        return f"{ctx.relative(path)} is a day file of the dialog archive"
+    return None
 
 
 def dump_key(ctx: StepContext, path: Path) -> str | None:
@@ -153,7 +174,7 @@ def _missing_dump(ctx: StepContext, argument: str) -> tuple[Path | None, str | N
     try:
         named = Path(argument).expanduser()
         path = named if named.is_absolute() else ctx.workspace / named
-        if os.path.lexists(path):
+        if os.path.lexists(path) or check_dump_name(ctx, path.resolve()) is not None:
             return None, None
         key = dump_key(ctx, path)
     except (ValueError, OSError, RuntimeError):

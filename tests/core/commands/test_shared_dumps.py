@@ -86,3 +86,31 @@ async def test_a_store_that_is_down_leaves_the_dump_here_and_says_so(tmp_path: P
         assert json.loads((a / "notes" / "h.json").read_text("utf-8"))["messages"]
     finally:
         await engine.close()
+
+
+async def test_a_stored_dump_at_a_name_the_package_reads_is_never_copied_in(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """A dump an older version put under MEMORY.md stays in the store: copying it into a
+    folder that lacks MEMORY.md would make it the agent's memory."""
+    agent_id = f"agent-{uuid.uuid4().hex}"
+    a = replica(tmp_path / "a", agent_id)
+    engine_a = ContextEngine(_config(pg_dsn), a)
+    try:
+        await engine_a.run_command(FakeHost(_context()), "dump_history", "notes/h.json")
+    finally:
+        await engine_a.close()
+    store = PostgresStore(pg_dsn, agent_id)
+    await store.open()
+    dump = (await store.get_document(".history-dumps/notes/h.json")).data
+    assert dump is not None
+    await store.put_document(".history-dumps/MEMORY.md", dump, "")
+    await store.close()
+    b = replica(tmp_path / "b", agent_id)
+    engine_b = ContextEngine(_config(pg_dsn), b)
+    try:
+        reply = await engine_b.run_command(FakeHost(), "load_history", "MEMORY.md")
+        assert reply.startswith("**Not loaded.**") and "does not exist" in reply
+        assert not (b / "MEMORY.md").exists()
+    finally:
+        await engine_b.close()

@@ -152,16 +152,36 @@ async def test_a_dump_in_an_extra_read_root_stays_local(pg_dsn: str, tmp_path: P
         await engine_b.close()
 
 
-async def test_a_dump_named_memory_md_never_becomes_the_shared_memory(
-    pg_dsn: str, tmp_path: Path
+@pytest.mark.parametrize(
+    "name",
+    [
+        "MEMORY.md",
+        "memory.md",
+        "agent.json",
+        "AGENTS.md",
+        "memory/x.json",
+        "tool_result/x.json",
+        "dialog/requests/x.json",
+        "dialog/2026-01-01.jsonl",
+    ],
+)
+async def test_a_dump_never_takes_a_name_the_package_reads(
+    pg_dsn: str, tmp_path: Path, name: str
 ) -> None:
     agent_id = f"agent-{uuid.uuid4().hex}"
     a = replica(tmp_path / "a", agent_id)
+    before = sorted(p.relative_to(a).as_posix() for p in a.rglob("*"))
+    there = (a / name).read_bytes() if (a / name).is_file() else None  # agent.json is
     engine = ContextEngine(_config(pg_dsn), a)
     try:
-        reply = await engine.run_command(FakeHost(_context()), "dump_history", "MEMORY.md")
-        assert reply.startswith("**History dumped.**") and "Only this worker" not in reply
+        reply = await engine.run_command(FakeHost(_context()), "dump_history", name)
+        assert reply.startswith("**Not dumped.**") and "name another file" in reply, reply
+        assert ((a / name).read_bytes() if (a / name).is_file() else None) == there
+        kept = await engine.run_command(FakeHost(_context()), "dump_history", "notes/h.json")
+        assert kept.startswith("**History dumped.**")
     finally:
         await engine.close()
-    assert await _document(pg_dsn, agent_id, "MEMORY.md") is None
-    assert await _document(pg_dsn, agent_id, ".history-dumps/MEMORY.md") is not None
+    assert await _document(pg_dsn, agent_id, name) is None
+    assert await _document(pg_dsn, agent_id, f".history-dumps/{name}") is None
+    assert await _document(pg_dsn, agent_id, ".history-dumps/notes/h.json") is not None
+    assert all(p in sorted(q.relative_to(a).as_posix() for q in a.rglob("*")) for p in before)
