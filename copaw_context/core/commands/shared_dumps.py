@@ -57,18 +57,31 @@ _PACKAGE_FILES = frozenset({"memory.md", "agent.json", "agents.md"})
 def check_dump_name(ctx: StepContext, path: Path) -> str | None:
     """Why ``path`` (resolved, inside the workspace) may not be a dump: a file the package
     or its host reads (MEMORY.md, agent.json, AGENTS.md) or a name in the memory, tool
-    result or request folders, or a day file of the archive; ``None`` when it may."""
+    result or request folders, or a day file of the archive; ``None`` when it may. Names
+    are compared without case (``Memory/x.json``, ``2025-01-01.JSONL``: the same file on a
+    case-insensitive disk)."""
     settings = ctx.settings
     root = ctx.workspace.resolve()
     folders = (settings.memory_dir, settings.tool_results_cache, f"{settings.dialog_path}/requests")
     if path.name.lower() in _PACKAGE_FILES:
         return f"{ctx.relative(path)} is a file the agent itself reads"
     for folder in folders:
-        if path.is_relative_to((root / folder).resolve()):
+        if _within(path, (root / folder).resolve()):
             return f"{ctx.relative(path)} is inside {folder}/, which the package keeps"
-    if path.suffix == ".jsonl" and path.parent == (root / settings.dialog_path).resolve():
+    dialog = (root / settings.dialog_path).resolve()
+    if path.suffix.lower() == ".jsonl" and _folded(path.parent) == _folded(dialog):
         return f"{ctx.relative(path)} is a day file of the dialog archive"
     return None
+
+
+def _folded(path: Path) -> list[str]:
+    return [part.casefold() for part in path.parts]
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or inside it, names compared without case."""
+    inside = _folded(folder)
+    return _folded(path)[: len(inside)] == inside
 
 
 def dump_key(ctx: StepContext, path: Path) -> str | None:
@@ -101,12 +114,18 @@ def _one_line(error: BaseException) -> str:
 
 
 async def share_dump(ctx: StepContext, path: Path) -> str:
-    """Put the dump written at ``path`` in the store; what the reply adds ("" when it is
-    shared, or when there is no shared store)."""
-    key = await asyncio.to_thread(dump_key, ctx, path)
-    if key is None or ctx.blobs is None:
+    """Put the dump written at ``path`` (inside the workspace) in the store; what the reply
+    adds ("" when it is shared, or when there is no shared store)."""
+    if ctx.blobs is None:
         return ""
+    key = await asyncio.to_thread(dump_key, ctx, path)
     elsewhere = " Only this worker's folder has it: another worker's /load_history will not find it"
+    if key is None:  # a space, a letter outside ASCII, a part over 200 characters
+        return (
+            f"{elsewhere} (the workspace store keys only names of ASCII letters, digits, '.', "
+            "'_' and '-', up to 200 characters a folder; dump again under such a name to "
+            "share it)."
+        )
     store = await ctx.blobs.store()
     if store is None:
         return f"{elsewhere} (the workspace store is unavailable: {ctx.blobs.failure})."
@@ -170,13 +189,17 @@ def _create(path: Path, data: bytes, workspace: Path) -> None:
 
 def _missing_dump(ctx: StepContext, argument: str) -> tuple[Path | None, str | None]:
     """(the path, its key) of a dump this folder lacks; ``(None, None)`` when it is here or
-    cannot be a shared dump (a name no path can have, a link, a folder)."""
+    cannot be a shared dump (a name no path can have, a link, a folder). The path is the
+    resolved one: ``a/../x.json`` is ``x.json`` (never a folder ``a`` made on the way)."""
     try:
         named = Path(argument).expanduser()
         path = named if named.is_absolute() else ctx.workspace / named
-        if os.path.lexists(path) or check_dump_name(ctx, path.resolve()) is not None:
+        resolved = path.resolve()
+        if os.path.lexists(path) or os.path.lexists(resolved):
             return None, None
-        key = dump_key(ctx, path)
+        if check_dump_name(ctx, resolved) is not None:
+            return None, None
+        key = dump_key(ctx, resolved)
     except (ValueError, OSError, RuntimeError):
         return None, None
-    return (path, key) if key is not None else (None, None)
+    return (resolved, key) if key is not None else (None, None)

@@ -276,20 +276,36 @@ class PostgresStore(PostgresPool):
 
     async def _put_row(self, query: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """Run a document write; when it fails without a reply (the write may have been
-        committed), the document is read again: holding ``data`` it was written."""
+        committed), the document is read again. Holding ``data``, it was written (the
+        version is the one holding those bytes, maybe a later writer's put of the same
+        bytes); still at the expected version, it is unchanged; one version on with other
+        bytes, another writer won (a conflict: this write would have made that version);
+        further on, whether this write landed first is unknown. A store not open sent
+        nothing: its own error."""
+        self._pool  # noqa: B018 -- raises when the store is not open
+        key, expected = params["key"], int(params.get("expected", 0))
         try:
             return await self._fetch(query, params)
         except StoreError as error:
             try:
-                current = await self.get_document(params["key"])
+                current = await self.get_document(key)
             except StoreError:
                 raise StoreError(
-                    f"{error}; whether {params['key']} was written is unknown (the store cannot "
-                    "be read either): read it again before writing it"
+                    f"{error}; whether {key} was written is unknown (the store cannot be read "
+                    "either): read it again before writing it"
                 ) from error
+            now = int(current.version or 0)
             if current.data == params["data"] and current.version:
-                return [(int(current.version),)]
-            raise StoreError(f"{error}; {params['key']} is unchanged") from error
+                return [(now,)]
+            if now == expected:
+                raise StoreError(f"{error}; {key} is unchanged") from error
+            if now == expected + 1:
+                raise VersionConflictError(key, str(expected or ""), current.version) from error
+            raise StoreError(
+                f"{error}; {key} has since been written by other writers (version {now}), so "
+                "whether this write landed before them is unknown: read it again before "
+                "writing it"
+            ) from error
 
     # ------------------------------------------------------------------ leases
     async def acquire_lease(self, name: str, ttl_seconds: float) -> Lease | None:

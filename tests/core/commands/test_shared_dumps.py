@@ -114,3 +114,51 @@ async def test_a_stored_dump_at_a_name_the_package_reads_is_never_copied_in(
         assert not (b / "MEMORY.md").exists()
     finally:
         await engine_b.close()
+
+
+async def test_a_name_the_store_cannot_key_is_dumped_here_and_the_reply_says_so(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    a = replica(tmp_path / "a", f"agent-{uuid.uuid4().hex}")
+    engine = ContextEngine(_config(pg_dsn), a)
+    try:
+        for name in ("notes/my notes.json", "notes/对话.json"):
+            reply = await engine.run_command(FakeHost(_context()), "dump_history", name)
+            assert reply.startswith("**History dumped.**"), reply
+            assert "Only this worker's folder has it" in reply and "ASCII letters" in reply
+            assert (a / name).exists()
+    finally:
+        await engine.close()
+
+
+async def test_a_load_through_dot_dot_copies_to_the_resolved_name(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    agent_id = f"agent-{uuid.uuid4().hex}"
+    a, b = replica(tmp_path / "a", agent_id), replica(tmp_path / "b", agent_id)
+    engine_a, engine_b = ContextEngine(_config(pg_dsn), a), ContextEngine(_config(pg_dsn), b)
+    try:
+        await engine_a.run_command(FakeHost(_context()), "dump_history", "notes/h.json")
+        reply = await engine_b.run_command(FakeHost(), "load_history", "sub/../notes/h.json")
+        assert reply.startswith("**History loaded.**"), reply
+        assert (b / "notes" / "h.json").exists() and not (b / "sub").exists()
+    finally:
+        await engine_a.close()
+        await engine_b.close()
+
+
+async def test_names_the_package_reads_are_refused_whatever_their_case(tmp_path: Path) -> None:
+    """``2025-01-01.JSONL`` is the archive's day file on a case-insensitive disk, and
+    ``Memory/`` the memory folder."""
+    a = replica(tmp_path / "a", "agent-case")
+    config = parse_running_config({"running": {"memory": {"enabled": False}}})
+    engine = ContextEngine(config, a)
+    try:
+        for name in ("dialog/2025-01-01.JSONL", "Memory/x.json", "DIALOG/Requests/x.json"):
+            reply = await engine.run_command(FakeHost(_context()), "dump_history", name)
+            assert reply.startswith("**Not dumped.**"), (name, reply)
+            assert not (a / name).exists()
+        kept = await engine.run_command(FakeHost(_context()), "dump_history", "dialog/x.JSON")
+        assert kept.startswith("**History dumped.**"), kept
+    finally:
+        await engine.close()

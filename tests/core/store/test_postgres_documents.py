@@ -75,9 +75,42 @@ async def test_an_insert_lost_after_another_replica_inserted_first_is_not_ours(
     try:
         await two.put_document("state.json", b"theirs", "")
         monkeypatch.setattr(one, "_fetch", lost)
-        with pytest.raises(StoreError, match="state.json is unchanged"):
+        with pytest.raises(VersionConflictError) as raised:  # ours would have been version 1
             await one.put_document("state.json", b"ours", "")
+        assert raised.value.current == "1"
         assert (await two.get_document("state.json")).data == b"theirs"
     finally:
         for store in (one, two):
             await store.close()
+
+
+async def test_an_update_lost_is_unchanged_only_at_the_version_expected(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, two = await _pair(pg_dsn)
+    fetch = one._fetch
+
+    async def lost(query: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if query.startswith("UPDATE"):
+            raise StoreError(_LOST)
+        return await fetch(query, params)
+
+    try:
+        first = await two.put_document("state.json", b"v1", "")
+        monkeypatch.setattr(one, "_fetch", lost)
+        with pytest.raises(StoreError, match="state.json is unchanged"):
+            await one.put_document("state.json", b"ours", first.version)
+        second = await two.put_document("state.json", b"v2", first.version)
+        await two.put_document("state.json", b"v3", second.version)
+        with pytest.raises(StoreError, match="whether this write landed before them is unknown"):
+            await one.put_document("state.json", b"ours", first.version)
+    finally:
+        for store in (one, two):
+            await store.close()
+
+
+async def test_a_put_on_a_store_not_open_says_so() -> None:
+    store = PostgresStore("postgresql://nobody@127.0.0.1:1/none", "agent-x")
+    with pytest.raises(StoreError, match="not open: await store.open") as raised:
+        await store.put_document("state.json", b"x", "")
+    assert "unknown" not in str(raised.value)
