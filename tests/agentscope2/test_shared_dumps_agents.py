@@ -7,22 +7,29 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 from agentscope.message import UserMsg
 
 from copaw_context import MemoryCompactionHook
+from copaw_context.core.config.running import parse_running_config
 from copaw_context.testing import ScriptedChatModel
 from tests.agent_history import block_keys, seeded_history
-from tests.agentscope2.test_agent_store_archive import _config, _replica
 from tests.helpers import make_agent
 from tests.pg_server import pg_dsn
+from tests.store_replicas import replica
 
 __all__ = ["pg_dsn"]
 
 
+def _config(dsn: str) -> Any:
+    light = {"token_counter": "o200k_base", "compactor": "extractive", "store": {"dsn": dsn}}
+    return parse_running_config({"running": {"light_context_config": light}})
+
+
 async def test_a_dump_of_agent_a_loads_in_agent_b(pg_dsn: str, tmp_path: Path) -> None:
     agent_id = f"agent-{uuid.uuid4().hex}"
-    a, b = _replica(tmp_path / "a", agent_id), _replica(tmp_path / "b", agent_id)
+    a, b = replica(tmp_path / "a", agent_id), replica(tmp_path / "b", agent_id)
     history = seeded_history(4)
     async with MemoryCompactionHook(_config(pg_dsn), a) as hook_a:
         agent_a = await make_agent(hook_a, ScriptedChatModel([], context_size=200_000))

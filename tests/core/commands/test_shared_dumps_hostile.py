@@ -12,7 +12,7 @@ import pytest
 
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.store.postgres import PostgresStore
-from tests.core.commands.test_shared_dumps import _config
+from tests.core.commands.dumps_kit import dump_config
 from tests.fake_host import FakeHost, user
 from tests.pg_server import pg_dsn
 from tests.store_replicas import replica
@@ -56,7 +56,7 @@ async def test_hostile_names_write_nothing_outside_and_reply(
         await store.put_document(f".history-dumps/{key}", _DUMP, "")
     await store.close()
     before_outside, before_b = _tree(tmp_path / "outside"), _tree(b)
-    engine = ContextEngine(_config(pg_dsn), b)
+    engine = ContextEngine(dump_config(pg_dsn), b)
     names = [
         "../x.json",
         str(outside / "x.json"),

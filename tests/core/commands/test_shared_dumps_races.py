@@ -20,7 +20,7 @@ from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.engine import ContextEngine
 from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.store.protocol import StoreError
-from tests.core.commands.test_shared_dumps import _config, _context
+from tests.core.commands.dumps_kit import dump_config, dump_context
 from tests.fake_host import FakeHost, user
 from tests.pg_server import pg_dsn
 from tests.store_replicas import replica
@@ -44,8 +44,8 @@ async def test_two_workers_dumping_one_name_at_once(
     says its dump is only in its folder, where it stays; the store has the winner's."""
     agent_id = f"agent-{uuid.uuid4().hex}"
     a, b = replica(tmp_path / "a", agent_id), replica(tmp_path / "b", agent_id)
-    engines = [ContextEngine(_config(pg_dsn), a), ContextEngine(_config(pg_dsn), b)]
-    hosts = [FakeHost(_context()), FakeHost([*_context(), user("B's own last words.")])]
+    engines = [ContextEngine(dump_config(pg_dsn), a), ContextEngine(dump_config(pg_dsn), b)]
+    hosts = [FakeHost(dump_context()), FakeHost([*dump_context(), user("B's own last words.")])]
     barrier = asyncio.Barrier(2)
     checked = history.shared_dump_exists
 
@@ -78,7 +78,7 @@ async def test_a_store_down_between_the_check_and_the_put(
     pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a = replica(tmp_path / "a", f"agent-{uuid.uuid4().hex}")
-    engine = ContextEngine(_config(pg_dsn), a)
+    engine = ContextEngine(dump_config(pg_dsn), a)
 
     async def down(self: PostgresStore, key: str, data: bytes, expected: str) -> str:
         error = psycopg.OperationalError(
@@ -89,7 +89,7 @@ async def test_a_store_down_between_the_check_and_the_put(
 
     monkeypatch.setattr(PostgresStore, "put_document", down)
     try:
-        reply = await engine.run_command(FakeHost(_context()), "dump_history", "notes/h.json")
+        reply = await engine.run_command(FakeHost(dump_context()), "dump_history", "notes/h.json")
         assert reply.startswith("**History dumped.** 3 message(s)"), reply
         assert "Only this worker's folder has it" in reply and "server closed" in reply
         assert "\n" not in reply.split("Only this worker")[1]  # one line of error
@@ -108,7 +108,7 @@ async def test_a_dump_in_the_store_that_cannot_load(pg_dsn: str, tmp_path: Path,
     await store.put_document(".history-dumps/h.json", head + body + b'"}', "")
     await store.close()
     b = replica(tmp_path / "b", agent_id)
-    engine = ContextEngine(_config(pg_dsn), b)
+    engine = ContextEngine(dump_config(pg_dsn), b)
     host = FakeHost([user("Keep me.")])
     before = [m.msg_id for m in host.messages]
     try:
@@ -132,11 +132,11 @@ async def test_a_dump_in_an_extra_read_root_stays_local(pg_dsn: str, tmp_path: P
     engine_a, engine_b = ContextEngine(config, a), ContextEngine(config, b)
     try:
         out = await engine_a.run_command(
-            FakeHost(_context()), "dump_history", str(shared / "x.json")
+            FakeHost(dump_context()), "dump_history", str(shared / "x.json")
         )
         assert out.startswith("**Not dumped.**") and "outside the workspace" in out
         shared.mkdir()
-        await engine_a.run_command(FakeHost(_context()), "dump_history", "mine.json")
+        await engine_a.run_command(FakeHost(dump_context()), "dump_history", "mine.json")
         (a / "mine.json").rename(shared / "mine.json")
         loaded = await engine_b.run_command(
             FakeHost([user("x")]), "load_history", str(shared / "mine.json")
@@ -172,12 +172,12 @@ async def test_a_dump_never_takes_a_name_the_package_reads(
     a = replica(tmp_path / "a", agent_id)
     before = sorted(p.relative_to(a).as_posix() for p in a.rglob("*"))
     there = (a / name).read_bytes() if (a / name).is_file() else None  # agent.json is
-    engine = ContextEngine(_config(pg_dsn), a)
+    engine = ContextEngine(dump_config(pg_dsn), a)
     try:
-        reply = await engine.run_command(FakeHost(_context()), "dump_history", name)
+        reply = await engine.run_command(FakeHost(dump_context()), "dump_history", name)
         assert reply.startswith("**Not dumped.**") and "name another file" in reply, reply
         assert ((a / name).read_bytes() if (a / name).is_file() else None) == there
-        kept = await engine.run_command(FakeHost(_context()), "dump_history", "notes/h.json")
+        kept = await engine.run_command(FakeHost(dump_context()), "dump_history", "notes/h.json")
         assert kept.startswith("**History dumped.**")
     finally:
         await engine.close()
