@@ -13,6 +13,7 @@ import pytest
 from benchmarks.chain import chain_table, kept, run_session
 from benchmarks.chain_sessions import KINDS, Fact, build_sessions
 from copaw_context.core.summary import Summary
+from copaw_context.testing import ScriptedChatModel, text_step
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -84,3 +85,27 @@ def test_the_chain_sessions_and_their_compactions_can_be_chosen(tmp_path: Path) 
     assert len(reported) == len(run.points)
     assert reported[0].startswith("chain: go-en compaction 1 (turn ")
     assert "missing: " in reported[-1]
+
+
+_FACTLESS = (
+    "## Goal\n- Continue the invoice work.\n\n## Constraints & Preferences\n- (none)\n\n"
+    "## Progress\n### Done\n- [x] Looked at some files.\n### In Progress\n- [ ] Working on it."
+    "\n### Blocked\n- (none)\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. Keep going.\n\n"
+    "## Critical Context\n- (none)\n"
+)
+
+
+async def test_a_compactor_that_omits_every_fact_still_keeps_the_carried_ones(
+    tmp_path: Path,
+) -> None:
+    """The LLM path in a small window (6,000 tokens) with a compactor whose every summary
+    omits the facts: the constraints and the exact open errors are carried verbatim at each
+    compaction (the goal is not carried: see docs/quality.md)."""
+    (session,) = [s for s in build_sessions(1) if s.name == "python-en"]
+    compactor = ScriptedChatModel([text_step(_FACTLESS) for _ in range(200)], context_size=16384)
+    run = await run_session(session, tmp_path, compactor, 6000, max_compactions=10)
+    assert len(run.points) >= 10 and {p.method for p in run.points} == {"llm"}
+    carried = ("constraints", "open_errors")
+    assert sum(p.scores["open_errors"][1] for p in run.points) > 0  # errors were due
+    for point in run.points:
+        assert not [m for m in point.missing if m.startswith(carried)], point
