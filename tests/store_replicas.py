@@ -11,9 +11,10 @@ from copaw_context.core.archive.shared import SharedArchive
 from copaw_context.core.archive.store import DialogArchive
 from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.memory.service import MemoryService
+from copaw_context.core.store.postgres import PostgresStore
 from copaw_context.core.toolresults.store_blobs import StoreBlobs
 
-__all__ = ["memory_replica", "replica", "shared_archive", "store_config"]
+__all__ = ["memory_replica", "replica", "shared_archive", "store_config", "stored_document"]
 
 
 def store_config(dsn: str) -> RunningConfig:
@@ -43,3 +44,13 @@ def memory_replica(config: RunningConfig, root: Path, agent_id: str) -> MemorySe
     service = MemoryService(config, replica(root, agent_id), store=StoreBlobs(config, root))
     assert service.shared is not None
     return service
+
+
+async def stored_document(dsn: str, agent_id: str, key: str) -> bytes | None:
+    """Document ``key`` of workspace ``agent_id`` as the database holds it (``None``: none)."""
+    store = PostgresStore(dsn, agent_id)
+    await store.open()
+    try:
+        return (await store.get_document(key)).data
+    finally:
+        await store.close()

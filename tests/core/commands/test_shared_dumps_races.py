@@ -23,18 +23,9 @@ from copaw_context.core.store.protocol import StoreError
 from tests.core.commands.dumps_kit import dump_config, dump_context
 from tests.fake_host import FakeHost, user
 from tests.pg_server import pg_dsn
-from tests.store_replicas import replica
+from tests.store_replicas import replica, stored_document
 
 __all__ = ["pg_dsn"]
-
-
-async def _document(dsn: str, agent_id: str, key: str) -> bytes | None:
-    store = PostgresStore(dsn, agent_id)
-    await store.open()
-    try:
-        return (await store.get_document(key)).data
-    finally:
-        await store.close()
 
 
 async def test_two_workers_dumping_one_name_at_once(
@@ -64,7 +55,7 @@ async def test_two_workers_dumping_one_name_at_once(
         shared = [i for i, r in enumerate(replies) if "Only this worker" not in r]
         assert len(shared) == 1, replies  # exactly one is shared
         winner, loser = (a, b) if shared == [0] else (b, a)
-        stored = await _document(pg_dsn, agent_id, ".history-dumps/race.json")
+        stored = await stored_document(pg_dsn, agent_id, ".history-dumps/race.json")
         assert stored == (winner / "race.json").read_bytes()
         assert "reached the workspace store first" in replies[1 - shared[0]]
         kept = json.loads((loser / "race.json").read_text("utf-8"))["messages"]
@@ -181,7 +172,7 @@ async def test_a_dump_never_takes_a_name_the_package_reads(
         assert kept.startswith("**History dumped.**")
     finally:
         await engine.close()
-    assert await _document(pg_dsn, agent_id, name) is None
-    assert await _document(pg_dsn, agent_id, f".history-dumps/{name}") is None
-    assert await _document(pg_dsn, agent_id, ".history-dumps/notes/h.json") is not None
+    assert await stored_document(pg_dsn, agent_id, name) is None
+    assert await stored_document(pg_dsn, agent_id, f".history-dumps/{name}") is None
+    assert await stored_document(pg_dsn, agent_id, ".history-dumps/notes/h.json") is not None
     assert all(p in sorted(q.relative_to(a).as_posix() for q in a.rglob("*")) for p in before)

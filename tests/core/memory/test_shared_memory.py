@@ -20,9 +20,8 @@ from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory import MemoryConsolidator, MemoryFileError
 from copaw_context.core.memory.service import MemoryService
-from copaw_context.core.store.postgres import PostgresStore
 from tests.pg_server import pg_dsn
-from tests.store_replicas import memory_replica, store_config
+from tests.store_replicas import memory_replica, store_config, stored_document
 
 __all__ = ["pg_dsn"]
 
@@ -32,15 +31,6 @@ _NOON = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 @pytest.fixture
 def agent_id() -> str:
     return f"agent-{uuid.uuid4().hex}"
-
-
-async def _document(dsn: str, agent_id: str, key: str) -> bytes | None:
-    store = PostgresStore(dsn, agent_id)
-    await store.open()
-    try:
-        return (await store.get_document(key)).data
-    finally:
-        await store.close()
 
 
 async def test_edits_on_two_replicas_at_once_lose_nothing(
@@ -56,7 +46,7 @@ async def test_edits_on_two_replicas_at_once_lose_nothing(
     ]
     answers = await asyncio.gather(*edits)
     assert [a for a in answers if not a.startswith("Added to")] == []
-    shared = (await _document(pg_dsn, agent_id, "MEMORY.md") or b"").decode()
+    shared = (await stored_document(pg_dsn, agent_id, "MEMORY.md") or b"").decode()
     for name in "ab":
         for i in range(8):
             assert f"- item {name}{i}" in shared
@@ -124,7 +114,7 @@ async def test_consolidation_runs_once_over_every_replicas_logs(
     assert sorted([first.written, second.written]) == [False, True]  # one folded, one found none
     text = await a.tools.files.read_memory()
     assert text.count("run make clean") == 1 and text.count("cache key includes") == 1
-    record = await _document(pg_dsn, agent_id, "memory/.consolidated.json")
+    record = await stored_document(pg_dsn, agent_id, "memory/.consolidated.json")
     assert record is not None and today.date().isoformat() in json.loads(record)["logs"]
 
 
