@@ -93,19 +93,30 @@ _FACTLESS = (
     "\n### Blocked\n- (none)\n\n## Key Decisions\n- (none)\n\n## Next Steps\n1. Keep going.\n\n"
     "## Critical Context\n- (none)\n"
 )
+# A model that fills the summary's cap (1,440 characters at 6,000 tokens) with its own prose.
+_NEAR_CAP = _FACTLESS.replace(
+    "- [x] Looked at some files.",
+    "\n".join(
+        f"- [x] Reviewed part {i} of the invoice renderer and its helpers." for i in range(17)
+    ),
+)
 
 
-async def test_a_compactor_that_omits_every_fact_still_keeps_the_carried_ones(
-    tmp_path: Path,
+@pytest.mark.parametrize("reply", [_FACTLESS, _NEAR_CAP], ids=["factless", "near-cap"])
+async def test_a_compactor_that_omits_every_fact_still_keeps_them(
+    tmp_path: Path, reply: str
 ) -> None:
     """The LLM path in a small window (6,000 tokens) with a compactor whose every summary
-    omits the facts: the constraints and the exact open errors are carried verbatim at each
-    compaction (the goal is not carried: see docs/quality.md)."""
+    omits the facts, also one that fills the cap with its own prose: the user's task, the
+    constraints, the exact open errors, the paths, the reasoned decisions and the plan are
+    carried from one summary to the next over 15 compactions."""
+    assert 1200 < len(_NEAR_CAP) <= 1440
     (session,) = [s for s in build_sessions(1) if s.name == "python-en"]
-    compactor = ScriptedChatModel([text_step(_FACTLESS) for _ in range(200)], context_size=16384)
-    run = await run_session(session, tmp_path, compactor, 6000, max_compactions=10)
-    assert len(run.points) >= 10 and {p.method for p in run.points} == {"llm"}
-    carried = ("constraints", "open_errors")
-    assert sum(p.scores["open_errors"][1] for p in run.points) > 0  # errors were due
+    compactor = ScriptedChatModel([text_step(reply) for _ in range(300)], context_size=16384)
+    run = await run_session(session, tmp_path, compactor, 6000, max_compactions=15)
+    assert len(run.points) >= 15 and {p.method for p in run.points} == {"llm"}
+    carried = ("goal", "constraints", "open_errors", "paths", "decisions", "next_steps")
+    for kind in carried:
+        assert sum(p.scores[kind][1] for p in run.points) > 0, f"no {kind} fact was due"
     for point in run.points:
         assert not [m for m in point.missing if m.startswith(carried)], point

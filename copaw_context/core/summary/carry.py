@@ -16,6 +16,7 @@ from copaw_context.core.summary.language import (
     WORDS,
     Language,
     check_language,
+    word_pattern,
 )
 from copaw_context.core.summary.markdown import BULLET_PREFIX_RE, is_placeholder, item_key
 from copaw_context.core.summary.merge import union_items
@@ -25,13 +26,29 @@ from copaw_context.core.summary.statements import has_reason
 from copaw_context.core.summary.verbatim import unique
 
 __all__ = [
+    "EXACT_RE",
+    "PLANNED_RE",
+    "REQUEST_RE",
     "carried_label",
     "carry_facts",
     "carry_verbatim",
+    "essentials",
     "flatten_carried",
+    "keep_decided",
     "keep_previous",
     "preserve_previous",
 ]
+
+# A user's request under Goal, as the extractive summary and the task carry write it.
+REQUEST_RE = re.compile(rf"(?:{word_pattern('request')})(?: \([^()\n]*\))?(?:: |：)")
+# A step of the last stated plan, as the extractive summary and the carry write it.
+PLANNED_RE = re.compile(rf"(?:{word_pattern('planned')})(?:: |：)")
+# Exact errors and paths: what the agent cannot find again without knowing it.
+EXACT_RE = re.compile(
+    rf"(?:{'|'.join(word_pattern(k) for k in ('file', 'error', 'last_error'))})"
+    r"(?: \([^()\n]*\))?(?:: |：)"
+    r"|[^\s:()]+(?:\([^\n]*?\))?: error — "  # a failed step with its error line
+)
 
 # --------------------------------------------------------------------------- carry
 
@@ -97,25 +114,77 @@ def _keep_whole(summary: Summary, facts: ExtractedFacts) -> Summary:
         summary = summary.model_copy(update=update)
 
 
+def _with_task(goal: list[str], task: str | None, text: str, language: Language) -> list[str]:
+    """``goal`` with the user's task in their own words when the summary lacks them: first
+    while the Goal holds no user request yet (the trim keeps the first Goal item), else last."""
+    if task is None or task in text:
+        return goal
+    label = WORDS[language]["request"]
+    item = f"- {label}{WORDS[language]['colon']}{task}"
+    asked = any(REQUEST_RE.match(item_key(i)) for i in goal)
+    return [*goal, item] if asked else [item, *goal]
+
+
+def _join_groups(critical: list[str], items: list[str]) -> list[str]:
+    """``critical`` with the carried ``items``, a labelled group's sub-items joining the
+    group of that label already there (one "Files:" group, not one per compaction)."""
+    out = list(critical)
+    for item in items:
+        label = carried_label(item)
+        at = next(
+            (k for k, old in enumerate(out) if label is not None and carried_label(old) == label),
+            None,
+        )
+        if at is None or "\n" not in item:
+            out.append(item)
+        else:
+            out[at] = out[at] + "\n" + item.split("\n", 1)[1]
+    return out
+
+
+def _superseded(item: str, plan: Sequence[str]) -> bool:
+    """Whether ``item`` is a step planned before (its label) that the new ``plan`` lacks."""
+    key = item_key(item)
+    match = PLANNED_RE.match(key)
+    return match is not None and key[match.end() :] not in {" ".join(p.split()) for p in plan}
+
+
 def carry_facts(summary: Summary, facts: ExtractedFacts) -> Summary:
-    """``summary`` with every constraint, error line and file path it lacks, verbatim, and
-    every decision the conversation gave a reason for.
+    """``summary`` with every constraint, error line and file path it lacks, verbatim, every
+    decision the conversation gave a reason for, the user's task in their own words and the
+    last plan the assistant stated.
 
     Constraints, errors and files go under Critical Context (created if missing), grouped by
-    label, with a note of any error lines left out; decisions go under Key Decisions. An item
-    found anywhere in the rendered summary is not added again; ``summary`` itself is returned
-    when nothing is missing. Only adds: :func:`~.clean.settle_carried` then merges a carried
-    item with the model's shorter wording of it.
+    label (into the group of that label when there is one), with a note of any error lines
+    left out; decisions go under Key Decisions; the task (the first request of the batch)
+    under Goal; the plan's steps under Next Steps, replacing the steps planned before. An
+    item found anywhere in the rendered summary is not added again; ``summary`` itself is
+    returned when nothing is missing. Only adds (but the superseded steps):
+    :func:`~.clean.settle_carried` then merges a carried item with the model's shorter
+    wording of it.
     """
     text = summary.text()
     lines = _line_keys(text)
     decisions = [d for d in _reasoned(facts) if not _present(d, lines, text)]
     items = _missing(text, facts, summary.language)
-    if not (decisions or items):
+    goal = _with_task(summary.goal, facts.task, text, summary.language)
+    words = WORDS[summary.language]
+    plan = unique(facts.plan)
+    planned = [
+        f"1. {words['planned']}{words['colon']}{step}"
+        for step in plan
+        if not _present(step, lines, text)
+    ]
+    steps = summary.next_steps
+    if plan:  # a plan stated since supersedes the steps planned before
+        steps = [i for i in steps if not _superseded(i, plan)]
+    if not (decisions or items or planned) and goal is summary.goal and steps is summary.next_steps:
         return summary
     update = {
+        "goal": goal,
         "decisions": [*summary.decisions, *(f"- {d}" for d in decisions)],
-        "critical": [*summary.critical, *items],
+        "next_steps": [*steps, *planned],
+        "critical": _join_groups(summary.critical, items),
     }
     return _keep_whole(summary.model_copy(update=update), facts)
 
@@ -197,6 +266,22 @@ def _restart(layout: Layout | None, key: HeadingKey) -> Layout | None:
 _KEPT: tuple[Literal["goal", "constraints", "critical"], ...] = ("goal", "constraints", "critical")
 
 
+def essentials(summary: Summary) -> Summary:
+    """What of ``summary`` the agent cannot find again without knowing it: the first Goal
+    item and the first user request under Goal (the task), the constraints, and the
+    Critical Context's exact errors and paths and carried groups. What a previous summary
+    passes on (:func:`keep_previous`) when all of it does not fit."""
+    critical = [
+        item
+        for item in summary.critical
+        if EXACT_RE.match(item_key(item)) is not None or carried_label(item) not in (None, 3)
+    ]
+    goal = summary.goal[:1]
+    goal += [i for i in summary.goal if REQUEST_RE.match(item_key(i)) and i not in goal][:1]
+    update = {"goal": goal, "critical": critical}
+    return summary.model_copy(update=update)
+
+
 def keep_previous(summary: Summary, previous: Summary) -> Summary:
     """``summary`` with the Goal, Constraints & Preferences and Critical Context items of
     ``previous`` that it lacks (found nowhere in it, bullets and spacing aside).
@@ -224,6 +309,32 @@ def keep_previous(summary: Summary, previous: Summary) -> Summary:
     if not update:
         return summary
     return summary.model_copy(update={**update, "layout": layout})
+
+
+def keep_decided(summary: Summary, previous: Summary) -> Summary:
+    """``summary`` with the Key Decisions of ``previous`` and the steps of the plan it
+    carried (``Planned next:``) that it lacks: a model reply that drops them loses them for
+    good otherwise. A later plan replaces the steps (:func:`carry_facts`)."""
+    text = " ".join(summary.text().split())
+    decisions = [
+        item
+        for item in previous.decisions
+        if not is_placeholder(item) and not _contains(text, item_key(item))
+    ]
+    planned = [
+        item
+        for item in previous.next_steps
+        if PLANNED_RE.match(item_key(item)) and not _contains(text, item_key(item))
+    ]
+    if not (decisions or planned):
+        return summary
+    update: dict[str, object] = {"next_steps": [*summary.next_steps, *planned]}
+    if decisions:
+        current = [] if _only_placeholders(summary.decisions) else summary.decisions
+        update["decisions"] = [*current, *decisions]
+        if not current:
+            update["layout"] = _restart(summary.layout, "decisions")
+    return summary.model_copy(update=update)
 
 
 def preserve_previous(previous: str, new: str, *, language: Language = "en") -> str:

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from copaw_context.core.markdown_blocks import fence_closer
-from copaw_context.core.summary.carry import carry_facts, flatten_carried
+from copaw_context.core.summary.carry import PLANNED_RE, carry_facts, flatten_carried
 from copaw_context.core.summary.facts import (
     MAX_REQUEST_CHARS,
     ExtractedFacts,
@@ -158,7 +158,6 @@ _REQUEST_ITEM_RE = re.compile(
     r"(?: \((?P<ts>[^()\n]*)\))?(?::[ \t]|：)(?P<text>.*)",
     re.DOTALL,
 )
-_PLANNED_ITEM_RE = re.compile(rf"\d+[.)]\s+(?:{word_pattern('planned')})[:：]")
 _CUT_NOTE_RE = re.compile(r" … \[\d+ more characters omitted\]$")
 
 
@@ -236,7 +235,7 @@ def extractive(
     before = Summary(language=language) if previous is None else previous
     before = _close_requests(flatten_carried(before), messages, bool(user))
     if facts.plan:  # the last stated plan replaces the one stated before
-        steps = [i for i in before.next_steps if not _PLANNED_ITEM_RE.match(i)]
+        steps = [i for i in before.next_steps if not PLANNED_RE.match(item_key(i))]
         before = before.model_copy(update={"next_steps": steps})
     before = close_passed(before, facts.passed)
     new = _batch(messages, user, facts, extra_instruction, language)
@@ -246,6 +245,7 @@ def extractive(
     goal = merged.goal
     protected = {item_key(item) for item in goal[:1]}
     protected.update(item_key(item) for item in (new.goal or goal)[-1:])
+    protected.update(item_key(item) for item in merged.next_steps[-1:])  # what is still open
     return trim(merged, protected, max_chars)
 
 

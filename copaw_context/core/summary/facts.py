@@ -30,6 +30,7 @@ from copaw_context.core.summary.statements import (
     is_constraint,
     is_decision,
     is_plan,
+    is_plan_heading,
     join_reasons,
     last_nonempty,
     unchecked_items,
@@ -86,6 +87,9 @@ class ExtractedFacts:
     passed: tuple[str, ...] = ()
     """The calls (``tool(target)``) whose last run passed: an earlier failure of the same
     call is closed (its error lines are not carried, its Blocked item goes)."""
+    task: str | None = None
+    """The user's task in their words: the first line of the first request that is not an
+    acknowledgement, without its constraint sentences (those are ``constraints``)."""
 
 
 def _sentences(text: str) -> Iterable[str]:
@@ -189,7 +193,7 @@ class _Collector:
             self.decisions += [s for s in sentences if _STATED_DECISION_RE.match(s)]
         else:
             self.decisions += [s for s in sentences if is_decision(s) and not is_acknowledgement(s)]
-            plan = [s for s in sentences if is_plan(s)] + plan
+            plan = [s for s in sentences if is_plan(s) and not is_plan_heading(s)] + plan
         self.plans.append(plan)
 
     def tool_call(self, part: TranscriptPart) -> None:
@@ -279,4 +283,23 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
         plan=tuple(plan[-_MAX_PLAN_ITEMS:]),
         error_lines_omitted=omitted,
         passed=tuple(found.passed),
+        task=_task(text for _, text in user),
     )
+
+
+_TASK_CHARS = 300
+
+
+def _task(requests: Iterable[str]) -> str | None:
+    """See :attr:`ExtractedFacts.task` (cut to 300 characters)."""
+    for request in requests:
+        line = next((line.strip() for line in request.split("\n") if line.strip()), "")
+        if not line or is_acknowledgement(line):
+            continue
+        for sentence in _SENTENCE_SPLIT_RE.split(line):
+            if sentence.strip() and is_constraint(sentence):
+                line = line.replace(sentence, "", 1)
+        line = " ".join(line.split())
+        if line:
+            return cut(line, _TASK_CHARS)
+    return None

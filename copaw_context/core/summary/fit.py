@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from copaw_context.core.markdown_blocks import fence_closer
 from copaw_context.core.summary.budget import SummaryBudget
-from copaw_context.core.summary.carry import flatten_carried
+from copaw_context.core.summary.carry import EXACT_RE, REQUEST_RE, flatten_carried
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
 from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import union_items
@@ -33,13 +33,6 @@ _COPIED_RE = re.compile(
     rf"(?:{word_pattern('request')})(?: \([^()\n]*\))?(?:: |：)"
     r"|[^\s:()]+(?:\([^\n]*?\))?: ok(?: — |$)"
 )
-# Exact errors and paths: what the agent cannot find again without knowing it (they go just
-# before the decisions and the constraints).
-_EXACT_RE = re.compile(
-    rf"(?:{'|'.join(word_pattern(k) for k in ('file', 'error', 'last_error'))})"
-    r"(?: \([^()\n]*\))?(?:: |：)"
-    r"|[^\s:()]+(?:\([^\n]*?\))?: error — "  # a failed step with its error line
-)
 _EXACT_SHARE = 4  # of max_chars for each list's exact items before the oldest go
 _MIN_PROTECTED_CHARS = 200  # a kept item (the task, the latest request) is cut to no less
 
@@ -58,7 +51,9 @@ def _drop_until_fits(
     size = len(summary.render())
     while size > max_chars:
         groups = lists()
-        totals = [sum(len(i) + 1 for i in items) for items in groups]
+        # A list's size here is what this pass may drop of it: prose beside exact errors
+        # does not make the errors' list the longest.
+        totals = [sum(len(i) + 1 for i in items if droppable(i)) for items in groups]
         queues = [deque(k for k, item in enumerate(items) if droppable(item)) for items in groups]
         heap = [(-totals[g], g) for g in range(len(groups)) if queues[g]]
         heapq.heapify(heap)
@@ -84,18 +79,17 @@ def _drop_until_fits(
             return
 
 
-def _budget_constraints(
-    constraints: list[str], droppable: Callable[[str], bool], limit: int
-) -> None:
-    """Leave out the oldest droppable constraints until they fill at most ``limit``."""
-    excess = sum(len(i) + 1 for i in constraints) - limit
+def _budget_share(items: list[str], droppable: Callable[[str], bool], limit: int) -> None:
+    """Leave out the oldest ``droppable`` items until those fill at most ``limit`` (the
+    others, prose beside exact errors, do not count against the share)."""
+    excess = sum(len(i) + 1 for i in items if droppable(i)) - limit
     kept: list[str] = []
-    for item in constraints:
+    for item in items:
         if excess > 0 and droppable(item):
             excess -= len(item) + 1
         else:
             kept.append(item)
-    constraints[:] = kept
+    items[:] = kept
 
 
 def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
@@ -120,7 +114,7 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
         return item_key(item) not in keep
 
     def exact(item: str) -> bool:
-        return _EXACT_RE.match(item_key(item)) is not None
+        return EXACT_RE.match(item_key(item)) is not None
 
     def copied(item: str) -> bool:
         return droppable(item) and _COPIED_RE.match(item_key(item)) is not None
@@ -134,9 +128,9 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
         return lists + [block.items for block in (*doc.progress_other, *doc.other)]
 
     constraints = doc.constraints
-    _budget_constraints(constraints, droppable, max_chars // _CONSTRAINT_SHARE)
+    _budget_share(constraints, droppable, max_chars // _CONSTRAINT_SHARE)
     for items in (doc.critical, doc.blocked):  # the newest exact errors and paths, a share
-        _budget_constraints(items, lambda i: droppable(i) and exact(i), max_chars // _EXACT_SHARE)
+        _budget_share(items, lambda i: droppable(i) and exact(i), max_chars // _EXACT_SHARE)
     _drop_until_fits(doc, others, copied, max_chars)
     _drop_until_fits(doc, others, ordinary, max_chars)
     doc.progress_other = [block for block in doc.progress_other if block.items]
@@ -195,7 +189,9 @@ def _with_items_cut(summary: Summary, limit: int) -> Summary:
 def _shrink(summary: Summary, max_chars: int) -> Summary:
     doc = flatten_carried(summary.canonical())
     goal = doc.goal
-    doc = trim(doc, {item_key(item) for item in goal[:1] + goal[-1:]}, max_chars)
+    asked = [i for i in goal if REQUEST_RE.match(item_key(i))][:1]  # the user's own task
+    kept = goal[:1] + goal[-1:] + asked + doc.next_steps[-1:]  # the task, what is still open
+    doc = trim(doc, {item_key(item) for item in kept}, max_chars)
     if len(doc.render()) <= max_chars:
         return doc
     low, high = 0, len(doc.render())  # the longest item length that fits, by bisection
@@ -218,8 +214,9 @@ def fit(summary: Summary, max_chars: int) -> Summary:
     it holds.
 
     ``summary`` itself when it fits. Otherwise, canonical: old items are left out as in
-    :func:`trim` (items copied from the messages first; the first and the last Goal items
-    are kept), then, if the kept items alone are too long, every item is cut to one common
+    :func:`trim` (items copied from the messages first; the first and the last Goal items,
+    the first user request under Goal and the last Next Steps item are kept), then, if the
+    kept items alone are too long, every item is cut to one common
     length, and as a last resort the text itself is cut at a line end. No step is
     quadratic: a megabyte of short lines is handled in well under a second.
     """

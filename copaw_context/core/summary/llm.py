@@ -34,7 +34,7 @@ from typing import Literal
 from copaw_context.core.host.protocol import CompactorModel
 from copaw_context.core.summary.ask import ProgressCompactorModel, ReplyAsker, SummaryRejected
 from copaw_context.core.summary.budget import SummaryBudget, carried_chars, plan_budget
-from copaw_context.core.summary.carry import carry_facts, keep_previous
+from copaw_context.core.summary.carry import carry_facts, essentials, keep_decided, keep_previous
 from copaw_context.core.summary.clean import clean_counts, settle_counts
 from copaw_context.core.summary.deadline import REFERENCE_TOKENS, ProgressCallback
 from copaw_context.core.summary.extractive import MIN_SUMMARY_CHARS, extractive
@@ -341,21 +341,26 @@ class SummaryCompactor:
         return render_transcript(stage, include_thinking=self.include_thinking), room
 
     def _keep_previous(self, previous: Summary | None, summary: Summary) -> Summary:
-        """Put back the previous Goal, Constraints and Critical Context a model reply dropped.
+        """Put back the previous Goal, Constraints, Key Decisions, planned steps and Critical
+        Context a model reply dropped.
 
-        Within the cap only: past it the model's pruning wins (the raw history is in the
-        dialog archive either way).
+        Past the cap the model's pruning wins for the rest (the raw history is in the dialog
+        archive either way), never for the decisions, the planned steps, the task, the
+        constraints, the exact errors and paths (:func:`~.carry.keep_decided`,
+        :func:`~.carry.essentials`): a fact lost once is lost for good, and the fit then
+        leaves out the model's own items before these.
         """
         if previous is None:
             return summary
-        merged = keep_previous(summary, previous)
-        if merged is summary:
-            return summary
+        decided = keep_decided(summary, previous)
+        merged = keep_previous(decided, previous)
+        if merged is decided:
+            return decided
         size = len(merged.text())
-        if size <= self.max_summary_chars or size <= len(summary.text()):
+        if size <= self.max_summary_chars or size <= len(decided.text()):
             return merged
-        logger.info("copaw-context: summary over budget; keeping the model's own pruning")
-        return summary
+        logger.info("copaw-context: summary over budget; keeping the previous essentials only")
+        return keep_previous(decided, essentials(previous))
 
     @property
     def _asker(self) -> ReplyAsker:

@@ -18,6 +18,7 @@ __all__ = [
     "is_constraint",
     "is_decision",
     "is_plan",
+    "is_plan_heading",
     "join_reasons",
     "last_nonempty",
     "unchecked_items",
@@ -84,6 +85,16 @@ _PLAN_HEAD_RE = re.compile(
     r"(?:[*_]+)?\s*[:：](?:[*_]+)?\s*$",
     re.IGNORECASE,
 )
+# "Next: 1. run the suite 2. tag it": a plan head with its numbered items on its line.
+_INLINE_PLAN_RE = re.compile(
+    r"^\s*(?:[*_#]+\s*)?(?:(?:still )?pending|next(?: steps?)?|to ?do(?: next)?"
+    r"|remaining(?: work)?|left to do|still to do|open items?|plan"
+    r"|未完成|待完成|尚未完成|待办|下一步|接下来|剩下的|计划)"
+    r"(?:[*_]+)?\s*[:：](?:[*_]+)?\s*1[.)、]\s+(\S.*)$",
+    re.IGNORECASE,
+)
+_BARE_NUMBER_RE = re.compile(r"\s*\d{1,2}[.)、]\s*$")
+_INLINE_NUMBER_RE = re.compile(r"\s+\d{1,2}[.)、]\s+")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d+[.)、])\s+(?:\[ \]\s+)?(\S.*)$")
 _UNCHECKED_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s+(\S.*)$")
 _GOAL_START_RE = re.compile(
@@ -126,6 +137,12 @@ def is_constraint(sentence: str) -> bool:
 def is_plan(sentence: str) -> bool:
     """Whether a sentence states work still to do ("Next I will ...", "接下来我会 ...")."""
     return bool(_PLAN_RE.search(sentence.strip()))
+
+
+def is_plan_heading(line: str) -> bool:
+    """Whether a line (or sentence) only opens a list of work to do ("Next steps:",
+    "未完成：", the "Next: 1." of "Next: 1. run the suite 2. tag it"): no step."""
+    return bool(_PLAN_HEAD_RE.match(line) or _PLAN_HEAD_RE.match(_BARE_NUMBER_RE.sub("", line)))
 
 
 def is_decision(sentence: str) -> bool:
@@ -193,12 +210,17 @@ def join_reasons(sentences: Iterable[str]) -> Iterator[str]:
 def unchecked_items(text: str) -> list[str]:
     """The text of each unchecked task item ("- [ ] write the migration"), and each item of
     a list under a plan heading ("Pending:", "Still pending:", "Next:", "To do next:",
-    "未完成：") that is not checked."""
+    "未完成：") that is not checked, or numbered on the heading's line ("Next: 1. a 2. b")."""
     out: list[str] = []
     under_plan = False
     for line in text.split("\n"):
         if _PLAN_HEAD_RE.match(line):
             under_plan = True
+            continue
+        inline = _INLINE_PLAN_RE.match(line)
+        if inline:
+            out += [item.strip() for item in _INLINE_NUMBER_RE.split(inline.group(1))]
+            under_plan = False
             continue
         unchecked = _UNCHECKED_RE.match(line)
         if unchecked:
