@@ -15,8 +15,10 @@ The step logic (``_script``) and the pairing check are shared.
 
 The other roles have one host-neutral double each: `ScriptedTextModel` is the compactor's and
 memory's text model (``complete(system_prompt, request)``: answers as texts, exceptions or
-callables, a window it enforces, a gate, recorded `TextCall` s), and `ManualClock` is the clock
-for anything that takes ``clock=`` (it moves only when told, its ``sleep`` never waits).
+callables, a window it enforces, a gate, recorded `TextCall` s), `ManualClock` is the clock
+for anything that takes ``clock=`` (it moves only when told, its ``sleep`` never waits), and
+`CountingStore` is the workspace store: the file store, counting each operation called on it
+(``hook.engine.context.workspace_store = CountingStore(workspace)``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING
 from copaw_context._hosts import installed_agentscope_major
 from copaw_context.testing._script import ScriptExhaustedError, UnconsumedStepsError
 from copaw_context.testing.clock import ManualClock
+from copaw_context.testing.counting_store import CountingStore
 from copaw_context.testing.memory_model import (
     Answer,
     ContextWindowExceededError,
@@ -68,6 +71,7 @@ else:
 __all__ = [
     "Answer",
     "ContextWindowExceededError",
+    "CountingStore",
     "ManualClock",
     "ModelBlock",
     "ModelCall",

@@ -31,7 +31,6 @@ from copaw_context.core.host.protocol import HostSession
 from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.planning.pair_repair import SYNTHETIC_RESULT_TOKENS
 from copaw_context.core.store.files import FileStore
-from copaw_context.core.store.protocol import WorkspaceStore
 from copaw_context.core.tokens import counter_in_use_is_exact, make_token_counter_async
 from copaw_context.core.tokens.meter import TokenMeter
 from copaw_context.core.toolresults.offload import OffloadStore
@@ -88,16 +87,18 @@ class StepContext:
         self.on_event = on_event
         self.now = clock
         pruning = config.light_context_config.tool_result_pruning_config
+        files = FileStore(workspace)
         self.store = OffloadStore(
             workspace / pruning.tool_results_cache,
             pruning.offload_retention_days,
             workspace=workspace,
             manifest_retention_days=pruning.offload_manifest_retention_days,
+            files=files,
         )
         self.dialog_dir = workspace / self.settings.dialog_path
         # Full texts of oversized user requests: kept with the archive, never TTL-cleaned.
         self.request_store = OffloadStore(
-            self.dialog_dir / "requests", retention_days=36500, workspace=workspace
+            self.dialog_dir / "requests", retention_days=36500, workspace=workspace, files=files
         )
         self.pruning = ToolResultPruning(pruning, self.store, workspace)
         self.blobs = self.store.blobs = self.request_store.blobs = _store_blobs(config, workspace)
@@ -105,11 +106,7 @@ class StepContext:
         the files)."""
         self.mirror = ArchiveMirror.of(self.blobs, self.dialog_dir, workspace)
         """The local copy of the store's archive (``None``: the archive is the files)."""
-        self.workspace_store: WorkspaceStore = FileStore(workspace)
-        """The workspace store (``core/store``, issue 20): the steps move onto it one at a
-        time. Stage 1's offload, ``read_file``, the compactor's tails and the offload cleanup
-        reach a configured PostgreSQL store through :attr:`blobs`, the archive through
-        :attr:`mirror`; the others still use this file store."""
+        self._workspace_store = files
         # Seconds before the first retry of a compactor call that raised; doubles each time.
         self.compactor_retry_delay = 0.5
         self.memory = MemoryService(config, workspace, store=self.blobs)
@@ -117,6 +114,22 @@ class StepContext:
             self.memory.tools.index.before_read = self.copy_shared
         self.listeners: list[CompactionListener] = [self.memory.on_compaction]
         self._meters: dict[tuple[str, str], TokenMeter] = {}
+
+    @property
+    def workspace_store(self) -> FileStore:
+        """The workspace's file store (``core/store``, issue 20): the steps move onto it one
+        at a time. Stage 1's offload and the request cut (``put_blob``), ``read_file`` on a
+        saved result (:class:`~copaw_context.core.tools.read_tool.ReadFileTool` from the
+        hook: ``open_blob``), the compactor's tails and the offload cleanup
+        (``expire_blobs``) reach the files through it; with a PostgreSQL DSN they reach the
+        database through :attr:`blobs` first (this store when it is down), the archive
+        through :attr:`mirror`. Setting it (a store of this workspace) gives it to both
+        offload stores; a ``read_file`` tool made after that uses it too."""
+        return self._workspace_store
+
+    @workspace_store.setter
+    def workspace_store(self, store: FileStore) -> None:
+        self._workspace_store = self.store.files = self.request_store.files = store
 
     async def copy_shared(self) -> None:
         """Bring the local copies of the shared archive and memory up to date (a shared

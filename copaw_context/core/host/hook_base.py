@@ -226,8 +226,11 @@ class EngineHook(HookEvents):
         self.engine.context.compactor_retry_delay = value
 
     def read_file_tool(self) -> ReadFileTool:
-        """``read_file`` bound to the workspace with the configured limits."""
-        return ReadFileTool.from_config(self.config, self.workspace)
+        """``read_file`` bound to the workspace with the configured limits (a saved result
+        opened by the engine's file store)."""
+        return ReadFileTool.from_config(
+            self.config, self.workspace, files=self.engine.context.workspace_store
+        )
 
     def engine_tools(
         self,

@@ -1,9 +1,14 @@
 """``FileStore``: the workspace store over today's files, in QwenPaw's layout, byte for byte.
 
 Streams are the archive's JSONL files (:mod:`.file_streams`); blobs are the offload's
-``<folder>/<32 hex>.txt`` files, written by the offload's own writer (temp file and rename,
-the fsync group-committed by :mod:`copaw_context.core.workspace.durable`) and expired by the
-offload store's own cleanup (the ``.refs/`` manifests kept too); documents are plain files
+``<folder>/<32 hex>.txt`` files: this store is how the offload (``toolresults/offload.py``
+``OffloadStore``) and ``read_file`` reach them in a workspace without a DSN. They are written
+by the offload's writer (``toolresults/_offload_write.py``: temp file and rename, the fsync
+group-committed by :mod:`copaw_context.core.workspace.durable`), swept by its cleanup
+(``toolresults/_offload_sweep.py``: the ``.refs/`` manifests and the referenced names kept,
+their time refreshed, a crash's temp files removed) and opened for ``read_file`` and the
+compactor's tails by :meth:`FileStore.open_blob` (beyond the protocol: a stream, so a read
+holds only its slice; read the same way as any file ``read_file`` reads); documents are plain files
 (MEMORY.md, ``memory/.consolidated.json``) replaced atomically under their lock in
 ``memory/.locks/`` (the lock MEMORY.md's writers take today), their version a hash of
 their bytes; a lease is the lock file ``memory/.locks/<name>.lock`` (consolidation's today),
@@ -27,6 +32,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import filelock
 
@@ -50,16 +56,18 @@ from copaw_context.core.store.protocol import (
     StreamRecord,
     VersionConflictError,
 )
-from copaw_context.core.toolresults._offload_write import write_atomically
-from copaw_context.core.toolresults.offload import INLINE_CHARS, OffloadStore
+from copaw_context.core.toolresults._offload_sweep import sweep_files
+from copaw_context.core.toolresults._offload_write import INLINE_CHARS, write_atomically
 from copaw_context.core.workspace import durable
 from copaw_context.core.workspace.confine import check_inside, read_bytes_inside
 from copaw_context.core.workspace.locked_io import AnyLock, atomic_write, file_lock, locked
-from copaw_context.core.workspace.safe_open import ReadFailure, open_inside
+from copaw_context.core.workspace.safe_open import ReadFailure, open_inside, resolve_inside
 
 __all__ = ["FileStore"]
 
 _SECONDS_PER_DAY = 86400.0
+_MANIFEST_SECONDS = 90 * _SECONDS_PER_DAY
+"""The manifests' age limit when none is given (``offload_manifest_retention_days``'s default)."""
 _CHUNK = 1 << 20
 
 
@@ -140,7 +148,8 @@ class FileStore:
 
     # ------------------------------------------------------------------ blobs
     async def put_blob(self, folder: str, parts: Sequence[str], separator: str = "\n") -> BlobInfo:
-        """Write with the offload's writer (on the loop for a small text, as it does)."""
+        """Write with the offload's writer: on the loop for a text of at most
+        ``INLINE_CHARS`` characters, else in a worker thread (``OffloadStore.save_parts``)."""
         directory = self.path(folder)
         args = (directory, tuple(parts), separator, "utf-8", self._workspace)
         try:
@@ -200,17 +209,43 @@ class FileStore:
 
         return await asyncio.to_thread(listing)
 
+    def open_blob(self, key: str, roots: Sequence[Path] = ()) -> tuple[BinaryIO, Path]:
+        """Open blob ``key``'s file for reading, once, and return the stream and where the
+        file really is (beyond the protocol; blocking: call it in a worker thread).
+
+        Checked as ``read_file`` checks any path: links resolved, inside the workspace or
+        one of ``roots``, a regular file (never a fifo or a device), and checked again once
+        open. Raises :class:`~copaw_context.core.workspace.safe_open.ReadFailure` (its text
+        is the model's error) and :class:`StoreError` for a key that is no key."""
+        allowed = (self._workspace, *roots)
+        return open_inside(resolve_inside(str(self.path(key)), self._workspace, allowed), allowed)
+
     async def expire_blobs(
-        self, folder: str, max_age_seconds: float, referenced: Collection[str] = ()
+        self,
+        folder: str,
+        max_age_seconds: float,
+        referenced: Collection[str | Path] = (),
+        *,
+        manifest_age_seconds: float | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> list[str]:
-        """The offload store's cleanup of ``folder`` (manifests and referenced names kept)."""
-        offload = OffloadStore(
+        """The offload's sweep of ``folder``, once: an own file older than
+        ``max_age_seconds`` goes unless ``referenced`` (names, keys or paths: a path's link
+        target counts too) or a live ``.refs/`` manifest names it; a referenced one gets its
+        time refreshed; a crash's temp files go after an hour. Beyond the protocol: the
+        manifests' age limit (``manifest_age_seconds``, never below ``max_age_seconds``;
+        default 90 days) and the ``clock`` of the caller (default: the store's)."""
+        retention = max(0.0, max_age_seconds)
+        manifests = _MANIFEST_SECONDS if manifest_age_seconds is None else manifest_age_seconds
+        removed = await asyncio.to_thread(
+            sweep_files,
             self.path(folder),
-            max(0.0, max_age_seconds) / _SECONDS_PER_DAY,
-            clock=self._clock,
-            workspace=self._workspace,
+            self._workspace,
+            list(referenced),
+            clock=clock or self._clock,
+            retention_seconds=retention,
+            manifest_seconds=max(retention, manifests),
         )
-        removed = await offload.cleanup(list(referenced))
         return sorted(f"{folder}/{path.name}" for path in removed)
 
     # ------------------------------------------------------------------ documents

@@ -18,14 +18,17 @@ Which step uses each operation, and the file code it stands for today:
 - ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. Today
   ``archive/reader.py`` ``read_archive`` and ``cached_line_count``.
 - ``put_blob``: stage 1's offload (``Pruner.bound_fresh``) and the request cut
-  (``dialog/requests/``). Today ``toolresults/offload.py`` ``OffloadStore.save_parts``
-  (``_offload_write.py``: temp file and rename, the fsync group-committed by
+  (``dialog/requests/``), through ``toolresults/offload.py`` ``OffloadStore.save_parts``.
+  The file code: ``_offload_write.py`` (temp file and rename, the fsync group-committed by
   ``workspace/durable.py``).
 - ``read_lines``, ``blob_info``: ``read_file`` following a notice, the compactor's result
-  tails. Today ``tools/file_reader.py`` ``read_text_file``, ``OffloadStore.read_tails``.
-- ``expire_blobs``, ``list_blobs``: the ``cleanup`` step (``steps/offload_cleanup.py``).
-  Today ``OffloadStore.cleanup``: names the context references and the ``.refs/``
-  manifests kept, their modification time refreshed.
+  tails (``OffloadStore.read_tails``). The file code: ``tools/file_reader.py``
+  ``read_text_file``; the file store opens the file for it (``FileStore.open_blob``,
+  beyond the protocol: a stream, so a read holds only its slice).
+- ``expire_blobs``, ``list_blobs``: the ``cleanup`` step (``steps/offload_cleanup.py``),
+  through ``OffloadStore.cleanup``. The file code: ``toolresults/_offload_sweep.py`` (names
+  the context references and the ``.refs/`` manifests kept, their modification time
+  refreshed).
 - ``get_document``, ``put_document``: MEMORY.md (the memory tools, consolidation), the
   consolidation record, the offload manifests. Today ``memory/files.py``
   ``write_memory_locked`` under ``memory/.locks/MEMORY.md.lock``, ``consolidate.py``
@@ -38,16 +41,21 @@ Which step uses each operation, and the file code it stands for today:
 - ``sync``: what waits for durability (the archive append, the compaction commit, a model
   call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
 
-With a PostgreSQL DSN the steps reach the database through two collaborators of the
-step context: :mod:`copaw_context.core.toolresults.store_blobs` (stage 1's offload, the
-request cut, ``read_file``, the compactor's tails, the offload cleanup: ``put_blob``,
-``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``) and the local copies of the
-streams and documents (:mod:`copaw_context.core.store.copies`: the archive through
-:mod:`copaw_context.core.archive.shared`, the daily logs, MEMORY.md and the consolidation
-through :mod:`copaw_context.core.memory.shared`: ``append``, ``read``, ``streams``,
-``get_document``, ``put_document``, the leases). Without one they run today's file code,
-except the consolidation's lease: :func:`copaw_context.core.store.leases.hold_lease` on
-either store (the file store's lease is the lock file consolidation held before).
+Without a DSN (the default) stage 1's offload, the request cut, ``read_file`` on a saved
+result, the compactor's tails and the offload cleanup reach their files through the step
+context's file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`:
+``put_blob``, ``open_blob``, ``expire_blobs``), the same files byte for byte; an offload
+store made without a workspace (or for a folder outside it, or another encoding) runs the
+file code itself (``toolresults/offload.py``). With a PostgreSQL DSN the steps reach the
+database through two collaborators of the step context:
+:mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
+``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``; the file store when it is down)
+and the local copies of the streams and documents (:mod:`copaw_context.core.store.copies`:
+the archive through :mod:`copaw_context.core.archive.shared`, the daily logs, MEMORY.md and
+the consolidation through :mod:`copaw_context.core.memory.shared`: ``append``, ``read``,
+``streams``, ``get_document``, ``put_document``, the leases). Without one those run today's
+file code, except the consolidation's lease: :func:`copaw_context.core.store.leases.hold_lease`
+on either store (the file store's lease is the lock file consolidation held before).
 """
 
 from __future__ import annotations

@@ -1,20 +1,22 @@
 """The offload store's helpers (:mod:`.offload`): the names a cleanup keeps, a kept file's
-refreshed time, a saved file's tail read from disk, and :class:`OffloadBlobs`, what the
-offload asks of the workspace store (:class:`~.store_blobs.StoreBlobs`; a protocol, so the
-offload does not import the store)."""
+refreshed time, a saved file's tail read from disk, :class:`OffloadBlobs`, what the offload
+asks of a shared workspace store (:class:`~.store_blobs.StoreBlobs`; a protocol, so the
+offload does not import it), and :class:`FileBlobs`, what it asks of the workspace's file
+store (:class:`~copaw_context.core.store.files.FileStore`)."""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
+from copaw_context.core.store.protocol import BlobInfo
 from copaw_context.core.toolresults._offload_write import SavedText
 from copaw_context.core.toolresults._saved_tails import tail_of
 
-__all__ = ["OffloadBlobs", "read_tail", "referenced_names", "refresh"]
+__all__ = ["FileBlobs", "OffloadBlobs", "read_tail", "read_tail_of", "referenced_names", "refresh"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -46,6 +48,31 @@ class OffloadBlobs(Protocol):
     async def sync(self) -> None: ...
 
 
+class FileBlobs(Protocol):
+    """The blobs of a workspace's file store (see :class:`~copaw_context.core.store.files.
+    FileStore` for each call: the protocol's ``put_blob`` and ``expire_blobs``, the latter's
+    keywords and ``open_blob`` beyond it)."""
+
+    @property
+    def workspace(self) -> Path: ...
+
+    async def put_blob(
+        self, folder: str, parts: Sequence[str], separator: str = "\n"
+    ) -> BlobInfo: ...
+
+    async def expire_blobs(
+        self,
+        folder: str,
+        max_age_seconds: float,
+        referenced: Collection[str | Path] = (),
+        *,
+        manifest_age_seconds: float | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> list[str]: ...
+
+    def open_blob(self, key: str, roots: Sequence[Path] = ()) -> tuple[BinaryIO, Path]: ...
+
+
 def referenced_names(items: list[str | Path]) -> set[str]:
     """File names of ``items`` (names or paths), and of their targets for paths via links."""
     names: set[str] = set()
@@ -71,11 +98,16 @@ def refresh(dir_fd: int, path: Path, info: os.stat_result, now: float) -> None:
 
 
 def read_tail(path: Path, max_bytes: int) -> str | None:
+    """The tail of the file ``path`` (``None`` when it cannot be read)."""
     try:
         with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - max_bytes))
-            data = handle.read()
+            return read_tail_of(handle, max_bytes)
     except OSError:
         return None
-    return tail_of(data, size, max_bytes)
+
+
+def read_tail_of(handle: BinaryIO, max_bytes: int) -> str:
+    """The tail of an open file: its last ``max_bytes`` from their first whole line."""
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, size - max_bytes))
+    return tail_of(handle.read(), size, max_bytes)

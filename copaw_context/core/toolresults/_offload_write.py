@@ -31,10 +31,13 @@ from copaw_context.core.toolresults._text_bytes import (
 )
 from copaw_context.core.workspace.confine_write import replace_at, writable_dir
 
-__all__ = ["SavedText", "fsync_directory", "write_atomically"]
+__all__ = ["INLINE_CHARS", "SavedText", "fsync_directory", "write_atomically"]
 
 logger = logging.getLogger("copaw_context")
 
+INLINE_CHARS = 65_536
+"""A saved text at most this long is written on the event loop (the hop to a worker thread
+costs more than a write to the page cache and a rename; see ``OffloadStore.save_parts``)."""
 _ESCAPE_ERRORS = "copaw-context-offload-escape"
 _escaped = threading.local()
 

@@ -12,6 +12,15 @@ session also records the names its context references in a manifest
 keeps every file a live manifest names, so sessions sharing the store (one workspace, many
 chats) never lose the files another session's context still names. What names a file of
 the store is :mod:`.offload_names`; the sweep of the local files is :mod:`._offload_sweep`.
+
+Given a ``workspace``, the store reaches its files through the workspace's file store
+(:class:`~copaw_context.core.store.files.FileStore`, :attr:`OffloadStore.files`; the step
+context's own, else one of its own): a save is ``put_blob``, a tail not in memory is read
+from ``open_blob``, a cleanup is ``expire_blobs``, and the files, their bytes, names and
+notices are those the file code writes. Without a workspace, for a directory outside it (or
+not a key of plain names) and for a save in an encoding other than ``"utf-8"``, the store
+runs that file code itself (:mod:`._offload_write`, :mod:`._offload_sweep`), exactly as
+before. With a PostgreSQL DSN the shared store comes first (:attr:`OffloadStore.blobs`).
 """
 
 from __future__ import annotations
@@ -27,14 +36,18 @@ from pathlib import Path
 from uuid import uuid4
 
 from copaw_context.core.errors import ConfigError
+from copaw_context.core.store.files import FileStore
+from copaw_context.core.store.lines import check_key
+from copaw_context.core.store.protocol import StoreError
 from copaw_context.core.toolresults import offload_refs
-from copaw_context.core.toolresults._offload_files import OffloadBlobs
+from copaw_context.core.toolresults._offload_files import FileBlobs, OffloadBlobs, read_tail_of
 from copaw_context.core.toolresults._offload_files import read_tail as _read_tail
 from copaw_context.core.toolresults._offload_files import referenced_names as _referenced_names
 from copaw_context.core.toolresults._offload_sweep import sweep_files
-from copaw_context.core.toolresults._offload_write import SavedText, write_atomically
+from copaw_context.core.toolresults._offload_write import INLINE_CHARS, SavedText, write_atomically
 from copaw_context.core.toolresults._saved_tails import forget_tail, known_tail
 from copaw_context.core.toolresults.offload_names import OWN_FILE
+from copaw_context.core.workspace.safe_open import ReadFailure
 
 __all__ = [
     "INLINE_CHARS",
@@ -46,8 +59,6 @@ logger = logging.getLogger("copaw_context")
 
 _SECONDS_PER_DAY = 86400.0
 _MAX_EARLY_SAVES = 1024
-INLINE_CHARS = 65_536
-"""A saved text at most this long is written on the event loop (see ``save_parts``)."""
 
 
 def _check_non_negative(name: str, value: float) -> float:
@@ -76,6 +87,7 @@ class OffloadStore:
         clock: Callable[[], float] = time.time,
         workspace: Path | None = None,
         manifest_retention_days: float = 90.0,
+        files: FileBlobs | None = None,
     ) -> None:
         self._directory = Path(directory).expanduser().absolute()
         self._workspace = workspace
@@ -96,7 +108,13 @@ class OffloadStore:
         self._manifests = offload_refs.ManifestWriter(self._directory, workspace, clock)
         self._manifests.shared = self._share_manifest
         self.blobs: OffloadBlobs | None = None
-        """The workspace store's blobs (:mod:`.store_blobs`); ``None``: the files, as today."""
+        """The shared workspace store's blobs (:mod:`.store_blobs`, a PostgreSQL DSN);
+        ``None``: the workspace's files only."""
+        if files is None and workspace is not None:
+            files = FileStore(workspace, clock=clock)
+        self.files: FileBlobs | None = files
+        """The workspace's file store (``files=``, else one over ``workspace``; ``None``
+        without a workspace): the local files are reached through it (:meth:`_folder`)."""
 
     async def _share_manifest(self, session_id: str, names: frozenset[str], now: float) -> None:
         if self.blobs is not None:  # the cleanups of other replicas keep these names too
@@ -106,6 +124,21 @@ class OffloadStore:
     def directory(self) -> Path:
         """The absolute directory holding the offloaded files."""
         return self._directory
+
+    def _folder(self) -> tuple[FileBlobs, str] | None:
+        """:attr:`files` and the key of this store's directory in it; ``None`` (the file code
+        runs here) without a workspace, for a file store of another workspace, or a
+        directory outside the workspace or not a key of plain names."""
+        files = self.files
+        if files is None or self._workspace is None:
+            return None
+        workspace = Path(self._workspace).expanduser().absolute()
+        if files.workspace != workspace:
+            return None
+        try:
+            return files, check_key(self._directory.relative_to(workspace).as_posix(), "folder")
+        except (ValueError, StoreError):
+            return None
 
     async def save(self, text: str, encoding: str = "utf-8") -> Path:
         """Write ``text`` atomically to a new file and return its absolute path.
@@ -139,6 +172,14 @@ class OffloadStore:
             stored = await self.blobs.save(self._directory, parts, separator)
             if stored is not None:
                 return stored  # else (the store is down) the local file, as without one
+        local = self._folder() if encoding == "utf-8" else None
+        if local is not None:  # the workspace's file store: the same writer, the same file
+            files, folder = local
+            try:
+                info = await files.put_blob(folder, parts, separator)
+            except StoreError as error:  # as the writer raised it (OSError: nothing left)
+                raise (error.__cause__ or error) from None
+            return SavedText(self._directory / info.key.rpartition("/")[2], info.lines, info.nbytes)
         # Never through a link out of the workspace, even one swapped in after the check.
         args = (self._directory, tuple(parts), separator, encoding, self._workspace)
         if sum(len(part) for part in parts) <= INLINE_CHARS:
@@ -219,12 +260,22 @@ class OffloadStore:
         in memory (:mod:`._saved_tails`); the others are read in one worker-thread hop."""
         tails = [self.known_tail(p, max_bytes) for p in paths]
         missing = [i for i, tail in enumerate(tails) if tail is None]
+        local = self._folder()
+
+        def read_one(path: Path) -> str | None:
+            if local is None:
+                return _read_tail(path, max_bytes)
+            files, folder = local
+            try:  # through the workspace's file store: one confined open
+                handle, _ = files.open_blob(f"{folder}/{path.name}")
+                with handle:
+                    return read_tail_of(handle, max_bytes)
+            except (OSError, ReadFailure, StoreError):
+                return None
 
         def read() -> list[str | None]:
             owns = self._ownership()
-            return [
-                _read_tail(Path(paths[i]), max_bytes) if owns(paths[i]) else None for i in missing
-            ]
+            return [read_one(Path(paths[i])) if owns(paths[i]) else None for i in missing]
 
         if missing:
             for i, tail in zip(missing, await asyncio.to_thread(read), strict=True):
@@ -253,15 +304,27 @@ class OffloadStore:
         for a single file: failures are logged and that file is skipped.
         """
         referenced_items = list(referenced)
-        removed = await asyncio.to_thread(
-            sweep_files,
-            self._directory,
-            self._workspace,
-            referenced_items,
-            clock=self._clock,
-            retention_seconds=self._retention_seconds,
-            manifest_seconds=self._manifest_seconds,
-        )
+        local = self._folder()
+        if local is not None:  # the workspace's file store sweeps the folder (once)
+            files, folder = local
+            gone_keys = await files.expire_blobs(
+                folder,
+                self._retention_seconds,
+                referenced_items,
+                manifest_age_seconds=self._manifest_seconds,
+                clock=self._clock,
+            )
+            removed = [self._directory / key.rpartition("/")[2] for key in gone_keys]
+        else:
+            removed = await asyncio.to_thread(
+                sweep_files,
+                self._directory,
+                self._workspace,
+                referenced_items,
+                clock=self._clock,
+                retention_seconds=self._retention_seconds,
+                manifest_seconds=self._manifest_seconds,
+            )
         if self.blobs is not None:
             ages = (self._manifest_seconds, self._clock())
             keep = _referenced_names(referenced_items)

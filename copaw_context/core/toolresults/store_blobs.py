@@ -1,8 +1,9 @@
 """The offloaded tool results through the workspace store (issue 20, step 5).
 
 With no store configured there is no :class:`StoreBlobs` (:func:`blobs_for` gives ``None``)
-and the offload, ``read_file``, the compactor's tails and the TTL cleanup run today's file
-code, byte for byte. With a PostgreSQL DSN, stage 1's saves become blobs in the database and
+and the offload, ``read_file``, the compactor's tails and the TTL cleanup reach the files
+through the workspace's file store (``OffloadStore.files``, ``ReadFileTool.files``), byte
+for byte as before. With a PostgreSQL DSN, stage 1's saves become blobs in the database and
 the notice names the blob's key (``tool_result/<32 hex>.txt``, workspace-relative), so any
 replica of the workspace (its agent id: agent.json ``id``, else the folder's name) can follow
 it: ``read_file`` on such a key reads the blob from the store (into the replica's own folder,
@@ -10,8 +11,8 @@ then the same reader as a local file), the compactor's tails and the cleanup ask
 
 The store is opened lazily, once per workspace and event loop, shared by the engine and its
 ``read_file`` tool. A store that cannot be opened or written degrades: the result is saved
-in the local file as today (the notice names that file), the failure is logged, and the
-next attempt waits ``retry_seconds``; the agent's reply never fails for it.
+in the local file through the file store (the notice names that file), the failure is
+logged, and the next attempt waits ``retry_seconds``; the agent's reply never fails for it.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def workspace_agent_id(workspace: Path) -> str:
 
 def blobs_for(config: RunningConfig, workspace: Path) -> StoreBlobs | None:
     """The workspace's blobs in its configured store, one per workspace and DSN (``None``
-    without a DSN: the files, as today). Raises ``ConfigError`` for a DSN of another kind."""
+    without a DSN: the file store). Raises ``ConfigError`` for a DSN of another kind."""
     dsn, _ = store_dsn(config)
     if dsn is None:
         return None

@@ -7,6 +7,7 @@ memory; the line count is a chunked binary scan, cached per file version. Proble
 agent can fix come back as an ``"Error: ..."`` text, never as an exception. The file is
 opened once and checked after opening (see ``_safe_open``), so a file or directory swapped
 for a symlink or a FIFO while it is read can neither escape the roots nor block the read.
+``read_file`` has a saved result opened by the file store (``opener``: ``FileStore.open_blob``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -31,8 +32,10 @@ from copaw_context.core.tools._line_index import locate_line
 from copaw_context.core.workspace.safe_open import ReadFailure as _ReadFailure
 from copaw_context.core.workspace.safe_open import is_path_allowed, open_inside, resolve_inside
 
-__all__ = ["ReadResult", "is_path_allowed", "read_text_file"]
+__all__ = ["Opener", "ReadResult", "is_path_allowed", "read_text_file"]
 
+Opener = Callable[[Sequence[Path]], tuple[BinaryIO, Path]]
+"""Opens the named file, given the roots it may be in: (its stream, its real path)."""
 _READ_CHUNK_BYTES = 1 << 16
 _BINARY_PROBE_BYTES = 8192
 
@@ -66,6 +69,7 @@ async def read_text_file(
     encoding: str = "utf-8",
     text_dirs: Sequence[Path] = (),
     relative_notices: bool = False,
+    opener: Opener | None = None,
 ) -> ReadResult:
     """Read lines ``start_line..end_line`` (1-based, inclusive) of a text file, bounded.
 
@@ -74,7 +78,8 @@ async def read_text_file(
     ValueError. Files under ``text_dirs`` (saved tool outputs; relative folders are inside
     the workspace) are text by definition: never refused as binary for holding NUL bytes.
     ``relative_notices``: the notices name the file relative to the workspace (a store key,
-    which every replica of the workspace can follow).
+    which every replica of the workspace can follow). ``opener`` opens what ``file_path``
+    names (a saved result, through the file store); when it fails the path is opened.
     """
     _check_limit("max_bytes", max_bytes)
     if exempt_max_bytes is not None:
@@ -96,6 +101,7 @@ async def read_text_file(
         encoding=encoding,
         text_dirs=tuple(Path(workspace) / d for d in text_dirs),  # absolute ones stay
         relative_notices=relative_notices,
+        opener=opener,
     )
     return await asyncio.to_thread(_read_sync, request)
 
@@ -114,6 +120,7 @@ class _Request:
     encoding: str
     text_dirs: tuple[Path, ...] = ()
     relative_notices: bool = False
+    opener: Opener | None = None
 
 
 def _check_limit(name: str, value: object) -> None:
@@ -141,8 +148,7 @@ def _normalise_suffix(extension: str) -> str:
 def _read_sync(request: _Request) -> ReadResult:
     try:
         _check_arguments(request)
-        named = resolve_inside(request.file_path, request.workspace, request.roots)
-        stream, real = open_inside(named, request.roots)
+        stream, real = _open(request)
         with stream:  # from here on only the opened file is read, never the name again
             notice_path = _notice_path(real, request.workspace, request.relative_notices)
             return _read_slice(stream, request, real, notice_path)
@@ -159,6 +165,17 @@ def _read_sync(request: _Request) -> ReadResult:
             next_line=None,
             next_offset=None,
         )
+
+
+def _open(request: _Request) -> tuple[BinaryIO, Path]:
+    """Open the file once: by ``opener``, else (or when it fails: its error) by its path."""
+    if request.opener is not None:
+        try:
+            return request.opener(request.roots)
+        except _ReadFailure:
+            pass
+    named = resolve_inside(request.file_path, request.workspace, request.roots)
+    return open_inside(named, request.roots)
 
 
 def _check_arguments(request: _Request) -> None:

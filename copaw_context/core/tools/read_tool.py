@@ -1,22 +1,30 @@
 """The ``read_file`` tool, host-neutral: the workspace, the configured limits and the schema
-text. Each adapter wraps :meth:`ReadFileTool.read` in its host's tool type."""
+text. Each adapter wraps :meth:`ReadFileTool.read` in its host's tool type.
+
+A saved result (``<tool_results_dir>/<32 hex>.txt`` or ``<dialog_dir>/requests/...``, named
+inside the workspace) is read through the workspace store: with a PostgreSQL DSN from the
+shared store (:attr:`ReadFileTool.blobs`), else opened by the workspace's file store
+(:attr:`ReadFileTool.files`, ``FileStore.open_blob``) and read as before, the same bytes,
+notices and errors. Any other path is read as a file."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from copaw_context.core.archive.mirror import ArchiveMirror
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.errors import ConfigError
+from copaw_context.core.store.files import FileStore
 from copaw_context.core.store.lines import BLOB_NAME, check_key
 from copaw_context.core.store.protocol import StoreError
 from copaw_context.core.toolresults.store_blobs import StoreBlobs, blobs_for
 from copaw_context.core.tools.docs import read_file_doc
-from copaw_context.core.tools.file_reader import ReadResult, read_text_file
+from copaw_context.core.tools.file_reader import Opener, ReadResult, read_text_file
 
 __all__ = ["ReadFileTool", "extra_read_roots", "whole_number"]
 
@@ -66,6 +74,9 @@ class ReadFileTool:
     mirror: ArchiveMirror | None = None
     """The local copy of the store's dialog archive: a day file is brought up to date
     before it is read (``None``: the archive is the files)."""
+    files: FileStore | None = None
+    """The workspace's file store, which opens a saved result without a DSN (the engine's;
+    ``None`` or one of another folder: one over :attr:`workspace`)."""
 
     @classmethod
     def of(cls, workspace: Path | ReadFileTool, **options: Any) -> ReadFileTool:
@@ -74,8 +85,10 @@ class ReadFileTool:
         return workspace if isinstance(workspace, ReadFileTool) else cls(workspace, **options)
 
     @classmethod
-    def from_config(cls, config: RunningConfig, workspace: Path) -> ReadFileTool:
-        """The tool with the limits and folders of ``config``."""
+    def from_config(
+        cls, config: RunningConfig, workspace: Path, *, files: FileStore | None = None
+    ) -> ReadFileTool:
+        """The tool with the limits and folders of ``config`` (``files``: the engine's store)."""
         light = config.light_context_config
         pruning = light.tool_result_pruning_config
         blobs = _blobs(config, workspace)
@@ -89,6 +102,7 @@ class ReadFileTool:
             dialog_dir=light.dialog_path,
             blobs=blobs,
             mirror=ArchiveMirror.of(blobs, workspace / light.dialog_path, workspace),
+            files=files,
         )
 
     @property
@@ -130,6 +144,7 @@ class ReadFileTool:
                 self.workspace / self.dialog_dir / "requests",
             ),
             relative_notices=key is not None,
+            opener=self._opener(file_path) if self.blobs is None else None,
         )
         if not (result.ok and result.path is not None):
             return result, None
@@ -143,18 +158,38 @@ class ReadFileTool:
         }
         return result, entry
 
+    def _opener(self, file_path: str) -> Opener | None:
+        """What opens the saved result ``file_path`` names exactly (inside the workspace,
+        as written: the same file the path is) through the file store, else ``None``."""
+        key = self._saved(self._key_of(file_path, moved=False))
+        if key is None:
+            return None
+        files = self.files
+        if files is None or files.workspace != Path(self.workspace).expanduser().absolute():
+            files = FileStore(self.workspace)
+        return partial(files.open_blob, key)
+
     def _named_key(self, file_path: str) -> str | None:
-        """``file_path`` as a store key (relative to the workspace), else ``None``."""
+        """``file_path`` as a key of the shared store (relative to the workspace), else
+        ``None`` (also without one)."""
         if self.blobs is None or not isinstance(file_path, str):
             return None
-        named = Path(file_path.strip()).expanduser()
+        return self._key_of(file_path.strip(), moved=True)
+
+    def _key_of(self, file_path: object, *, moved: bool) -> str | None:
+        """``file_path`` as a workspace-relative key; an absolute path out of the workspace
+        only as a moved notice's (``moved``), else ``None``."""
+        if not isinstance(file_path, str):
+            return None
+        named = Path(file_path).expanduser()
         try:
             if named.is_absolute():
-                named = (
-                    named.relative_to(self.workspace)
-                    if named.is_relative_to(self.workspace)
-                    else self._moved(named)
-                )
+                if named.is_relative_to(self.workspace):
+                    named = named.relative_to(self.workspace)
+                elif moved:
+                    named = self._moved(named)
+                else:
+                    return None
             return check_key(named.as_posix())
         except (ValueError, StoreError):
             return None
@@ -178,7 +213,10 @@ class ReadFileTool:
     def _store_key(self, file_path: str) -> str | None:
         """The store key ``file_path`` names (a saved result in ``tool_results_dir``, named
         relative to the workspace or inside it), else ``None``: read as a file."""
-        key = self._named_key(file_path)
+        return self._saved(self._named_key(file_path))
+
+    def _saved(self, key: str | None) -> str | None:
+        """``key`` when it names a saved result (in ``tool_results_dir`` or the requests)."""
         if key is None:
             return None
         folder, _, name = key.rpartition("/")
