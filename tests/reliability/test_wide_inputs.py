@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from copaw_context.core.steps.fresh_share import COMPACT_POINTER, OMITTED_NOTE
+from copaw_context.core.store import files as file_store
 from copaw_context.core.toolresults import offload
 from copaw_context.core.toolresults.truncation import parse_truncation_notice
 from tests.reliability.agent_session import agent_config
@@ -170,7 +171,8 @@ def test_parallel_results_fit_when_the_combined_file_cannot_be_written(
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(directory, parts, *args)
 
-    monkeypatch.setattr(offload, "write_atomically", nearly_full)
+    monkeypatch.setattr(offload, "write_atomically", nearly_full)  # an offload with no store
+    monkeypatch.setattr(file_store, "write_atomically", nearly_full)  # the workspace's store
     with tempfile.TemporaryDirectory() as name:
         workspace = Path(name)
         figures, results = asyncio.run(_parallel(driver, workspace, window, count, chars))
