@@ -5,6 +5,8 @@ check the real folder is put back (so the check passes), right after it the fold
 moved aside and a symbolic link to ``outside`` takes its place. That is the attacker's
 best timing, placed deterministically: whatever the package does between its check and
 its write, it meets the link. :meth:`LinkRace.restore` puts the real folder back.
+:func:`swap_after_opens` swaps instead right after a file of a given name is opened: the
+gap between opening a file by descriptor and whatever a library then does by its name.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pytest
 
 from copaw_context.core.workspace import confine as _confine
 
-__all__ = ["LinkRace", "outside_files", "swap_after_checks"]
+__all__ = ["LinkRace", "outside_files", "swap_after_checks", "swap_after_opens"]
 
 
 class LinkRace:
@@ -110,6 +112,28 @@ def swap_after_checks(monkeypatch: pytest.MonkeyPatch, *races: LinkRace) -> Iter
                 monkeypatch.setattr(module, "check_inside", real)
         for race in races:
             race.restore()
+
+
+@contextlib.contextmanager
+def swap_after_opens(
+    monkeypatch: pytest.MonkeyPatch, race: LinkRace, suffix: str
+) -> Iterator[None]:
+    """Right after every ``os.open`` of a name ending in ``suffix`` (a lock file: ``".lock"``)
+    the folder of ``race`` is swapped for its link; put back at the end."""
+    real = os.open
+
+    def opening(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        fd = real(path, flags, mode, dir_fd=dir_fd)
+        if os.fspath(path).endswith(suffix):
+            race.swap()
+        return fd
+
+    monkeypatch.setattr(os, "open", opening)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(os, "open", real)
+        race.restore()
 
 
 def outside_files(folder: Path) -> dict[str, bytes]:

@@ -11,13 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 
-import filelock
-
 from copaw_context.core.archive.lines import append_lines, open_archive_dir, open_day
 from copaw_context.core.archive.store import ARCHIVE_FILE
 from copaw_context.core.store.copies import MIRROR_DIR, StoreOpener, StreamCopies
 from copaw_context.core.store.protocol import StreamEntry
-from copaw_context.core.workspace.confine_write import lock_name_at
+from copaw_context.core.workspace.fd_lock import lock_at
 
 __all__ = ["MIRROR_DIR", "ArchiveMirror", "StoreOpener"]
 
@@ -32,8 +30,8 @@ class ArchiveMirror(StreamCopies):
         path = self.path(stream)
         with contextlib.ExitStack() as held:
             dir_fd = held.enter_context(open_archive_dir(self.directory, self.workspace))
-            lock = lock_name_at(dir_fd, path.with_name(path.name + ".lock"), self.workspace)
-            held.enter_context(filelock.FileLock(lock, timeout=self.lock_timeout))
+            lock = path.with_name(path.name + ".lock")
+            held.enter_context(lock_at(dir_fd, lock, self.workspace, self.lock_timeout))
             fd = open_day(dir_fd, path, self.workspace)
             held.callback(os.close, fd)
             fresh = self.fresh(stream, entries, fd)

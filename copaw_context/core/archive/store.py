@@ -42,7 +42,7 @@ from copaw_context.core.archive.reader import archived_keys, cached_line_count, 
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.workspace import durable
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
-from copaw_context.core.workspace.confine_write import lock_name_at
+from copaw_context.core.workspace.fd_lock import lock_at
 
 __all__ = [
     "ArchivePartialWriteError",
@@ -285,9 +285,9 @@ class DialogArchive:
                 path = self.path_for(day)
                 try:
                     lock_path = path.with_name(path.name + ".lock")
-                    lock_name = lock_name_at(dir_fd, lock_path, self._workspace)
-                    lock = filelock.FileLock(lock_name, timeout=self._lock_timeout)
-                    held.enter_context(lock)
+                    held.enter_context(
+                        lock_at(dir_fd, lock_path, self._workspace, self._lock_timeout)
+                    )
                 except (OSError, filelock.Timeout) as error:
                     raise ArchiveError(
                         f"cannot append to archive file {path}: {self._cause(path, error)}; "

@@ -109,7 +109,12 @@ def name_at(dir_fd: int | None, path: Path) -> str:
 def lock_name_at(dir_fd: int | None, path: Path, workspace: Path | None) -> str:
     """:func:`name_at` for a lock file, made first (or checked) without following a link:
     a lock file that is a link out is refused with an error naming where it leads (the
-    lock library would only say "too many levels of symbolic links")."""
+    lock library would only say "too many levels of symbolic links").
+
+    Not enough for :class:`filelock.FileLock`: from version 4 it resolves the folder of the
+    name (``/proc/self/fd/N`` too) and opens the file by that path at each attempt, so a
+    folder swapped for a link while it waits gets the lock file. Locks use
+    :func:`copaw_context.core.workspace.fd_lock.lock_at` instead."""
     if dir_fd is not None and workspace is not None:
         try:
             fd = os.open(path.name, _LOCK_FLAGS, 0o666, dir_fd=dir_fd)

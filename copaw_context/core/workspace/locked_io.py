@@ -1,9 +1,11 @@
 """Durable file writes: inter-process locks, atomic replaces and locked appends.
 
 Used by the memory files and the file workspace store (:mod:`copaw_context.core.store.files`).
-Every lock is a fresh :class:`filelock.FileLock` object (its own descriptor), so two holders
-in one process exclude each other exactly like two processes do, and it may be released from
-another thread than the one that acquired it (an ``asyncio.to_thread`` call may run anywhere).
+Every lock is a fresh object with its own descriptor (in a workspace a :class:`ConfinedLock`,
+whose lock file is never opened by name; without one a :class:`filelock.FileLock`), so two
+holders in one process exclude each other exactly like two processes do, and it may be
+released from another thread than the one that acquired it (an ``asyncio.to_thread`` call
+may run anywhere).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,13 +23,13 @@ import filelock
 
 from copaw_context.core.workspace.confine import check_inside
 from copaw_context.core.workspace.confine_write import (
-    lock_name_at,
     open_append_inside,
     open_dir,
     replace_at,
     sync_dir,
     writable_dir,
 )
+from copaw_context.core.workspace.fd_lock import DescriptorLock, open_lock_at
 
 __all__ = [
     "AnyLock",
@@ -43,56 +44,22 @@ __all__ = [
 logger = logging.getLogger("copaw_context")
 
 
-class ConfinedLock:
-    """A :class:`filelock.FileLock` whose lock file is opened through its folder held open by
-    descriptor (reached from the workspace root without following links), so a folder
-    swapped for a link never puts the lock file outside the workspace."""
+class ConfinedLock(DescriptorLock):
+    """An inter-process lock whose lock file is opened through its folder held open by
+    descriptor (reached from the workspace root without following links) and locked on its
+    own descriptor (:mod:`.fd_lock`), so a folder swapped for a link never puts the lock
+    file outside the workspace, not even while the lock is waited for."""
 
     def __init__(self, path: Path, timeout: float, workspace: Path) -> None:
-        self._path, self._timeout, self._workspace = path, timeout, workspace
-        self._dir_fd: int | None = None
-        self._lock: filelock.FileLock | None = None
-        self._guard = threading.Lock()
+        super().__init__(self._open, str(path), timeout)
+        self._path, self._workspace = path, workspace
 
-    @property
-    def is_locked(self) -> bool:
-        return self._lock is not None and self._lock.is_locked
-
-    def acquire(self, timeout: float | None = None) -> None:
-        with self._guard:
-            if self._lock is None:
-                self._dir_fd = open_dir(self._path.parent, self._workspace)
-                try:
-                    name = lock_name_at(self._dir_fd, self._path, self._workspace)
-                except BaseException:
-                    os.close(self._dir_fd)
-                    self._dir_fd = None
-                    raise
-                self._lock = filelock.FileLock(name, timeout=self._timeout, thread_local=False)
-            lock = self._lock
+    def _open(self) -> int:
+        dir_fd = open_dir(self._path.parent, self._workspace)
         try:
-            lock.acquire(timeout=timeout)
-        except BaseException:
-            self._close_if_free()
-            raise
-
-    def release(self) -> None:
-        if self._lock is not None:
-            self._lock.release()
-        self._close_if_free()
-
-    def _close_if_free(self) -> None:
-        with self._guard:
-            if self._lock is not None and not self._lock.is_locked and self._dir_fd is not None:
-                os.close(self._dir_fd)
-                self._dir_fd, self._lock = None, None
-
-    def __enter__(self) -> ConfinedLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
+            return open_lock_at(dir_fd, self._path, self._workspace)
+        finally:
+            os.close(dir_fd)
 
 
 AnyLock = filelock.FileLock | ConfinedLock
