@@ -33,7 +33,7 @@ from copaw_context.core.store.lines import check_key, record_key
 from copaw_context.core.store.protocol import AppendResult, StoreError, StreamEntry, StreamRecord
 from copaw_context.core.workspace import durable
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
-from copaw_context.core.workspace.confine_write import lock_name_at
+from copaw_context.core.workspace.fd_lock import lock_at
 
 __all__ = ["append_streams", "check_stream", "list_streams", "read_stream"]
 
@@ -88,8 +88,7 @@ def append_streams(
                 check_inside(path.parent, workspace, write=True)
                 dir_fd = held.enter_context(open_archive_dir(path.parent, workspace))
                 lock = path.with_name(path.name + ".lock")
-                name = lock_name_at(dir_fd, lock, workspace)
-                held.enter_context(filelock.FileLock(name, timeout=lock_timeout))
+                held.enter_context(lock_at(dir_fd, lock, workspace, lock_timeout))
                 check_inside(path, workspace, write=True)
                 if path.exists() and os.stat(path).st_nlink > 1:
                     raise OutsideWorkspaceError(f"{path} is a hard link shared with another file")

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import filelock
 
-from copaw_context.core.workspace.confine_write import lock_name_at, replace_at, writable_dir
+from copaw_context.core.workspace.confine_write import replace_at, writable_dir
+from copaw_context.core.workspace.fd_lock import lock_at
 
 __all__ = [
     "ManifestWriter",
@@ -85,8 +86,7 @@ def refs_folder(store_dir: Path, workspace: Path | None) -> Iterator[int]:
 @contextlib.contextmanager
 def refs_lock(dir_fd: int, store_dir: Path, workspace: Path | None) -> Iterator[None]:
     """Hold the manifests' lock (``filelock.Timeout`` after LOCK_TIMEOUT_SECONDS)."""
-    name = lock_name_at(dir_fd, store_dir / REFS_DIR / _LOCK_NAME, workspace)
-    with filelock.FileLock(name, timeout=LOCK_TIMEOUT_SECONDS, thread_local=False):
+    with lock_at(dir_fd, store_dir / REFS_DIR / _LOCK_NAME, workspace, LOCK_TIMEOUT_SECONDS):
         yield
 
 

@@ -23,6 +23,9 @@ import pytest
 
 from copaw_context.core.archive.store import DialogArchive
 from copaw_context.core.errors import ArchiveError
+from copaw_context.core.store.files import FileStore
+from copaw_context.core.store.protocol import StoreError, StreamRecord
+from copaw_context.core.toolresults import offload_refs
 from copaw_context.core.workspace.fd_lock import DescriptorLock, lock_at, open_lock_at
 from copaw_context.core.workspace.locked_io import ConfinedLock, file_lock, locked
 from tests.reliability.link_race import LinkRace, outside_files, swap_after_opens
@@ -174,3 +177,48 @@ def _still_open(fd: int, path: Path) -> bool:
         return os.path.samestat(os.fstat(fd), os.stat(path))
     except OSError:
         return False
+
+
+async def test_a_store_append_waiting_for_its_lock_never_writes_through_a_swapped_folder(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file store's stream append (``FileStore.append``): the same wait and swap as the
+    archive's above; refused, nothing outside, and the retry lands once."""
+    dialog = workspace / "dialog"
+    dialog.mkdir()
+    race = LinkRace(dialog, outside)
+    store = FileStore(workspace)
+    other = filelock.FileLock(str(dialog / "2026-05-01.jsonl.lock"), thread_local=False)
+    other.acquire()
+    _swap_when_busy(monkeypatch, race, other.release)
+    record = StreamRecord(
+        "dialog/2026-05-01.jsonl", "s/m1", b'{"session_id": "s", "archive_id": "m1"}'
+    )
+    with pytest.raises(StoreError, match="nothing was written"):
+        await store.append([record])
+    assert race.swaps == 1 and outside_files(outside) == {}, sorted(outside_files(outside))
+    race.restore()
+    assert (await store.append([record])).appended == 1
+    assert len(await store.read("dialog/2026-05-01.jsonl")) == 1
+
+
+def test_the_offload_manifests_lock_stays_inside_a_swapped_folder(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifests' lock (``tool_result/.refs/.lock``) waited for while ``.refs`` is swapped
+    for a link: taken on the file inside, nothing outside."""
+    store_dir = workspace / "tool_result"
+    store_dir.mkdir()
+    with offload_refs.refs_folder(store_dir, workspace):
+        pass  # the folder exists
+    race = LinkRace(store_dir / offload_refs.REFS_DIR, outside)
+    holder = filelock.FileLock(str(store_dir / ".refs" / ".lock"), thread_local=False)
+    holder.acquire()
+    _swap_when_busy(monkeypatch, race, holder.release)
+    with (
+        offload_refs.refs_folder(store_dir, workspace) as refs_fd,
+        offload_refs.refs_lock(refs_fd, store_dir, workspace),
+    ):
+        assert race.swaps == 1
+    assert outside_files(outside) == {}, sorted(outside_files(outside))
+    race.restore()
