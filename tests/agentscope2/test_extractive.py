@@ -539,7 +539,7 @@ def test_successive_compactions_accumulate_without_loss() -> None:
     for step in range(10):
         assert constraints.count(f"- Step {step}: never delete table t{step}.") == 1
         assert goal.count(f"- User request: Step {step}: never delete table t{step}.") == 1
-        assert f"- File: /repo/f{step}.py" in summary
+        assert f"- File read: /repo/f{step}.py" in summary  # read only, never changed
     assert summary.count("## Goal") == 1
     assert "Step 0: never delete table t0." in "\n".join(_section_items(summary, 0))
 
@@ -564,7 +564,7 @@ def test_max_chars_trims_copied_items_first_keeps_original_task_and_latest_reque
     assert "Latest: summarise module 149 for me." in summary
     assert "Older items were left out to fit the summary size limit" in summary
     # items copied from the messages go first (the archive has them), oldest first
-    assert "- File: /repo/m0.py\n" not in summary and "/repo/m149.py" in summary
+    assert "- File read: /repo/m0.py\n" not in summary and "/repo/m149.py" in summary
     assert "read_file(/repo/m0.py): ok" not in summary
     assert "old decision 0" in summary and "old decision 79" in summary
     assert "- Tests run with `cd /repo && pytest -q`" in summary  # written by the model

@@ -28,6 +28,7 @@ from copaw_context.core.summary.verbatim import unique
 __all__ = [
     "EXACT_RE",
     "PLANNED_RE",
+    "READ_FILE_RE",
     "REQUEST_RE",
     "carried_label",
     "carry_facts",
@@ -43,9 +44,11 @@ __all__ = [
 REQUEST_RE = re.compile(rf"(?:{word_pattern('request')})(?: \([^()\n]*\))?(?:: |：)")
 # A step of the last stated plan, as the extractive summary and the carry write it.
 PLANNED_RE = re.compile(rf"(?:{word_pattern('planned')})(?:: |：)")
+# A file only read: exact, but left out before the files changed (see fit.trim).
+READ_FILE_RE = re.compile(rf"(?:{word_pattern('read_file')})(?:: |：)")
 # Exact errors and paths: what the agent cannot find again without knowing it.
 EXACT_RE = re.compile(
-    rf"(?:{'|'.join(word_pattern(k) for k in ('file', 'error', 'last_error'))})"
+    rf"(?:{'|'.join(word_pattern(k) for k in ('file', 'read_file', 'error', 'last_error'))})"
     r"(?: \([^()\n]*\))?(?:: |：)"
     r"|[^\s:()]+(?:\([^\n]*?\))?: error — "  # a failed step with its error line
 )
@@ -73,13 +76,16 @@ def _present(item: str, lines: set[str], text: str) -> bool:
 
 
 def _missing(text: str, facts: ExtractedFacts, language: Language) -> list[str]:
-    """One labelled item per kind of fact (constraints, errors, files) absent from ``text``,
-    and a note of the error lines left out."""
+    """One labelled item per kind of fact (constraints, errors, files changed, files only
+    read) absent from ``text``, and a note of the error lines left out."""
     present = text
     lines = _line_keys(text)
     out: list[str] = []
-    every = (facts.constraints, facts.error_lines, facts.file_paths)
-    for label, items in zip(CARRY_LABELS[language][:3], every, strict=True):
+    read = set(facts.read_paths)
+    changed = [p for p in facts.file_paths if p not in read]
+    every = (facts.constraints, facts.error_lines, changed, facts.read_paths)
+    labels = CARRY_LABELS[language]
+    for label, items in zip((*labels[:3], labels[4]), every, strict=True):
         missing = [item for item in unique(items) if not _present(item, lines, present)]
         present += "".join("\n" + item for item in missing)
         lines.update(missing)
@@ -149,6 +155,30 @@ def _superseded(item: str, plan: Sequence[str]) -> bool:
     return match is not None and key[match.end() :] not in {" ".join(p.split()) for p in plan}
 
 
+def _promote_changed(summary: Summary, changed: set[str]) -> Summary:
+    """``summary`` with the files it lists as only read that are changed now no longer so
+    (a ``File read:`` item becomes a ``File:`` item; a sub-item of a carried ``Files read:``
+    group leaves it, to be carried as changed); ``summary`` itself when there is none."""
+    if not changed:
+        return summary
+    words = WORDS[summary.language]
+    critical: list[str] = []
+    for item in summary.critical:
+        key = item_key(item)
+        read = READ_FILE_RE.match(key)
+        if read and key[read.end() :] in changed:
+            critical.append(f"- {words['file']}{words['colon']}{key[read.end() :]}")
+        elif carried_label(item) == 4:
+            head, *subs = item.split("\n")
+            kept = [sub for sub in subs if item_key(sub) not in changed]
+            critical += ["\n".join([head, *kept])] if kept else []
+        else:
+            critical.append(item)
+    if critical == summary.critical:
+        return summary
+    return summary.model_copy(update={"critical": union_items(critical)})
+
+
 def carry_facts(summary: Summary, facts: ExtractedFacts) -> Summary:
     """``summary`` with every constraint, error line and file path it lacks, verbatim, every
     decision the conversation gave a reason for, the user's task in their own words and the
@@ -163,7 +193,9 @@ def carry_facts(summary: Summary, facts: ExtractedFacts) -> Summary:
     :func:`~.clean.settle_carried` then merges a carried item with the model's shorter
     wording of it.
     """
-    text = summary.text()
+    read = set(facts.read_paths)
+    promoted = _promote_changed(summary, {p for p in facts.file_paths if p not in read})
+    text = promoted.text()
     lines = _line_keys(text)
     decisions = [d for d in _reasoned(facts) if not _present(d, lines, text)]
     items = _missing(text, facts, summary.language)
@@ -178,13 +210,14 @@ def carry_facts(summary: Summary, facts: ExtractedFacts) -> Summary:
     steps = summary.next_steps
     if plan:  # a plan stated since supersedes the steps planned before
         steps = [i for i in steps if not _superseded(i, plan)]
-    if not (decisions or items or planned) and goal is summary.goal and steps is summary.next_steps:
+    unchanged = goal is summary.goal and steps is summary.next_steps and promoted is summary
+    if not (decisions or items or planned) and unchanged:
         return summary
     update = {
         "goal": goal,
         "decisions": [*summary.decisions, *(f"- {d}" for d in decisions)],
         "next_steps": [*steps, *planned],
-        "critical": _join_groups(summary.critical, items),
+        "critical": _join_groups(promoted.critical, items),
     }
     return _keep_whole(summary.model_copy(update=update), facts)
 
@@ -223,7 +256,7 @@ def flatten_carried(summary: Summary) -> Summary:
         elif label == 0:
             constraints = union_items(constraints, [f"- {s}" for s in subs])
         else:
-            word = words["error" if label == 1 else "file"]
+            word = words["error" if label == 1 else "read_file" if label == 4 else "file"]
             kept += [f"- {word}{words['colon']}{s}" for s in subs]
     return summary.model_copy(update={"constraints": constraints, "critical": kept})
 

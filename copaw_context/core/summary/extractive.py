@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from copaw_context.core.markdown_blocks import fence_closer
 from copaw_context.core.summary.carry import PLANNED_RE, carry_facts, flatten_carried
@@ -105,7 +106,11 @@ def _batch(
     blocked = [f"- {o}" for o, failed in outcomes if failed]
     if not blocked and facts.error_lines:
         blocked = [f"- {words['last_error']}{words['colon']}{facts.error_lines[-1]}"]
-    critical = [f"- {words['file']}{words['colon']}{p}" for p in facts.file_paths]
+    read = set(facts.read_paths)
+    critical = [
+        f"- {words['read_file' if p in read else 'file']}{words['colon']}{p}"
+        for p in facts.file_paths
+    ]
     critical += [f"- {words['error']}{words['colon']}{e}" for e in facts.error_lines]
     # A choice without its reason is context, not a decision (the rule the model's summary
     # is held to, rules.py): it goes under Critical Context.
@@ -239,7 +244,9 @@ def extractive(
         before = before.model_copy(update={"next_steps": steps})
     before = close_passed(before, facts.passed)
     new = _batch(messages, user, facts, extra_instruction, language)
-    merged, junk = drop_junk(carry_facts(merge(before, new), facts))
+    # the batch's requests are under Goal word for word already (cut, they would be found
+    # nowhere): no task to carry
+    merged, junk = drop_junk(carry_facts(merge(before, new), replace(facts, task=None)))
     if dropped is not None:
         dropped.update(junk)
     goal = merged.goal

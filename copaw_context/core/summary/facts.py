@@ -55,6 +55,18 @@ _MAX_DECISIONS = 10
 _MAX_PLAN_ITEMS = 8
 _STATED_DECISION_RE = re.compile(r"(?i)decision\s*:|决[定策][:：]")  # a user's own decision
 
+# A tool that only reads what it names: read_file, cat, view_file, grep, list_dir, ...
+_READ_TOOL_RE = re.compile(
+    r"(?:^|[_.-])(?:read|cat|view|show|open|get|list|ls|glob|grep|rg|search|find|head|tail"
+    r"|stat|less|more)(?:$|[_.-])",
+    re.IGNORECASE,
+)
+# ... unless it also changes it: search_replace, find_and_replace, open_and_edit, get_or_create.
+_WRITE_TOOL_RE = re.compile(
+    r"write|edit|replace|patch|create|update|delete|remove|move|rename|apply|insert|append"
+    r"|save|put|set|modify|mkdir|touch|rm|mv|cp|copy",
+    re.IGNORECASE,
+)
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])")
 _PATH_KEYS = frozenset(
     {
@@ -87,6 +99,10 @@ class ExtractedFacts:
     passed: tuple[str, ...] = ()
     """The calls (``tool(target)``) whose last run passed: an earlier failure of the same
     call is closed (its error lines are not carried, its Blocked item goes)."""
+    read_paths: tuple[str, ...] = ()
+    """The ``file_paths`` only read here (by a call of a reading tool: ``read_file``,
+    ``cat``, ``grep``, ...; never written, edited or named by a failure): the trim leaves
+    them out before a changed one."""
     task: str | None = None
     """The user's task in their words: the first line of the first request that is not an
     acknowledgement, without its constraint sentences (those are ``constraints``)."""
@@ -182,6 +198,8 @@ class _Collector:
         self.failed_lines: dict[str, list[str]] = {}  # a call's label -> its error lines
         self.passed: list[str] = []
         self.file_calls: set[str] = set()  # the calls naming a file (a read, a write)
+        self.read: list[str] = []  # paths named by a reading call
+        self.changed: list[str] = []  # paths named otherwise (a write, an edit, a failure)
 
     def text(self, role: str, text: str) -> None:
         plan = unchecked_items(text)
@@ -199,6 +217,11 @@ class _Collector:
     def tool_call(self, part: TranscriptPart) -> None:
         found = _call_paths(part.text)
         self.paths += found
+        name = part.tool_name or ""
+        if _READ_TOOL_RE.search(name) and not _WRITE_TOOL_RE.search(name):
+            self.read += found
+        else:
+            self.changed += found
         target = found[0] if found else _call_command(part.text)
         if target and part.tool_call_id:
             self.call_targets[part.tool_call_id] = target
@@ -231,6 +254,7 @@ class _Collector:
         if failed or (part.tool_call_id or "") not in self.file_calls:
             # the saved full text of a file's successful read is no fact: the file is
             self.paths += known.paths
+            self.changed += known.paths
         name = part.tool_name or "tool"
         target = self.call_targets.get(part.tool_call_id or "")
         label = f"{name}({target})" if target else name
@@ -273,11 +297,13 @@ def extract_facts(messages: Sequence[TranscriptMessage]) -> ExtractedFacts:
         errors = [item for item in errors if not is_noise(item)]
     kept, omitted = keep_newest_ranked(errors, MAX_ERROR_LINES)
     plan = [cut(item, 300) for item in unique(last_nonempty(found.plans))]
+    changed = set(found.changed)
     return ExtractedFacts(
         user_requests=tuple(cut(text, MAX_REQUEST_CHARS) for _, text in user),
         constraints=tuple(unique(constraints)),
         error_lines=tuple(item.text for item in kept),
         file_paths=tuple(unique(found.paths)),
+        read_paths=tuple(p for p in unique(found.read) if p not in changed),
         tool_outcomes=tuple(found.outcomes),
         decisions=tuple(unique(cut(d, 300) for d in found.decisions)[-_MAX_DECISIONS:]),
         plan=tuple(plan[-_MAX_PLAN_ITEMS:]),

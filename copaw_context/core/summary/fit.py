@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from copaw_context.core.markdown_blocks import fence_closer
 from copaw_context.core.summary.budget import SummaryBudget
-from copaw_context.core.summary.carry import EXACT_RE, REQUEST_RE, flatten_carried
+from copaw_context.core.summary.carry import EXACT_RE, READ_FILE_RE, REQUEST_RE, flatten_carried
 from copaw_context.core.summary.language import WORDS, Language, check_language, word_pattern
 from copaw_context.core.summary.markdown import item_key
 from copaw_context.core.summary.merge import union_items
@@ -98,8 +98,9 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
 
     Constraints keep the newest within a third of ``max_chars``, exact errors and paths the
     newest within a quarter (per list). Then, longest list first
-    and oldest item first, go the items copied from the messages (requests, tool outcomes:
-    the archive has them), then any other item but the decisions, exact errors and paths;
+    and oldest item first, go the items copied from the messages (requests, tool outcomes,
+    files only read: the archive has them), then any other item but the decisions, exact
+    errors and paths;
     then the protected items are cut (to no less than 200 characters); then go the exact
     errors and paths, the decisions, and last the remaining constraints.
     """
@@ -116,8 +117,9 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
     def exact(item: str) -> bool:
         return EXACT_RE.match(item_key(item)) is not None
 
-    def copied(item: str) -> bool:
-        return droppable(item) and _COPIED_RE.match(item_key(item)) is not None
+    def copied(item: str) -> bool:  # and the files only read: their call has the path
+        key = item_key(item)
+        return droppable(item) and (_COPIED_RE.match(key) or READ_FILE_RE.match(key)) is not None
 
     def ordinary(item: str) -> bool:
         return droppable(item) and not exact(item)

@@ -51,7 +51,7 @@ _TEMPLATE_PREFIX_RE = re.compile(
 _TIMESTAMP_RE = re.compile(r"^\s*\([^()\n]{4,40}\)")
 # Labels that only say what kind of fact follows: stripped before two items are compared.
 # The action labels ("Continue with the user request: X") make a statement of their own.
-_KIND_WORDS = ("planned", "file", "error", "last_error")
+_KIND_WORDS = ("planned", "file", "read_file", "error", "last_error")
 _LABELS = sorted(
     {
         *(WORDS[lang][key] for lang in WORDS for key in _KIND_WORDS),
@@ -153,7 +153,8 @@ def is_exact(line: str) -> bool:
     if not label:
         return False
     word = label.group(0).rstrip(":： ").split(" (")[0]
-    exact = {WORDS[lang][key] for lang in WORDS for key in ("file", "error", "last_error")}
+    kinds = ("file", "read_file", "error", "last_error")
+    exact = {WORDS[lang][key] for lang in WORDS for key in kinds}
     return word in exact
 
 

@@ -57,10 +57,10 @@ PROGRESS_SUBSECTIONS: dict[Language, tuple[str, str, str]] = {
 NONE_MARK: dict[Language, str] = {"en": "- (none)", "zh": "- （无）"}
 
 # Labels of the blocks the carry-over adds under Critical Context: constraints, errors,
-# files, and items that rendering could split.
-CARRY_LABELS: dict[Language, tuple[str, str, str, str]] = {
-    "en": ("Constraints (verbatim):", "Errors (verbatim):", "Files:", "Verbatim:"),
-    "zh": ("约束（原文）：", "错误（原文）：", "文件：", "原文："),
+# files, items that rendering could split, and files only read (the trim drops them first).
+CARRY_LABELS: dict[Language, tuple[str, str, str, str, str]] = {
+    "en": ("Constraints (verbatim):", "Errors (verbatim):", "Files:", "Verbatim:", "Files read:"),
+    "zh": ("约束（原文）：", "错误（原文）：", "文件：", "原文：", "读取的文件："),
 }
 
 # The note under Critical Context when older error lines were left out. str.format(n=...)
@@ -78,6 +78,7 @@ WORDS: dict[Language, dict[str, str]] = {
         "confirm": "Check that this user request was fully answered",
         "planned": "Planned next",
         "file": "File",
+        "read_file": "File read",
         "error": "Error",
         "last_error": "Last error seen",
         "note": "Compaction note from the user",
@@ -92,6 +93,7 @@ WORDS: dict[Language, dict[str, str]] = {
         "confirm": "确认该用户请求已完整答复",
         "planned": "计划的下一步",
         "file": "文件",
+        "read_file": "读取的文件",
         "error": "错误",
         "last_error": "最近出现的错误",
         "note": "用户的压缩说明",

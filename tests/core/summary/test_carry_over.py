@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from copaw_context.core.summary import Summary, SummaryCompactor, carry_facts, fit
+from copaw_context.core.summary import Summary, SummaryCompactor, carry_facts, extractive, fit
 from copaw_context.core.summary.carry import essentials, keep_decided
 from copaw_context.core.summary.facts import extract_facts
 from copaw_context.core.tokens import make_token_counter
@@ -161,3 +161,43 @@ def test_a_plan_heading_is_no_step_and_an_inline_list_stays_whole() -> None:
     assert listed.plan == ("run the full suite", "tag it")  # not "Next steps:" as a step
     inline = extract_facts([_say("assistant", "Next: 1. run the full suite 2. tag it")])
     assert inline.plan == ("run the full suite", "tag it")  # not "Next: 1."
+
+
+def _call(tool: str, path: str, call_id: str) -> list[TranscriptMessage]:
+    call = TranscriptPart("tool_call", f'{{"file_path": "{path}"}}', tool, call_id)
+    result = TranscriptPart("tool_result", "ok", tool, call_id)
+    return [
+        TranscriptMessage("assistant", "bot", (call,)),
+        TranscriptMessage("user", "user", (result,)),
+    ]
+
+
+def test_a_file_only_read_is_told_apart_and_left_out_before_a_changed_one() -> None:
+    messages = [_say("user", "fix the tax rates")]
+    for n in range(30):
+        messages += _call("read_file", f"src/module_{n:02d}/reader.py", f"r{n}")
+    messages += _call("search_replace", "invoice/tax.py", "w1")  # an edit, despite "search"
+    facts = extract_facts(messages)
+    assert (
+        "invoice/tax.py" not in facts.read_paths and "src/module_00/reader.py" in facts.read_paths
+    )
+    summary = extractive(messages, max_chars=1000)
+    text = summary.text()
+    assert "- File: invoice/tax.py" in text  # changed: kept
+    assert "File read: src/module_29/reader.py" in text or len(text) > 900
+    assert "File read: src/module_00/reader.py" not in text  # only read, oldest: left out first
+    zh = extractive([_say("user", "修复税率"), *_call("cat", "a.py", "c1")], language="zh")
+    assert "- 读取的文件：a.py" in zh.text()
+
+
+def test_a_file_read_then_changed_is_listed_as_changed_once() -> None:
+    first = extractive([_say("user", "look at a.py"), *_call("read_file", "a.py", "c1")])
+    assert "- File read: a.py" in first.text()
+    second = extractive(_call("edit_file", "a.py", "c2"), previous=first)
+    text = second.text()
+    assert "- File: a.py" in text and "File read: a.py" not in text
+    assert [i for i in second.critical if "a.py" in i] == ["- File: a.py"], second.critical
+    llm_side = carry_facts(Summary.parse(_reply()), extract_facts(_call("cat", "b.py", "c3")))
+    assert "- Files read:\n  - b.py" in llm_side.critical
+    promoted = carry_facts(llm_side, extract_facts(_call("write_file", "b.py", "c4")))
+    assert "- Files:\n  - b.py" in promoted.critical and "Files read" not in promoted.text()
