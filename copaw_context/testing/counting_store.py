@@ -6,7 +6,8 @@ records the name of every operation called, so a test shows which step reached s
 through the store. Give it to an engine before its agent is made::
 
     store = CountingStore(workspace)
-    hook.engine.context.workspace_store = store   # the offload, its cleanup, read_file
+    hook.engine.context.workspace_store = store   # the offload, its cleanup, read_file,
+                                                  # the dialog archive's appends
     ...
     assert store.calls["put_blob"] == 1
 

@@ -18,6 +18,7 @@ from copaw_context.cli.demo import demo_policy, make_demo_tools
 from copaw_context.core.archive.store import DialogArchive, read_archive
 from copaw_context.core.config.running import parse_running_config
 from copaw_context.core.errors import ArchiveError
+from copaw_context.core.store.files import FileStore
 from copaw_context.testing import ScriptedChatModel, text_step
 from tests.helpers import make_agent
 
@@ -142,14 +143,14 @@ async def test_clear_is_shielded_from_cancellation(
     agent = await make_agent(hook, ScriptedChatModel([text_step("hi"), text_step("again")]))
     await agent.reply(UserMsg("user", "hello"))
     writing, release = threading.Event(), threading.Event()
-    original = DialogArchive._write_batches
+    original = FileStore.append  # the archive's way to its day files
 
-    def slow_write(self: DialogArchive, batches: Any) -> Any:
+    async def slow_write(self: FileStore, records: Any, **options: Any) -> Any:
         writing.set()
-        release.wait(10)
-        return original(self, batches)
+        await asyncio.to_thread(release.wait, 10)
+        return await original(self, records, **options)
 
-    monkeypatch.setattr(DialogArchive, "_write_batches", slow_write)
+    monkeypatch.setattr(FileStore, "append", slow_write)
     task = asyncio.create_task(agent.reply(UserMsg("user", "/clear")))
     assert await asyncio.to_thread(writing.wait, 10)
     task.cancel()
@@ -159,7 +160,7 @@ async def test_clear_is_shielded_from_cancellation(
         await task
     assert len(archived_parts(tmp_path)) == 2
     assert agent.state.context == [], "archived messages must also leave the context"
-    monkeypatch.setattr(DialogArchive, "_write_batches", original)
+    monkeypatch.setattr(FileStore, "append", original)
     reply = await agent.reply(UserMsg("user", "/clear"))
     assert "0 message(s) archived" in (reply.get_text_content() or "")
     assert len(archived_parts(tmp_path)) == 2
@@ -170,16 +171,18 @@ async def test_a_message_that_grew_after_an_uncommitted_write_is_archived_once(
 ) -> None:
     """The write lands but the compaction does not commit (a crash, an error after the
     write); the same reply then grows by new blocks before the next compaction."""
-    original = DialogArchive._write_batches
+    original = FileStore.append  # the archive's way to its day files
     failures = iter([True, False] * 50)
+    failed: list[int] = []
 
-    def write_then_fail(self: DialogArchive, batches: Any) -> Any:
-        written = original(self, batches)
+    async def write_then_fail(self: FileStore, records: Any, **options: Any) -> Any:
+        written = await original(self, records, **options)
         if next(failures):
+            failed.append(len(records))
             raise OSError(5, "I/O error after the write")
         return written
 
-    monkeypatch.setattr(DialogArchive, "_write_batches", write_then_fail)
+    monkeypatch.setattr(FileStore, "append", write_then_fail)
     hook = MemoryCompactionHook(config(), tmp_path)
     policy = demo_policy(40, parallel_every=4)
     model = ScriptedChatModel([policy] * 200, context_size=6000)
@@ -187,7 +190,7 @@ async def test_a_message_that_grew_after_an_uncommitted_write_is_archived_once(
     for turn in policy.user_turns():
         await agent.reply(UserMsg("user", turn))
     blocks = archived_blocks(tmp_path)
-    assert len(blocks) > 30
+    assert len(blocks) > 30 and len(failed) >= 2  # writes that landed and did not commit
     duplicated = [block for block, n in Counter(blocks).items() if n > 1]
     assert duplicated == [], f"{len(duplicated)} block(s) archived twice"
 

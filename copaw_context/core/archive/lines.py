@@ -1,5 +1,6 @@
-"""Archive lines: the record written for one message, its encoding, and appending lines to
-a file with one write, ``fsync`` and rollback on failure.
+"""Archive lines: the record written for one message, its encoding, appending lines to a
+file with one write, ``fsync`` and rollback on failure, and what an append returns or raises
+(:class:`ArchivedFile`, :class:`ArchivePartialWriteError`).
 
 A line is ``{"session_id", "archive_id", "parts", "form", "agent_name", "archived_at",
 "timestamp", "message"}`` as one JSON object; the identity fields come first so that a
@@ -12,7 +13,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ __all__ = [
     "AppendError",
     "Appended",
     "ArchiveLine",
+    "ArchivePartialWriteError",
+    "ArchivedFile",
     "append_lines",
     "dump_line",
     "open_archive_dir",
@@ -37,6 +40,28 @@ __all__ = [
 logger = logging.getLogger("copaw_context")
 
 _TAIL_CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class ArchivedFile:
+    """An archive file and its total number of lines."""
+
+    path: Path
+    lines: int
+
+
+class ArchivePartialWriteError(ArchiveError):
+    """A failed batch could not be rolled back everywhere.
+
+    Raised only when undoing a failed append itself fails. ``written`` lists the files that
+    may still hold lines of the batch (a retry of the same messages would duplicate them
+    there); ``failed`` is the file whose write failed.
+    """
+
+    def __init__(self, message: str, written: Sequence[ArchivedFile], failed: Path) -> None:
+        self.written = tuple(written)
+        self.failed = failed
+        super().__init__(message)
 
 
 @dataclass(frozen=True)

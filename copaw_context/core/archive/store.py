@@ -10,39 +10,42 @@ written, and a failure rolls back what this batch already wrote, so a retry of t
 messages never duplicates a line. Before any line is written, the saved outputs still being
 synced in the background are on disk (:func:`copaw_context.core.workspace.durable.flush`):
 an archived notice never names a file a power cut could lose.
+
+This module makes the lines and chooses which are new (:meth:`DialogArchive.not_yet_archived`,
+under the locks); one writer does the rest
+(:func:`copaw_context.core.store.file_streams.append_files`). In a workspace the archive
+reaches it through the workspace's file store (``FileStore.append``, :attr:`DialogArchive.files`:
+the step context's, else one of its own), so without a DSN the archive step reaches storage
+through the workspace store; without a workspace, or for a folder that is no key of it, the
+archive calls the writer itself. Either way the same files, bytes, locks, errors and counts.
+The reads (:meth:`DialogArchive.list_files`, :func:`read_archive`) read the files.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
-from typing import Any, NoReturn
-
-import filelock
+from typing import Any
 
 from copaw_context.core.archive.lines import (
-    Appended,
-    AppendError,
+    ArchivedFile,
     ArchiveLine,
-    append_lines,
+    ArchivePartialWriteError,
     dump_line,
-    open_archive_dir,
-    open_day,
-    truncate_to,
     without_parts,
 )
 from copaw_context.core.archive.reader import archived_keys, cached_line_count, read_archive
 from copaw_context.core.errors import ArchiveError
-from copaw_context.core.workspace import durable
-from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
-from copaw_context.core.workspace.fd_lock import lock_at
+from copaw_context.core.store.file_streams import FileBatch, append_files
+from copaw_context.core.store.files import FileStore
+from copaw_context.core.store.lines import folder_key
+from copaw_context.core.store.protocol import StoreError, StreamRecord
 
 __all__ = [
     "ArchivePartialWriteError",
@@ -56,30 +59,7 @@ logger = logging.getLogger("copaw_context")
 
 ARCHIVE_FILE = re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl")
 _LONG_FRACTION = re.compile(r"(\.\d{6})\d+")
-_COUNT_CHUNK_BYTES = 1 << 20
 _ARCHIVE_ID = re.compile(r"[A-Za-z0-9._:#-]{1,200}")
-
-
-@dataclass(frozen=True)
-class ArchivedFile:
-    """An archive file and its total number of lines."""
-
-    path: Path
-    lines: int
-
-
-class ArchivePartialWriteError(ArchiveError):
-    """A failed batch could not be rolled back everywhere.
-
-    Raised only when undoing a failed append itself fails. ``written`` lists the files that
-    may still hold lines of the batch (a retry of the same messages would duplicate them
-    there); ``failed`` is the file whose write failed.
-    """
-
-    def __init__(self, message: str, written: Sequence[ArchivedFile], failed: Path) -> None:
-        self.written = tuple(written)
-        self.failed = failed
-        super().__init__(message)
 
 
 def parse_timestamp(value: object, tz: tzinfo | None = None) -> datetime | None:
@@ -123,6 +103,7 @@ class DialogArchive:
         tz: tzinfo | None = None,
         lock_timeout: float = 30.0,
         workspace: Path | None = None,
+        files: FileStore | None = None,
     ) -> None:
         for name, value in (("session_id", session_id), ("agent_name", agent_name)):
             if not isinstance(value, str) or not value:
@@ -135,6 +116,12 @@ class DialogArchive:
         self._tz = tz
         self._lock_timeout = lock_timeout
         self._workspace = workspace
+        if files is None and workspace is not None:
+            files = FileStore(workspace, lock_timeout=lock_timeout)
+        self.files: FileStore | None = files
+        """The workspace's file store (``files=``, its lock timeout then applies; else one over
+        ``workspace``; ``None`` without a workspace): the day files are appended through it
+        (:meth:`_folder`)."""
 
     @property
     def directory(self) -> Path:
@@ -166,7 +153,45 @@ class DialogArchive:
         """
         # Serialise on the caller's thread: a consistent snapshot, checked before any write.
         batches = self.encode_batch(messages, timestamps, archive_ids, forms, part_keys)
-        return await asyncio.to_thread(self._write_batches, batches) if batches else []
+        if not batches:
+            return []
+        local = self._folder()
+        if local is None:  # no workspace store: the same writer, called here
+            return await asyncio.to_thread(self._write_batches, batches)
+        files, folder = local
+        days = {f"{folder}/{day.isoformat()}.jsonl": day for day in sorted(batches)}
+        records = [
+            StreamRecord(stream, self._key(line), line.data[:-1])
+            for stream, day in days.items()
+            for line in batches[day]
+        ]
+
+        def fresh(stream: str, fd: int) -> list[bytes]:
+            day = days[stream]
+            return self.not_yet_archived(self.path_for(day), batches[day], fd)
+
+        try:
+            result = await files.append(records, fresh=fresh)
+        except StoreError as error:
+            cause = error.__cause__
+            if isinstance(cause, ArchiveError):  # the writer's own error and text, unwrapped
+                raise cause from cause.__cause__
+            raise ArchiveError(f"{error}; nothing was written") from error
+        return [ArchivedFile(self.path_for(days[s]), lines) for s, lines in result.lengths]
+
+    def _key(self, line: ArchiveLine) -> str | None:
+        """The store key of ``line``: what it names (``record_key``), known without parsing."""
+        return None if line.archive_id is None else f"{self._session_id}/{line.archive_id}"
+
+    def _folder(self) -> tuple[FileStore, str] | None:
+        """:attr:`files` and the key of the archive folder in it; ``None`` (the writer is
+        called here) without a workspace, for a file store of another workspace, or a
+        folder outside the workspace or not a key of plain names."""
+        files = self.files
+        if files is None:
+            return None
+        key = folder_key(files.workspace, self._workspace, self._directory)
+        return None if key is None else (files, key)
 
     async def list_files(self) -> list[ArchivedFile]:
         """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count."""
@@ -257,62 +282,15 @@ class DialogArchive:
     def path_for(self, day: date) -> Path:
         return self._directory / f"{day.isoformat()}.jsonl"
 
-    def _confine(self, path: Path) -> None:
-        """Refuse ``path`` (an ArchiveError, nothing written) when it leads outside the
-        workspace: a symlinked folder or file, or a file hard-linked elsewhere."""
-        if self._workspace is None:
-            return
-        try:
-            check_inside(path, self._workspace, write=True)
-            if not path.is_dir() and path.exists() and os.stat(path).st_nlink > 1:
-                raise OutsideWorkspaceError(
-                    f"{path} is a hard link shared with another file; copaw-context does not "
-                    "append to it. Replace it with a real file inside the workspace."
-                )
-        except OutsideWorkspaceError as error:
-            raise ArchiveError(f"{error}; nothing was written") from error
-
     def _write_batches(self, batches: dict[date, list[ArchiveLine]]) -> list[ArchivedFile]:
-        durable.flush()  # the saved outputs these lines name are on disk before the lines
-        self._confine(self._directory)
-        with contextlib.ExitStack() as held:
-            # The folder by descriptor: a folder swapped for a link after the check is refused.
-            dir_fd = held.enter_context(open_archive_dir(self._directory, self._workspace))
-            days = sorted(batches)
-            # All locks first, always in date order: no deadlock between writers, and no
-            # other writer can append after our lines before a rollback removes them.
-            for day in days:
-                path = self.path_for(day)
-                try:
-                    lock_path = path.with_name(path.name + ".lock")
-                    held.enter_context(
-                        lock_at(dir_fd, lock_path, self._workspace, self._lock_timeout)
-                    )
-                except (OSError, filelock.Timeout) as error:
-                    raise ArchiveError(
-                        f"cannot append to archive file {path}: {self._cause(path, error)}; "
-                        "nothing was written"
-                    ) from error
-            for day in days:
-                self._confine(self.path_for(day))
-            done: list[Appended] = []
-            for day in days:
-                path = self.path_for(day)
-                try:
-                    fd = open_day(dir_fd, path, self._workspace)
-                    held.callback(os.close, fd)
-                    lines = self.not_yet_archived(path, batches[day], fd)
-                    if lines:
-                        done.append(append_lines(path, lines, fd))
-                except AppendError as error:
-                    self._undo(done, error)
-                except OSError as error:  # refused (a link), or reading the existing ids failed
-                    self._undo(done, AppendError(path, error, None))
-                except BaseException:
-                    for item in done:
-                        truncate_to(item.path, item.size_before, item.fd)
-                    raise
-        return [ArchivedFile(item.path, item.lines_after) for item in done]
+        """The batches through the one writer (``store/file_streams.py`` ``append_files``),
+        in date order."""
+        files = [
+            FileBatch(path, functools.partial(self.not_yet_archived, path, batches[day]))
+            for day in sorted(batches)
+            for path in [self.path_for(day)]
+        ]
+        return append_files(files, self._workspace, self._lock_timeout)
 
     def not_yet_archived(self, path: Path, batch: list[ArchiveLine], fd: int | None) -> list[bytes]:
         """The lines of ``batch`` this session has not written to ``path`` yet.
@@ -335,36 +313,6 @@ class DialogArchive:
             if remaining is not None:
                 fresh.append(remaining)
         return fresh
-
-    def _cause(self, path: Path, error: BaseException) -> str:
-        if isinstance(error, filelock.Timeout):
-            return (
-                f"timed out after {self._lock_timeout:g} s waiting for {path}.lock "
-                "(another process is writing it)"
-            )
-        return f"{type(error).__name__}: {error}"
-
-    def _undo(self, done: list[Appended], failure: AppendError) -> NoReturn:
-        """Roll back the files ``done`` already hold, then raise for ``failure``."""
-        cause = self._cause(failure.path, failure.error)
-        stuck = [
-            ArchivedFile(item.path, item.lines_after)
-            for item in done
-            if not truncate_to(item.path, item.size_before, item.fd)
-        ]
-        if failure.left_lines is not None:
-            stuck.append(ArchivedFile(failure.path, failure.left_lines))
-        message = f"cannot append to archive file {failure.path}: {cause}"
-        if not stuck:
-            undone = f"; rolled back {len(done)} other file(s)" if done else ""
-            raise ArchiveError(f"{message}; nothing was written{undone}") from failure.error
-        names = ", ".join(str(item.path) for item in stuck)
-        raise ArchivePartialWriteError(
-            f"{message}; rolling back failed too, so these files may hold lines of this batch "
-            f"and a retry would duplicate them there: {names}",
-            stuck,
-            failure.path,
-        ) from failure.error
 
     def _list_files_sync(self) -> list[ArchivedFile]:
         try:

@@ -121,10 +121,12 @@ class StepContext:
         at a time. Stage 1's offload and the request cut (``put_blob``), ``read_file`` on a
         saved result (:class:`~copaw_context.core.tools.read_tool.ReadFileTool` from the
         hook: ``open_blob``), the compactor's tails and the offload cleanup
-        (``expire_blobs``) reach the files through it; with a PostgreSQL DSN they reach the
-        database through :attr:`blobs` first (this store when it is down), the archive
-        through :attr:`mirror`. Setting it (a store of this workspace) gives it to both
-        offload stores; a ``read_file`` tool made after that uses it too."""
+        (``expire_blobs``), and the dialog archive (:meth:`archive`: the write-ahead of a
+        compaction, ``FlushPendingArchive``, ``/clear`` and ``/new``, through ``append``)
+        reach the files through it; with a PostgreSQL DSN they reach the database through
+        :attr:`blobs` first (this store when it is down), the archive through :attr:`mirror`.
+        Setting it (a store of this workspace) gives it to both offload stores and to every
+        archive made after that; a ``read_file`` tool made after that uses it too."""
         return self._workspace_store
 
     @workspace_store.setter
@@ -198,13 +200,15 @@ class StepContext:
         )
 
     def archive(self, host: HostSession) -> DialogArchive | SharedArchive:
-        """The dialog archive writer for the host's current session (in the workspace store
-        when one is configured)."""
+        """The dialog archive writer for the host's current session: its day files appended
+        through :attr:`workspace_store` (``append``), or in the shared store when one is
+        configured."""
         local = DialogArchive(
             self.dialog_dir,
             session_id=host.session_id,
             agent_name=host.agent_name,
             workspace=self.workspace,
+            files=self._workspace_store,
         )
         return local if self.mirror is None else SharedArchive(local, self.mirror)
 

@@ -1,27 +1,38 @@
-"""The file store's streams: JSONL files in the workspace, appended as the dialog archive is.
+"""The file store's streams, and the one writer of the dialog archive's JSONL files.
 
-A stream ``dialog/2026-05-01.jsonl`` is that file. An append holds the lock of every file
-it writes (``<file>.lock``, taken in key order: no deadlock between writers), writes each
-file's new lines with one write and ``fsync`` (:mod:`copaw_context.core.archive.lines`), and
-rolls back what it already wrote when a later file fails, so a retry never duplicates a
-line. A record's key is the one its line names (``session_id`` and ``archive_id``), read
-from the file itself (:func:`copaw_context.core.archive.reader.archived_keys`): the
-files stay exactly what the archive writes today.
+A stream ``dialog/2026-05-01.jsonl`` is that file. :func:`append_files` is how any line
+gets into such a file without a DSN (``FileStore.append``, hence the archive step through
+``DialogArchive``; a ``DialogArchive`` without a workspace calls it directly): after
+:func:`copaw_context.core.workspace.durable.flush` (the saved outputs the lines name are on
+disk first) it takes the lock of every file it writes (``<file>.lock``, in the order given:
+no deadlock between writers), refuses a folder or file that leads out of the workspace (a
+link, a hard link), writes each file's new lines with one write and ``fsync``
+(:mod:`copaw_context.core.archive.lines`), and rolls back what it already wrote when a later
+file fails, so a retry never duplicates a line. Which lines are new is chosen under the
+locks (:attr:`FileBatch.fresh`). A record's key is the one its line names (``session_id``
+and ``archive_id``), read from the file itself
+(:func:`copaw_context.core.archive.reader.archived_keys`): the files stay exactly what the
+archive wrote before the store existed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import filelock
 
 from copaw_context.core.archive.lines import (
     Appended,
     AppendError,
+    ArchivedFile,
+    ArchivePartialWriteError,
     append_lines,
     open_archive_dir,
     open_day,
@@ -35,7 +46,137 @@ from copaw_context.core.workspace import durable
 from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
 from copaw_context.core.workspace.fd_lock import lock_at
 
-__all__ = ["append_streams", "check_stream", "list_streams", "read_stream"]
+__all__ = [
+    "FileAppendResult",
+    "FileBatch",
+    "FreshLines",
+    "append_files",
+    "append_streams",
+    "check_stream",
+    "list_streams",
+    "read_stream",
+]
+
+FreshLines = Callable[[str, int], list[bytes]]
+"""Given a stream and the open descriptor of its file (its lock held), the lines to write
+there (each ending with its newline)."""
+
+
+@dataclass(frozen=True)
+class FileBatch:
+    """One file of an append: where it is, and the lines still to write there, chosen from
+    its open descriptor once its lock is held (``fresh(fd)``)."""
+
+    path: Path
+    fresh: Callable[[int], list[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class FileAppendResult(AppendResult):
+    """``FileStore.append``'s result; beyond the protocol, ``lengths``: each stream written
+    and how many lines its file holds after the append (an unterminated last line counted)."""
+
+    lengths: tuple[tuple[str, int], ...] = ()
+
+
+def append_files(
+    batches: Sequence[FileBatch], workspace: Path | None, lock_timeout: float
+) -> list[ArchivedFile]:
+    """Append each batch to its file (see the module docstring); blocking, run it in a
+    worker thread. Returns the files written with their line counts after the append.
+
+    Without a ``workspace`` nothing is confined (a standalone archive). Raises
+    :class:`~copaw_context.core.errors.ArchiveError` (nothing was written: what this call
+    wrote is rolled back) or :class:`~copaw_context.core.archive.lines.ArchivePartialWriteError`
+    (the rollback failed too: its ``written`` may hold lines of the batch).
+    """
+    durable.flush()  # the saved outputs these lines name are on disk before the lines
+    with contextlib.ExitStack() as held:
+        folders: dict[Path, int | None] = {}
+        # Every lock first, in the order given (the callers' key or date order): no deadlock
+        # between writers, and no other writer appends after our lines before a rollback.
+        for batch in batches:
+            path = batch.path
+            if path.parent not in folders:
+                _confine(path.parent, workspace)
+                # By descriptor: a folder swapped for a link after the check is refused.
+                folders[path.parent] = held.enter_context(open_archive_dir(path.parent, workspace))
+            try:
+                lock = path.with_name(path.name + ".lock")
+                held.enter_context(lock_at(folders[path.parent], lock, workspace, lock_timeout))
+            except (OSError, filelock.Timeout) as error:
+                raise ArchiveError(
+                    f"cannot append to archive file {path}: {_cause(error, path, lock_timeout)}; "
+                    "nothing was written"
+                ) from error
+        for batch in batches:
+            _confine(batch.path, workspace)
+        done: list[Appended] = []
+        for batch in batches:
+            path = batch.path
+            try:
+                fd = open_day(folders[path.parent], path, workspace)
+                held.callback(os.close, fd)
+                lines = batch.fresh(fd)
+                if lines:
+                    done.append(append_lines(path, lines, fd))
+            except AppendError as error:
+                _undo(done, error, lock_timeout)
+            except OSError as error:  # refused (a link), or reading the existing keys failed
+                _undo(done, AppendError(path, error, None), lock_timeout)
+            except BaseException:
+                for item in done:
+                    truncate_to(item.path, item.size_before, item.fd)
+                raise
+    return [ArchivedFile(item.path, item.lines_after) for item in done]
+
+
+def _confine(path: Path, workspace: Path | None) -> None:
+    """Refuse ``path`` (an ArchiveError, nothing written) when it leads outside the
+    workspace: a symlinked folder or file, or a file hard-linked elsewhere."""
+    if workspace is None:
+        return
+    try:
+        check_inside(path, workspace, write=True)
+        if not path.is_dir() and path.exists() and os.stat(path).st_nlink > 1:
+            raise OutsideWorkspaceError(
+                f"{path} is a hard link shared with another file; copaw-context does not "
+                "append to it. Replace it with a real file inside the workspace."
+            )
+    except OutsideWorkspaceError as error:
+        raise ArchiveError(f"{error}; nothing was written") from error
+
+
+def _cause(error: BaseException, path: Path, lock_timeout: float) -> str:
+    if isinstance(error, filelock.Timeout):
+        return (
+            f"timed out after {lock_timeout:g} s waiting for {path}.lock "
+            "(another process is writing it)"
+        )
+    return f"{type(error).__name__}: {error}"
+
+
+def _undo(done: list[Appended], failure: AppendError, lock_timeout: float) -> NoReturn:
+    """Roll back the files ``done`` already hold, then raise for ``failure``."""
+    cause = _cause(failure.error, failure.path, lock_timeout)
+    stuck = [
+        ArchivedFile(item.path, item.lines_after)
+        for item in done
+        if not truncate_to(item.path, item.size_before, item.fd)
+    ]
+    if failure.left_lines is not None:
+        stuck.append(ArchivedFile(failure.path, failure.left_lines))
+    message = f"cannot append to archive file {failure.path}: {cause}"
+    if not stuck:
+        undone = f"; rolled back {len(done)} other file(s)" if done else ""
+        raise ArchiveError(f"{message}; nothing was written{undone}") from failure.error
+    names = ", ".join(str(item.path) for item in stuck)
+    raise ArchivePartialWriteError(
+        f"{message}; rolling back failed too, so these files may hold lines of this batch "
+        f"and a retry would duplicate them there: {names}",
+        stuck,
+        failure.path,
+    ) from failure.error
 
 
 def check_stream(stream: str) -> str:
@@ -67,55 +208,41 @@ def _check_records(records: Sequence[StreamRecord]) -> None:
 
 
 def append_streams(
-    workspace: Path, records: Sequence[StreamRecord], lock_timeout: float
-) -> AppendResult:
-    """Append ``records`` (see the module docstring); blocking, run in a worker thread."""
+    workspace: Path,
+    records: Sequence[StreamRecord],
+    lock_timeout: float,
+    fresh: FreshLines | None = None,
+) -> FileAppendResult:
+    """Append ``records`` through :func:`append_files`, each stream's lines chosen by
+    ``fresh`` (default: those whose key neither the file nor an earlier record holds);
+    blocking, run in a worker thread. The archive's errors become a :class:`StoreError` of
+    the same text (the archive's own error its ``__cause__``)."""
     _check_records(records)
     if not records:
-        return AppendResult(0)
-    durable.flush()  # the blobs these lines name are on disk before the lines
+        return FileAppendResult(0)
     by_stream: dict[str, list[StreamRecord]] = {}
     for record in records:
         by_stream.setdefault(record.stream, []).append(record)
-    streams = sorted(by_stream)
     skipped: list[str] = []
-    appended = 0
-    with contextlib.ExitStack() as held:
-        fds: dict[str, tuple[Path, int]] = {}
-        for stream in streams:  # every lock first, in key order
-            path = workspace / stream
-            try:
-                check_inside(path.parent, workspace, write=True)
-                dir_fd = held.enter_context(open_archive_dir(path.parent, workspace))
-                lock = path.with_name(path.name + ".lock")
-                held.enter_context(lock_at(dir_fd, lock, workspace, lock_timeout))
-                check_inside(path, workspace, write=True)
-                if path.exists() and os.stat(path).st_nlink > 1:
-                    raise OutsideWorkspaceError(f"{path} is a hard link shared with another file")
-                fd = open_day(dir_fd, path, workspace)
-            except (OSError, ArchiveError, filelock.Timeout) as error:
-                raise StoreError(
-                    f"cannot append to {stream}: {error}; nothing was written"
-                ) from error
-            held.callback(os.close, fd)
-            fds[stream] = (path, fd)
-        done: list[Appended] = []
-        for stream in streams:
-            path, fd = fds[stream]
-            try:
-                lines = _fresh(path, fd, by_stream[stream], skipped)
-                if lines:
-                    done.append(append_lines(path, lines, fd))
-                    appended += len(lines)
-            except (AppendError, OSError) as error:
-                undone = all(truncate_to(item.path, item.size_before, item.fd) for item in done)
-                state = "nothing was written" if undone else "rolling back failed too"
-                raise StoreError(f"cannot append to {stream}: {error}; {state}") from error
-            except BaseException:
-                for item in done:
-                    truncate_to(item.path, item.size_before, item.fd)
-                raise
-    return AppendResult(appended, tuple(skipped))
+    counts: dict[str, int] = {}
+
+    def chosen(stream: str, fd: int) -> list[bytes]:
+        if fresh is None:
+            lines = _fresh(workspace / stream, fd, by_stream[stream], skipped)
+        else:
+            lines = fresh(stream, fd)
+        counts[stream] = len(lines)
+        return lines
+
+    streams = sorted(by_stream)  # key order: the same for every writer
+    paths = {workspace / stream: stream for stream in streams}
+    batches = [FileBatch(path, functools.partial(chosen, stream)) for path, stream in paths.items()]
+    try:
+        written = append_files(batches, workspace, lock_timeout)
+    except ArchiveError as error:
+        raise StoreError(str(error)) from error
+    lengths = tuple((paths[item.path], item.lines) for item in written)
+    return FileAppendResult(sum(counts.values()), tuple(skipped), lengths)
 
 
 def _fresh(path: Path, fd: int, batch: list[StreamRecord], skipped: list[str]) -> list[bytes]:

@@ -1,6 +1,9 @@
 """``FileStore``: the workspace store over today's files, in QwenPaw's layout, byte for byte.
 
-Streams are the archive's JSONL files (:mod:`.file_streams`); blobs are the offload's
+Streams are the archive's JSONL files (:mod:`.file_streams`, whose ``append_files`` is the
+one writer of the day files: the dialog archive appends through :meth:`FileStore.append` in a
+workspace without a DSN, with its own choice of the new lines and the line counts after,
+beyond the protocol); blobs are the offload's
 ``<folder>/<32 hex>.txt`` files: this store is how the offload (``toolresults/offload.py``
 ``OffloadStore``) and ``read_file`` reach them in a workspace without a DSN. They are written
 by the offload's writer (``toolresults/_offload_write.py``: temp file and rename, the fsync
@@ -36,7 +39,13 @@ from typing import BinaryIO
 
 import filelock
 
-from copaw_context.core.store.file_streams import append_streams, list_streams, read_stream
+from copaw_context.core.store.file_streams import (
+    FileAppendResult,
+    FreshLines,
+    append_streams,
+    list_streams,
+    read_stream,
+)
 from copaw_context.core.store.lines import (
     BLOB_NAME,
     check_key,
@@ -45,7 +54,6 @@ from copaw_context.core.store.lines import (
     search_tokens,
 )
 from copaw_context.core.store.protocol import (
-    AppendResult,
     BlobInfo,
     BlobLines,
     Document,
@@ -123,10 +131,18 @@ class FileStore:
         return self._workspace / check_key(key)
 
     # ------------------------------------------------------------------ streams
-    async def append(self, records: Sequence[StreamRecord]) -> AppendResult:
-        """Append, all or nothing, exactly once by key (see :mod:`.file_streams`)."""
+    async def append(
+        self, records: Sequence[StreamRecord], *, fresh: FreshLines | None = None
+    ) -> FileAppendResult:
+        """Append, all or nothing, exactly once by key (see :mod:`.file_streams`).
+
+        Beyond the protocol: ``fresh(stream, fd)``, called under the stream's lock with its
+        file's open descriptor, chooses the lines to write there instead of the key rule
+        (the dialog archive's rule, by key and by part: ``DialogArchive.not_yet_archived``;
+        ``skipped_keys`` is then empty), and the result's ``lengths`` give each file written
+        and its line count after the append (what the summary message cites)."""
         return await asyncio.to_thread(
-            append_streams, self._workspace, list(records), self._lock_timeout
+            append_streams, self._workspace, list(records), self._lock_timeout, fresh
         )
 
     async def read(self, stream: str, start: int = 0) -> list[StreamEntry]:

@@ -10,6 +10,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import BinaryIO
 
 from copaw_context.core.errors import redact
@@ -20,6 +21,7 @@ __all__ = [
     "check_key",
     "check_range",
     "encode_text",
+    "folder_key",
     "line_range",
     "matches",
     "new_blob_key",
@@ -53,6 +55,22 @@ def check_key(key: str, what: str = "key") -> str:
                 "(letters, digits, '.', '_' and '-', separated by '/')"
             )
     return key
+
+
+def folder_key(store_workspace: Path, workspace: Path | None, directory: Path) -> str | None:
+    """The key of ``directory`` (absolute) in the file store of ``store_workspace`` when
+    the caller's ``workspace`` is that one; ``None`` without a workspace, for a store of
+    another workspace, or a folder outside it or not a key of plain names (the caller then
+    runs the file code itself)."""
+    if workspace is None:
+        return None
+    absolute = Path(workspace).expanduser().absolute()
+    if store_workspace != absolute:
+        return None
+    try:
+        return check_key(directory.relative_to(absolute).as_posix(), "folder")
+    except (ValueError, StoreError):
+        return None
 
 
 def new_blob_key(folder: str) -> str:

@@ -10,11 +10,15 @@ replica. All operations are async (they run on the agent's path); none blocks th
 Which step uses each operation, and the file code it stands for today:
 
 - ``append`` (streams): the archive step (``steps/archive.py``: the write-ahead,
-  ``FlushPendingArchive``, ``/clear`` and ``/new``) and the daily logs. Today
-  ``archive/store.py`` ``DialogArchive.append``: a filelock per day file, one write and
-  ``fsync``, all or nothing across files, exactly once by ``session_id`` + ``archive_id``
-  (``archive/reader.py`` ``archived_keys``); ``memory/files.py`` ``append_log`` for the
-  ``.md`` logs (not a file-store stream yet: the file store keeps JSONL streams).
+  ``FlushPendingArchive``, ``/clear`` and ``/new``) and the daily logs. The file code:
+  ``store/file_streams.py`` ``append_files``, the one writer of the day files, which
+  ``archive/store.py`` ``DialogArchive.append`` reaches through the file store: a filelock
+  per day file, one write and ``fsync``, all or nothing across files, exactly once by
+  ``session_id`` + ``archive_id`` (``archive/reader.py`` ``archived_keys``); beyond the
+  protocol the file store's ``append`` takes the archive's own choice of the new lines
+  (``fresh=``: by key and by part) and returns each file's line count after
+  (``FileAppendResult.lengths``). ``memory/files.py`` ``append_log`` for the ``.md`` logs
+  (not a file-store stream yet: the file store keeps JSONL streams).
 - ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. Today
   ``archive/reader.py`` ``read_archive`` and ``cached_line_count``.
 - ``put_blob``: stage 1's offload (``Pruner.bound_fresh``) and the request cut
@@ -42,20 +46,25 @@ Which step uses each operation, and the file code it stands for today:
   call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
 
 Without a DSN (the default) stage 1's offload, the request cut, ``read_file`` on a saved
-result, the compactor's tails and the offload cleanup reach their files through the step
-context's file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`:
-``put_blob``, ``open_blob``, ``expire_blobs``), the same files byte for byte; an offload
-store made without a workspace (or for a folder outside it, or another encoding) runs the
-file code itself (``toolresults/offload.py``). With a PostgreSQL DSN the steps reach the
-database through two collaborators of the step context:
+result, the compactor's tails, the offload cleanup and the dialog archive's appends (the
+write-ahead, ``FlushPendingArchive``, ``/clear``, ``/new``) reach their files through the
+step context's file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`:
+``put_blob``, ``open_blob``, ``expire_blobs``, ``append``), the same files byte for byte;
+an offload store made without a workspace (or for a folder outside it, or another
+encoding) runs the file code itself (``toolresults/offload.py``), and so does an archive
+without a workspace (or for a folder that is no key of it): the same writer, called
+directly. The archive's reads (``list_files``, the day files' line counts the summary
+cites, ``read_archive``) still read the files themselves. With a PostgreSQL DSN the steps
+reach the database through two collaborators of the step context:
 :mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
 ``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``; the file store when it is down)
 and the local copies of the streams and documents (:mod:`copaw_context.core.store.copies`:
 the archive through :mod:`copaw_context.core.archive.shared`, the daily logs, MEMORY.md and
 the consolidation through :mod:`copaw_context.core.memory.shared`: ``append``, ``read``,
-``streams``, ``get_document``, ``put_document``, the leases). Without one those run today's
-file code, except the consolidation's lease: :func:`copaw_context.core.store.leases.hold_lease`
-on either store (the file store's lease is the lock file consolidation held before).
+``streams``, ``get_document``, ``put_document``, the leases). Without one the daily logs,
+MEMORY.md and the consolidation run today's file code, except the consolidation's lease:
+:func:`copaw_context.core.store.leases.hold_lease` on either store (the file store's lease
+is the lock file consolidation held before).
 """
 
 from __future__ import annotations

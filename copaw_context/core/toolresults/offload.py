@@ -37,7 +37,7 @@ from uuid import uuid4
 
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.store.files import FileStore
-from copaw_context.core.store.lines import check_key
+from copaw_context.core.store.lines import folder_key
 from copaw_context.core.store.protocol import StoreError
 from copaw_context.core.toolresults import offload_refs
 from copaw_context.core.toolresults._offload_files import FileBlobs, OffloadBlobs, read_tail_of
@@ -130,15 +130,10 @@ class OffloadStore:
         runs here) without a workspace, for a file store of another workspace, or a
         directory outside the workspace or not a key of plain names."""
         files = self.files
-        if files is None or self._workspace is None:
+        if files is None:
             return None
-        workspace = Path(self._workspace).expanduser().absolute()
-        if files.workspace != workspace:
-            return None
-        try:
-            return files, check_key(self._directory.relative_to(workspace).as_posix(), "folder")
-        except (ValueError, StoreError):
-            return None
+        key = folder_key(files.workspace, self._workspace, self._directory)
+        return None if key is None else (files, key)
 
     async def save(self, text: str, encoding: str = "utf-8") -> Path:
         """Write ``text`` atomically to a new file and return its absolute path.

@@ -24,6 +24,7 @@ from copaw_context.core.archive.store import (
     read_archive,
 )
 from copaw_context.core.errors import ArchiveError
+from copaw_context.testing import CountingStore
 
 UTC8 = timezone(timedelta(hours=8))
 
@@ -38,10 +39,25 @@ def message(index: int, text: str = "hello", role: str = "user") -> dict[str, An
     }
 
 
-def make_archive(tmp_path: Path, session: str = "s-1", **kwargs: Any) -> DialogArchive:
+WAYS = ["alone", "store"]
+"""How an archive reaches its files: the writer called by itself (no workspace), or the
+workspace's file store (``FileStore.append``)."""
+
+
+def make_archive(
+    tmp_path: Path, session: str = "s-1", way: str = "alone", **kwargs: Any
+) -> DialogArchive:
+    if way == "store":
+        store = CountingStore(tmp_path, lock_timeout=kwargs.get("lock_timeout", 30.0))
+        kwargs.update(workspace=tmp_path, files=store)
     return DialogArchive(
         tmp_path / "dialog", session_id=session, agent_name="Friday", tz=UTC8, **kwargs
     )
+
+
+def appends(archive: DialogArchive) -> int:
+    """How many appends went through the archive's counting store (0: none)."""
+    return archive.files.calls["append"] if isinstance(archive.files, CountingStore) else 0
 
 
 # --- dates and order ----------------------------------------------------------------------
@@ -193,10 +209,11 @@ async def test_unwritable_target_file_raises_archive_error(tmp_path: Path) -> No
 TWO_DAYS = ["2026-02-02 09:00:00", "2026-02-03 09:00:00", "2026-02-02 10:00:00"]
 
 
+@pytest.mark.parametrize("way", WAYS)
 async def test_failed_batch_leaves_no_line_anywhere_and_a_retry_writes_each_once(
-    tmp_path: Path,
+    tmp_path: Path, way: str
 ) -> None:
-    archive = make_archive(tmp_path)
+    archive = make_archive(tmp_path, way=way)
     day1 = archive.directory / "2026-02-02.jsonl"
     day2 = archive.directory / "2026-02-03.jsonl"
     day2.mkdir(parents=True)  # a directory sitting where the second day's file should be
@@ -216,25 +233,29 @@ async def test_failed_batch_leaves_no_line_anywhere_and_a_retry_writes_each_once
     assert written == [ArchivedFile(day1, 3), ArchivedFile(day2, 1)]  # x, m0, m2
     ids = [record["message"]["id"] for path in (day1, day2) for record in read_archive(path)]
     assert sorted(ids) == ["m0", "m1", "m2", "x"]  # every message exactly once
+    assert appends(archive) == (2 if way == "store" else 0)
 
 
-async def test_lock_timeout_on_a_later_day_writes_nothing(tmp_path: Path) -> None:
-    archive = make_archive(tmp_path, lock_timeout=0.05)
+@pytest.mark.parametrize("way", WAYS)
+async def test_lock_timeout_on_a_later_day_writes_nothing(tmp_path: Path, way: str) -> None:
+    archive = make_archive(tmp_path, way=way, lock_timeout=0.05)
     archive.directory.mkdir(parents=True)
     day1 = archive.directory / "2026-02-02.jsonl"
     with (
         filelock.FileLock(str(archive.directory / "2026-02-03.jsonl.lock")),
-        pytest.raises(ArchiveError, match=r"timed out .*nothing was written") as info,
+        pytest.raises(ArchiveError, match=r"timed out after 0\.05 s .*nothing was written") as info,
     ):
         await archive.append([message(0), message(1)], TWO_DAYS[:2])
     assert not isinstance(info.value, ArchivePartialWriteError)
     assert not day1.exists() or day1.read_bytes() == b""
+    assert appends(archive) == (1 if way == "store" else 0)
 
 
+@pytest.mark.parametrize("way", WAYS)
 async def test_failed_rollback_names_the_files_that_may_duplicate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
-    archive = make_archive(tmp_path)
+    archive = make_archive(tmp_path, way=way)
     day1 = archive.directory / "2026-02-02.jsonl"
     day2 = archive.directory / "2026-02-03.jsonl"
     day2.mkdir(parents=True)
@@ -251,6 +272,7 @@ async def test_failed_rollback_names_the_files_that_may_duplicate(
     assert info.value.written == (ArchivedFile(day1, 1),)
     assert info.value.failed == day2
     assert str(day1) in str(info.value) and "duplicate" in str(info.value)
+    assert appends(archive) == (1 if way == "store" else 0)
 
 
 async def test_lock_timeout_raises_archive_error(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.archive import store as archive_store
 from copaw_context.core.archive.store import DialogArchive
+from copaw_context.core.store import file_streams
 from copaw_context.core.toolresults.offload import OffloadStore
 from tests.core.sync_gate import SyncGate
 
@@ -18,14 +18,14 @@ from tests.core.sync_gate import SyncGate
 async def test_an_append_writes_its_lines_only_after_the_pending_syncs(
     tmp_path: Path, sync_gate: SyncGate, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_append = archive_store.append_lines
+    real_append = file_streams.append_lines
 
     def append_lines(path: Path, *args: Any) -> Any:
         sync_gate.note("archive", path.name)
         sync_gate.open.set()  # without the barrier the syncs would come after the lines
         return real_append(path, *args)
 
-    monkeypatch.setattr(archive_store, "append_lines", append_lines)
+    monkeypatch.setattr(file_streams, "append_lines", append_lines)
     sync_gate.open_at_barrier()
     saved = await OffloadStore(tmp_path / "tool_result", 1).save("the full output\n" * 50)
     archive = DialogArchive(tmp_path / "dialog", session_id="s-1", agent_name="Friday")

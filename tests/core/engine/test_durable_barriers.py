@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from copaw_context.core.archive import store as archive_store
 from copaw_context.core.engine import ContextEngine
+from copaw_context.core.store import file_streams
 from copaw_context.core.workspace import durable
 from tests.core.sync_gate import SyncGate
 from tests.fake_host import FakeHost, FakeMessage, call, engine_config, result, text, user
@@ -38,14 +38,14 @@ async def test_a_compaction_archives_only_once_the_saved_outputs_are_on_disk(
 ) -> None:
     engine = ContextEngine(engine_config(window=4000), tmp_path)
     host = FakeHost(conversation(14), window=4000)
-    real_append = archive_store.append_lines
+    real_append = file_streams.append_lines
 
     def append_lines(path: Path, *args: Any) -> Any:
         sync_gate.note("archive", path.name)
         sync_gate.open.set()  # without a barrier: the syncs come after the lines
         return real_append(path, *args)
 
-    monkeypatch.setattr(archive_store, "append_lines", append_lines)
+    monkeypatch.setattr(file_streams, "append_lines", append_lines)
     sync_gate.open_at_barrier()
     saved = await engine.context.store.save("full output\n" * 500)
     assert saved.read_text() == "full output\n" * 500  # readable while its sync is held
