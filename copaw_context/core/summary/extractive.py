@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from copaw_context.core.markdown_blocks import fence_closer
-from copaw_context.core.summary.carry import PLANNED_RE, carry_facts, flatten_carried
+from copaw_context.core.summary.carry import PLANNED_RE, REQUEST_RE, carry_facts, flatten_carried
 from copaw_context.core.summary.facts import (
     MAX_REQUEST_CHARS,
     ExtractedFacts,
@@ -253,6 +253,8 @@ def extractive(
     protected = {item_key(item) for item in goal[:1]}
     protected.update(item_key(item) for item in (new.goal or goal)[-1:])
     protected.update(item_key(item) for item in merged.next_steps[-1:])  # what is still open
+    # the first user request: the task, also below a Goal a model wrote
+    protected.update([item_key(i) for i in goal if REQUEST_RE.match(item_key(i))][:1])
     return trim(merged, protected, max_chars)
 
 

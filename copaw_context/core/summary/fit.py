@@ -33,6 +33,9 @@ _COPIED_RE = re.compile(
     rf"(?:{word_pattern('request')})(?: \([^()\n]*\))?(?:: |：)"
     r"|[^\s:()]+(?:\([^\n]*?\))?: ok(?: — |$)"
 )
+# A saved full output of a failed run (``File: .../tool_result/<32 hex>.txt``): its notice
+# and the archive name it, ``memory_search`` finds its text.
+_SAVED_RE = re.compile(rf"(?:{word_pattern('file')})(?:: |：)\S*[0-9a-f]{{32}}\.txt$")
 _EXACT_SHARE = 4  # of max_chars for each list's exact items before the oldest go
 _MIN_PROTECTED_CHARS = 200  # a kept item (the task, the latest request) is cut to no less
 
@@ -97,12 +100,11 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
     items whose :func:`item_key` is in ``protected`` are never left out (they may be cut).
 
     Constraints keep the newest within a third of ``max_chars``, exact errors and paths the
-    newest within a quarter (per list). Then, longest list first
-    and oldest item first, go the items copied from the messages (requests, tool outcomes,
-    files only read: the archive has them), then any other item but the decisions, exact
-    errors and paths;
-    then the protected items are cut (to no less than 200 characters); then go the exact
-    errors and paths, the decisions, and last the remaining constraints.
+    newest within a quarter (per list). Then, longest list first and oldest item first, go
+    the items copied from the messages (requests, tool outcomes, files only read, saved
+    outputs: the archive has them), then any other item but the decisions, exact errors and
+    paths; then the protected items are cut (to no less than 200 characters); then go the
+    exact errors and paths, the decisions, and last the remaining constraints.
     """
     doc = summary.canonical()
     if len(doc.render()) <= max_chars:
@@ -117,9 +119,10 @@ def trim(summary: Summary, protected: set[str], max_chars: int) -> Summary:
     def exact(item: str) -> bool:
         return EXACT_RE.match(item_key(item)) is not None
 
-    def copied(item: str) -> bool:  # and the files only read: their call has the path
+    def copied(item: str) -> bool:  # and the files only read, and the saved outputs
         key = item_key(item)
-        return droppable(item) and (_COPIED_RE.match(key) or READ_FILE_RE.match(key)) is not None
+        mechanical = _COPIED_RE.match(key) or READ_FILE_RE.match(key) or _SAVED_RE.match(key)
+        return droppable(item) and mechanical is not None
 
     def ordinary(item: str) -> bool:
         return droppable(item) and not exact(item)

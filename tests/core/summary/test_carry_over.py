@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from copaw_context.core.summary import Summary, SummaryCompactor, carry_facts, extractive, fit
 from copaw_context.core.summary.carry import essentials, keep_decided
 from copaw_context.core.summary.facts import extract_facts
@@ -201,3 +203,37 @@ def test_a_file_read_then_changed_is_listed_as_changed_once() -> None:
     assert "- Files read:\n  - b.py" in llm_side.critical
     promoted = carry_facts(llm_side, extract_facts(_call("write_file", "b.py", "c4")))
     assert "- Files:\n  - b.py" in promoted.critical and "Files read" not in promoted.text()
+
+
+@pytest.mark.parametrize("depth", [1, 4, 9])  # the saved outputs' folder: any length
+def test_a_saved_output_goes_before_a_previous_summarys_own_item(depth: int) -> None:
+    """A failed run's saved full output (``File: .../tool_result/<32 hex>.txt``) is named by
+    its notice and the archive: it is left out with the items copied from the messages, before
+    a fact only the previous summary holds (how long its path is does not matter)."""
+    folder = "/".join(["/ws"] + [f"level{n}" for n in range(depth)] + ["tool_result"])
+    saved = [f"- File: {folder}/{n:032x}.txt" for n in range(3)]
+    doc = Summary.parse(
+        "## Goal\n- Ship the parser fix: "
+        + "the lexer must accept every token. " * 24
+        + "\n\n## Progress\n### In Progress\n- [ ] Write the test\n\n"
+        "## Critical Context\n- /repo/src/parser.c:412 is where tok is undeclared\n"
+        + "\n".join(saved)
+    ).canonical()
+    fitted = fit(doc, len(doc.text()) - 30).text()  # the trim's note takes 110 more
+    assert "/repo/src/parser.c:412 is where tok is undeclared" in fitted
+    assert saved[0][2:] not in fitted  # the oldest saved output went first
+
+
+def test_the_extractive_fallback_keeps_the_task_below_a_goal_a_model_wrote() -> None:
+    """A model's summary came first (its Goal is its own words); the compactor then failed
+    and the extractive summary, tight, merges a batch whose first request is the task."""
+    previous = Summary.parse(_reply(done=3))
+    messages = [
+        _say("user", f"{_TASK} {_CONSTRAINT}"),
+        _say("assistant", "ok " + "detail " * 200),
+        _say("user", "and check the totals " + "please " * 60),
+        _say("assistant", "done"),
+    ]
+    summary = extractive(messages, previous=previous, max_chars=1000)
+    assert len(summary.text()) <= 1000
+    assert any(_TASK in item for item in summary.goal), summary.goal
