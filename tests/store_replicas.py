@@ -12,9 +12,17 @@ from copaw_context.core.archive.store import DialogArchive
 from copaw_context.core.config.running import RunningConfig, parse_running_config
 from copaw_context.core.memory.service import MemoryService
 from copaw_context.core.store.postgres import PostgresStore
+from copaw_context.core.store.protocol import StreamEntry
 from copaw_context.core.toolresults.store_blobs import StoreBlobs
 
-__all__ = ["memory_replica", "replica", "shared_archive", "store_config", "stored_document"]
+__all__ = [
+    "memory_replica",
+    "replica",
+    "shared_archive",
+    "store_config",
+    "stored_document",
+    "stored_stream",
+]
 
 
 def store_config(dsn: str) -> RunningConfig:
@@ -52,5 +60,15 @@ async def stored_document(dsn: str, agent_id: str, key: str) -> bytes | None:
     await store.open()
     try:
         return (await store.get_document(key)).data
+    finally:
+        await store.close()
+
+
+async def stored_stream(dsn: str, agent_id: str, stream: str) -> list[StreamEntry]:
+    """The records of ``stream`` of workspace ``agent_id`` as the database holds them."""
+    store = PostgresStore(dsn, agent_id)
+    await store.open()
+    try:
+        return await store.read(stream)
     finally:
         await store.close()

@@ -6,6 +6,11 @@ summary is written, so a job that does not finish (``close()`` stopped it at
 ``memory.close_timeout_seconds``, or the loop ended without ``close()``) runs again when the
 summariser is next bound to a model. A job interrupted without ``close()`` logs a WARNING
 (visible by default, unlike a ResourceWarning).
+
+With a shared workspace store the job also keeps its input there and holds the summary's
+lease while it runs (:mod:`._pending_shared`); at the start the summaries other replicas left
+open are run too, each by one replica (the one that takes its lease). Without one, nothing
+of that happens: the same files as before.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from copaw_context.core.events import CompactionRecord
-from copaw_context.core.memory._pending import PendingSummaries
+from copaw_context.core.memory._pending import Kept, PendingSummaries
 from copaw_context.core.memory.events import MemoryEvent
 
 __all__ = ["SummaryJobs"]
@@ -45,11 +50,11 @@ class SummaryJobs:
     def pending(self) -> int:
         return len(self._tasks)
 
-    def schedule(self, record: CompactionRecord, saved: Path | None = None) -> bool:
-        """Start a job for ``record`` (``saved``: its input is already on disk); False when
-        no event loop runs."""
+    def schedule(self, record: CompactionRecord, kept: Kept | None = None) -> bool:
+        """Start a job for ``record`` (``kept``: its input was saved by an earlier process);
+        False when no event loop runs."""
         try:
-            task = asyncio.get_running_loop().create_task(self._job(record, saved))
+            task = asyncio.get_running_loop().create_task(self._job(record, kept))
         except RuntimeError:
             return False
         self._tasks.add(task)
@@ -73,37 +78,48 @@ class SummaryJobs:
             logger.info(
                 "memory summariser: %d summaries left unfinished earlier; running them", len(saved)
             )
-        for path, record in saved:
-            if path not in _LIVE:
-                self.schedule(record, path)
+        for kept in saved:
+            if store.folder / f"{kept.name}.json" not in _LIVE:
+                self.schedule(kept.record, kept)
 
-    async def _job(self, record: CompactionRecord, saved: Path | None) -> MemoryEvent | None:
+    async def _job(self, record: CompactionRecord, kept: Kept | None) -> MemoryEvent | None:
         store = self._store
-        if saved is None and store is not None:
+        if store is None:
+            return await self._run(record)
+        fresh = kept is None
+        saved: Path | None
+        if kept is None:
             saved = store.new_path()  # named first: a cancel during the write still keeps it
-            fresh = True
+            name = saved.stem
         else:
-            fresh = False
-        live = saved
-        if live is not None:
-            _LIVE.add(live)
+            saved, name = kept.path, kept.name
+        shared = kept is not None and kept.in_store  # the workspace store holds it
+        live = store.folder / f"{name}.json"
+        _LIVE.add(live)
         try:
-            if fresh and store is not None and saved is not None:
-                if not await store.save(record, saved):
-                    saved = None
+            if fresh and saved is not None and not await store.save(record, saved):
+                saved = None
             elif saved is not None and not await asyncio.to_thread(saved.exists):
                 return None  # another hook on this workspace ran it
-            event = await self._run(record)
-            if saved is not None and store is not None and _done(event):
-                await store.remove(saved)
-            return event
+            async with store.claim(name, fresh=fresh) as claim:
+                if claim == "done":  # another replica ran it
+                    await store.remove(saved)
+                if claim != "run":  # done, or another replica runs it now
+                    return None
+                if not shared:
+                    shared = await store.publish(name, record)
+                event = await self._run(record)
+                if _done(event):
+                    await store.remove(saved, name)
+                return event
         except asyncio.CancelledError:
             if not self._closing:
-                tail = (
-                    f"its input is kept in {saved} and runs at the next start"
-                    if saved
-                    else "it is lost"
-                )
+                if saved:
+                    tail = f"its input is kept in {saved} and runs at the next start"
+                elif shared:
+                    tail = "its input is kept in the workspace store and runs at the next start"
+                else:
+                    tail = "it is lost"
                 logger.warning(
                     "copaw-context: a memory summary was interrupted because the hook was not "
                     "closed (use `async with hook:` or `await hook.close()` before the event "
@@ -112,8 +128,7 @@ class SummaryJobs:
                 )
             raise
         finally:
-            if live is not None:
-                _LIVE.discard(live)
+            _LIVE.discard(live)
 
     async def drain(self) -> None:
         """Wait until every job has finished."""
@@ -150,6 +165,8 @@ class SummaryJobs:
             self._closing = False
         if left and not cancel:
             where = f"kept in {self._store.folder}" if self._store else "not kept"
+            if self._store is not None and self._store.shared is not None:
+                where += " and in the workspace store"
             one = len(left) == 1
             logger.warning(
                 "copaw-context: close() stopped %d memory summar%s still running after %g s "

@@ -6,6 +6,11 @@ A summary that ``close()`` stopped at its time limit, or that the process lost (
 crash, ``asyncio.run`` ending without ``close()``), leaves its file: the next start (the
 summariser bound to a model again) runs it. Nothing is lost; a summary run twice adds no
 entry twice (entries already in the log are skipped).
+
+With a shared workspace store (a PostgreSQL DSN: :meth:`PendingSummaries.share`) the input
+is kept in the store too (:mod:`._pending_shared`), so the next start of *any* replica of
+the agent runs it, even when this replica's folder is gone; the local file stays as it is
+(and keeps the summary when the store is down). Without one, only the local files.
 """
 
 from __future__ import annotations
@@ -15,15 +20,20 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory._io import atomic_write
+from copaw_context.core.memory._pending_shared import Claim, SharedPending
+from copaw_context.core.store.copies import StoreOpener
 from copaw_context.core.transcript import TranscriptMessage, TranscriptPart
 from copaw_context.core.workspace.confine import check_inside
 
-__all__ = ["PENDING_DIR", "PendingSummaries"]
+__all__ = ["PENDING_DIR", "Kept", "PendingSummaries"]
 
 logger = logging.getLogger("copaw_context")
 
@@ -95,12 +105,29 @@ def _record_from_json(raw: bytes) -> CompactionRecord:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A summary an earlier process left unfinished: its name (``<time>-<id>``), its local
+    file (``None``: only the shared store holds it), whether the store lists it, its input."""
+
+    name: str
+    path: Path | None
+    in_store: bool
+    record: CompactionRecord
+
+
 class PendingSummaries:
     """The saved inputs of one workspace's unfinished memory summaries."""
 
     def __init__(self, memory_dir: Path, workspace: Path) -> None:
         self.folder = memory_dir / PENDING_DIR
         self._workspace = workspace
+        self.shared: SharedPending | None = None
+        """The copies in the shared workspace store (``None``: the local files only)."""
+
+    def share(self, opener: StoreOpener) -> None:
+        """Keep the inputs in the shared store of ``opener`` too (see the module)."""
+        self.shared = SharedPending.of(opener, self.folder.parent, self._workspace)
 
     def new_path(self) -> Path:
         """A fresh file name for one summary's input (oldest first by name)."""
@@ -116,17 +143,64 @@ class PendingSummaries:
             return False
         return True
 
-    async def remove(self, path: Path) -> None:
-        """The summary of ``path`` is done: forget it."""
-        try:
-            await asyncio.to_thread(path.unlink, missing_ok=True)
-        except OSError as error:
-            logger.warning("memory summariser: could not remove %s: %s", path, error)
+    async def publish(self, name: str, record: CompactionRecord) -> bool:
+        """Keep ``record`` (summary ``name``) in the shared store; False without one or when
+        it is down (logged)."""
+        if self.shared is None:
+            return False
+        return await self.shared.open(name, await asyncio.to_thread(_record_to_json, record))
 
-    async def load(self) -> list[tuple[Path, CompactionRecord]]:
+    @asynccontextmanager
+    async def claim(self, name: str, *, fresh: bool) -> AsyncIterator[Claim]:
+        """Whether this process runs summary ``name`` (its lease held for the block, with a
+        shared store: :meth:`SharedPending.claim`; always ``"run"`` without one)."""
+        if self.shared is None:
+            yield "run"
+            return
+        async with self.shared.claim(name, fresh=fresh) as run:
+            yield run
+
+    async def remove(self, path: Path | None, name: str | None = None) -> None:
+        """The summary of ``path`` (``name``) is done: forget it (and say so in the shared
+        store)."""
+        if path is not None:
+            try:
+                await asyncio.to_thread(path.unlink, missing_ok=True)
+            except OSError as error:
+                logger.warning("memory summariser: could not remove %s: %s", path, error)
+        if self.shared is not None and name is not None:
+            await self.shared.done(name)
+
+    async def load(self) -> list[Kept]:
         """The saved summaries, oldest first (a file that cannot be read is logged, kept and
-        left out)."""
-        return await asyncio.to_thread(self._load)
+        left out): the local files, and with a shared store those it holds not done (a
+        local file the store says is done, run by another replica, is removed)."""
+        local = await asyncio.to_thread(self._load)
+        shared = None if self.shared is None else await self.shared.unfinished()
+        if shared is None:
+            return [Kept(path.stem, path, False, record) for path, record in local]
+        open_names = {name for name, _ in shared[0]}
+        found: list[Kept] = []
+        for path, record in local:
+            if path.stem in shared[1]:
+                logger.info("memory summariser: %s was run by another replica", path.name)
+                await self.remove(path)
+            else:
+                found.append(Kept(path.stem, path, path.stem in open_names, record))
+        mine = {kept.name for kept in found}
+        for name, data in shared[0]:
+            if name in mine:
+                continue
+            try:
+                found.append(Kept(name, None, True, _record_from_json(data)))
+            except (ValueError, KeyError, TypeError) as error:
+                logger.warning(
+                    "memory summariser: %s in the workspace store is not a readable pending "
+                    "summary (%s); left as it is",
+                    name,
+                    error,
+                )
+        return sorted(found, key=lambda kept: kept.name)
 
     def _load(self) -> list[tuple[Path, CompactionRecord]]:
         try:

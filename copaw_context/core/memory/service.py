@@ -98,7 +98,8 @@ class MemoryService:
         if not self.enabled or model is None or self._summariser is not None:
             return
         self._summariser = MemorySummariser.from_config(self.config, self.workspace, model)
-        self._share(self._summariser.files)
+        if self._share(self._summariser.files) is not None and self._store is not None:
+            self._summariser.keep_pending_in(self._store)  # any replica runs what is left
         self._summariser.resume()  # what an earlier process left unfinished
         consolidator = self.consolidator(model)
         self._scheduler = MemoryScheduler.for_consolidation(

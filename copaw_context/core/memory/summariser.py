@@ -54,6 +54,7 @@ from copaw_context.core.memory.files import MIN_PROMPT_MAX_BYTES, MemoryFiles
 from copaw_context.core.memory.instructions import summariser_request, summariser_system_prompt
 from copaw_context.core.memory.markdown import bullet_key, entry_items, log_entry_text
 from copaw_context.core.memory.window import MIN_ROOM_TOKENS, group_to_fit, request_budget
+from copaw_context.core.store.copies import StoreOpener
 from copaw_context.core.summary.breaker import CompactorBreaker
 from copaw_context.core.summary.deadline import ProgressCallback, call_timeout, watch_call
 from copaw_context.core.summary.facts import extract_facts
@@ -119,6 +120,7 @@ class MemorySummariser:
         # of the compactor, kept in memory for this summariser.
         self._breaker = CompactorBreaker(SessionState({}), limit=failure_limit, max_pause=pause_max)
         store = PendingSummaries(files.memory_dir, files.workspace) if keep_pending else None
+        self._pending = store
         self._jobs = SummaryJobs(self._run, store)
 
     @classmethod
@@ -174,9 +176,16 @@ class MemorySummariser:
         if not self._jobs.schedule(record):
             logger.warning("memory summariser: no running event loop; compaction not summarised")
 
+    def keep_pending_in(self, opener: StoreOpener) -> None:
+        """Keep the unfinished summaries' inputs in the shared store too, so any replica's
+        next start runs them (:mod:`._pending_shared`; before :meth:`resume`)."""
+        if self._pending is not None:
+            self._pending.share(opener)
+
     def resume(self) -> None:
         """Run, in the background, the summaries an earlier process left unfinished (their
-        inputs saved in ``<memory_dir>/.pending/``); once, and only when enabled."""
+        inputs saved in ``<memory_dir>/.pending/``, and with a shared store those any replica
+        left there); once, and only when enabled."""
         if self.enabled:
             self._jobs.resume()
 
