@@ -110,8 +110,8 @@ def test_extract_facts_realistic_session_is_verbatim() -> None:
     )
     assert "Exit code: 1" in facts.error_lines
     assert facts.file_paths[:2] == ("/repo/src/app/main.py", "./docs/notes.md")
+    assert facts.read_paths == ("/repo/src/app/main.py",)  # a clean read: no outcome line
     assert facts.tool_outcomes == (
-        "read_file(/repo/src/app/main.py): ok — def count_items(xs):",
         "execute_shell_command(cd /repo && pytest -q): error — FAILED "
         "tests/test_main.py::test_count - AssertionError: expected 3, got 4",
         "write_file(./docs/notes.md): ok — Wrote 9 bytes to ./docs/notes.md",
@@ -466,7 +466,9 @@ def test_extractive_summary_is_valid_and_complete(language: str) -> None:
     goal = "\n".join(_section_items(summary, 0))
     assert "The counter in our app is off by one, please fix it." in goal  # first request
     assert "Also add a regression test for an empty list." in goal  # latest request
-    assert "- [x] read_file(/repo/src/app/main.py): ok" in summary
+    read = {"en": "- File read: ", "zh": "- 读取的文件："}[language] + "/repo/src/app/main.py"
+    assert read in summary.splitlines()  # a clean read is no progress: listed once, as read
+    assert "read_file(/repo/src/app/main.py)" not in summary
     blocked = "- execute_shell_command(cd /repo && pytest -q): error — FAILED tests/test_main.py"
     assert f"{blocked}::test_count" in summary
     assert "I decided to keep the signature" in summary

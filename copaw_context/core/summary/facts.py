@@ -198,6 +198,7 @@ class _Collector:
         self.failed_lines: dict[str, list[str]] = {}  # a call's label -> its error lines
         self.passed: list[str] = []
         self.file_calls: set[str] = set()  # the calls naming a file (a read, a write)
+        self.read_calls: set[str] = set()  # the calls only reading the files they name
         self.read: list[str] = []  # paths named by a reading call
         self.changed: list[str] = []  # paths named otherwise (a write, an edit, a failure)
 
@@ -218,7 +219,8 @@ class _Collector:
         found = _call_paths(part.text)
         self.paths += found
         name = part.tool_name or ""
-        if _READ_TOOL_RE.search(name) and not _WRITE_TOOL_RE.search(name):
+        reads = bool(_READ_TOOL_RE.search(name)) and not _WRITE_TOOL_RE.search(name)
+        if reads:
             self.read += found
         else:
             self.changed += found
@@ -227,6 +229,8 @@ class _Collector:
             self.call_targets[part.tool_call_id] = target
             if found:
                 self.file_calls.add(part.tool_call_id)
+                if reads:
+                    self.read_calls.add(part.tool_call_id)
 
     def _close(self, label: str) -> None:
         """A passing run of ``label``: its earlier failures are no longer open."""
@@ -264,6 +268,8 @@ class _Collector:
             self.failed_lines.setdefault(label, []).extend(item.text for item in block)
             self.passed = [p for p in self.passed if p != label]
         self.errors += block
+        if not failed and (part.tool_call_id or "") in self.read_calls:
+            return  # a clean read is no progress: the file is listed as read
         detail = cut(most_telling(found), 200) if failed else known.detail
         self.outcomes.append(f"{label}: {'error' if failed else 'ok'} — {detail}")
 

@@ -205,6 +205,36 @@ def test_a_file_read_then_changed_is_listed_as_changed_once() -> None:
     assert "- Files:\n  - b.py" in promoted.critical and "Files read" not in promoted.text()
 
 
+def _run(tool: str, path: str, call_id: str, output: str, failed: bool = False) -> list[Any]:
+    call = TranscriptPart("tool_call", f'{{"file_path": "{path}"}}', tool, call_id)
+    result = TranscriptPart("tool_result", output, tool, call_id, failed)
+    return [
+        TranscriptMessage("assistant", "bot", (call,)),
+        TranscriptMessage("user", "user", (result,)),
+    ]
+
+
+def test_a_clean_read_is_no_progress_item_but_a_failed_read_and_an_edit_are() -> None:
+    """Reading a file is listed once, under Critical Context as read; it is no Done item,
+    which in a long session crowded out the runs that did pass."""
+    messages = [
+        _say("user", "fix a.py"),
+        *_run("read_file", "a.py", "c1", "1  def total(xs):\n2      return sum(xs) + 1"),
+        *_run("cat", "b.py", "c2", "cat: b.py: No such file or directory", failed=True),
+        *_run("write_file", "a.py", "c3", "Wrote 2 lines to a.py"),
+    ]
+    facts = extract_facts(messages)
+    assert [o.split(": ", 1)[0] for o in facts.tool_outcomes] == ["cat(b.py)", "write_file(a.py)"]
+    text = extractive(messages).text()
+    assert "read_file(" not in text and "def total" not in text
+    assert "- [x] write_file(a.py): ok — Wrote 2 lines to a.py" in text.splitlines()
+    assert "- cat(b.py): error — cat: b.py: No such file or directory" in text  # a failed read
+    zh = extractive(
+        [_say("user", "看一下 c.py"), *_run("cat", "c.py", "c4", "1  x = 1")], language="zh"
+    ).text()
+    assert "- 读取的文件：c.py" in zh.splitlines() and "cat(c.py)" not in zh
+
+
 @pytest.mark.parametrize("depth", [1, 4, 9])  # the saved outputs' folder: any length
 def test_a_saved_output_goes_before_a_previous_summarys_own_item(depth: int) -> None:
     """A failed run's saved full output (``File: .../tool_result/<32 hex>.txt``) is named by
