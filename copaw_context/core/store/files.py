@@ -13,9 +13,11 @@ their time refreshed, a crash's temp files removed) and opened for ``read_file``
 compactor's tails by :meth:`FileStore.open_blob` (beyond the protocol: a stream, so a read
 holds only its slice; read the same way as any file ``read_file`` reads); documents are plain files
 (MEMORY.md, ``memory/.consolidated.json``) replaced atomically under their lock in
-``memory/.locks/`` (the lock MEMORY.md's writers take today), their version a hash of
-their bytes; a lease is the lock file ``memory/.locks/<name>.lock`` (consolidation's today),
-held by this process until it is released or its time is up. Nothing here is a new format:
+``memory/.locks/`` (the lock MEMORY.md's writers take), their version a hash of their
+bytes, and the ``.md`` daily logs are appended to under theirs (:mod:`.file_documents`:
+``append_text``, beyond the protocol; how the memory files reach them without a DSN); a
+lease is the lock file ``memory/.locks/<name>.lock`` (consolidation's), held by this
+process until it is released or its time is up. Nothing here is a new format:
 a workspace written through this store reads as one written by the code it stands for.
 
 A lease of a live process ends at its time limit only within the process (another process
