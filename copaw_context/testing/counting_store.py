@@ -7,7 +7,8 @@ through the store. Give it to an engine before its agent is made::
 
     store = CountingStore(workspace)
     hook.engine.context.workspace_store = store   # the offload, its cleanup, read_file,
-                                                  # the dialog archive's appends
+                                                  # the dialog archive's appends, the
+                                                  # memory files
     ...
     assert store.calls["put_blob"] == 1
 
@@ -39,7 +40,9 @@ COUNTED = (
     "expire_blobs",
     "open_blob",
     "get_document",
+    "read_document",
     "put_document",
+    "append_text",
     "acquire_lease",
     "renew_lease",
     "release_lease",
@@ -47,7 +50,8 @@ COUNTED = (
     "sync",
     "close",
 )
-"""The operations counted: the protocol's and ``open_blob``."""
+"""The operations counted: the protocol's, and ``open_blob``, ``read_document`` and
+``append_text`` (the file store's beyond it)."""
 
 
 class CountingStore(FileStore):

@@ -109,7 +109,7 @@ class StepContext:
         self._workspace_store = files
         # Seconds before the first retry of a compactor call that raised; doubles each time.
         self.compactor_retry_delay = 0.5
-        self.memory = MemoryService(config, workspace, store=self.blobs)
+        self.memory = MemoryService(config, workspace, store=self.blobs, files=files)
         if self.blobs is not None:  # recall reads files: copy the store's first
             self.memory.tools.index.before_read = self.copy_shared
         self.listeners: list[CompactionListener] = [self.memory.on_compaction]
@@ -123,15 +123,19 @@ class StepContext:
         hook: ``open_blob``), the compactor's tails and the offload cleanup
         (``expire_blobs``), and the dialog archive (:meth:`archive`: the write-ahead of a
         compaction, ``FlushPendingArchive``, ``/clear`` and ``/new``, through ``append``)
-        reach the files through it; with a PostgreSQL DSN they reach the database through
-        :attr:`blobs` first (this store when it is down), the archive through :attr:`mirror`.
-        Setting it (a store of this workspace) gives it to both offload stores and to every
-        archive made after that; a ``read_file`` tool made after that uses it too."""
+        reach the files through it, and so do the memory files (MEMORY.md, the daily logs,
+        the consolidation record: ``get_document``, ``put_document``, ``append_text``); with
+        a PostgreSQL DSN they reach the database through :attr:`blobs` first (this store when
+        it is down), the archive through :attr:`mirror`, the memory through its shared
+        store. Setting it (a store of this workspace) gives it to both offload stores, to the
+        memory's files and to every archive made after that; a ``read_file`` tool made after
+        that uses it too."""
         return self._workspace_store
 
     @workspace_store.setter
     def workspace_store(self, store: FileStore) -> None:
         self._workspace_store = self.store.files = self.request_store.files = store
+        self.memory.file_store = store
 
     async def copy_shared(self) -> None:
         """Bring the local copies of the shared archive and memory up to date (a shared

@@ -1,8 +1,9 @@
 """Consolidation: the recent daily logs folded into MEMORY.md.
 
 What was folded is recorded in ``<memory_dir>/.consolidated.json`` (per day: the bytes folded
-and a hash of their end), so each run folds only what was written since: a log that grew is
-folded from where the last run stopped, one that was rewritten is folded again whole.
+and a hash of their end; :mod:`._record`, a document of the workspace's file store), so each
+run folds only what was written since: a log that grew is folded from where the last run
+stopped, one that was rewritten is folded again whole.
 
 With a model, the model rewrites MEMORY.md with the new entries (keep what is still true, merge
 duplicates, newest wins, keep the sections); its answer is checked (not empty, every section
@@ -22,8 +23,6 @@ is lost.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from typing import Any, Literal
 
 from copaw_context.core.config.running import RunningConfig
 from copaw_context.core.memory._checks import check_proposal
-from copaw_context.core.memory._io import atomic_write
+from copaw_context.core.memory._record import STATE_FILE, FoldRecord
 from copaw_context.core.memory.events import (
     MemoryEvent,
     MemoryEventCallback,
@@ -48,7 +47,6 @@ from copaw_context.core.memory.markdown import (
     bullet_key,
     entry_items,
     log_entry_text,
-    normalise_text,
     replace_section,
 )
 from copaw_context.core.memory.summariser import memory_window
@@ -59,10 +57,6 @@ from copaw_context.core.tokens import TokenCounter, make_token_counter
 __all__ = ["STATE_FILE", "ConsolidationResult", "MemoryConsolidator", "extractive_merge"]
 
 logger = logging.getLogger("copaw_context")
-
-STATE_FILE = ".consolidated.json"
-_TAIL_BYTES = 64
-_STATE_DAYS = 1000  # the newest days whose folding is remembered (logs that still exist)
 
 
 @dataclass(frozen=True)
@@ -76,10 +70,6 @@ class ConsolidationResult:
     backup: Path | None = None
     fallback_reason: str | None = None
     skipped: tuple[str, ...] = field(default_factory=tuple)  # days with nothing new
-
-
-def _tail(data: bytes) -> str:
-    return hashlib.sha1(data[-_TAIL_BYTES:]).hexdigest()
 
 
 def _section_title(day: str, language: str) -> str:
@@ -105,14 +95,6 @@ def extractive_merge(
             text = replace_section(text, _section_title(day, language), "\n".join(fresh), add=True)
             added += len(fresh)
     return text, added
-
-
-def _log_entries(text: str) -> list[str]:
-    return [
-        log_entry_text(item)
-        for item in entry_items(text)
-        if not item[0].lstrip().startswith("#") and log_entry_text(item)
-    ]
 
 
 class MemoryConsolidator:
@@ -222,12 +204,14 @@ class MemoryConsolidator:
 
     async def _consolidate_locked(self) -> ConsolidationResult:
         await self._files.sync_logs()  # every replica's entries, with a shared store
-        state, pending = await asyncio.to_thread(self._pending)
+        record = FoldRecord(self._files, self._days)
+        state = await record.load()
+        pending = await asyncio.to_thread(record.pending, state)
         entries = {day: found for day, (found, _) in pending.items() if found}
         count = sum(len(found) for found in entries.values())
         skipped = tuple(sorted(day for day in pending if day not in entries))
         if not entries:
-            await asyncio.to_thread(self._save_state, state, pending)
+            await record.save(state, pending)
             return ConsolidationResult(entries=0, skipped=skipped)
         snapshot = await self._files.read_memory()
         proposal, reason = await self._ask_model(snapshot, entries)
@@ -245,7 +229,7 @@ class MemoryConsolidator:
             return text
 
         backup = await self._files.update_memory(merged)
-        await asyncio.to_thread(self._save_state, state, pending)
+        await record.save(state, pending)
         method, why, written = outcome["method"], outcome["why"], outcome["written"]
         return ConsolidationResult(
             folded_days=tuple(sorted(entries)),
@@ -328,61 +312,6 @@ class MemoryConsolidator:
             logger.warning("memory consolidation: the model failed: %s", error)
             return None, f"the model failed: {type(error).__name__}: {error}"
         return check_proposal(reply, memory_text)
-
-    # --- state -----------------------------------------------------------------------------
-
-    def _load_state(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {"version": 1, "logs": {}}
-        except (OSError, ValueError) as error:
-            logger.warning(
-                "memory: %s is unreadable (%s); folding logs again", self.state_path, error
-            )
-            return {"version": 1, "logs": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("logs"), dict):
-            return {"version": 1, "logs": {}}
-        return data
-
-    def _pending(self) -> tuple[dict[str, Any], dict[str, tuple[list[str], dict[str, Any]]]]:
-        """The state, and per recent day: (entries not folded yet, the day's new state)."""
-        state = self._load_state()
-        today = self._files.now().date()
-        recent = [(day, path) for day, path in self._files.daily_logs() if day <= today]
-        pending: dict[str, tuple[list[str], dict[str, Any]]] = {}
-        for day, path in recent[-self._days :]:
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                continue
-            key = day.isoformat()
-            done = state["logs"].get(key)
-            start = 0
-            if isinstance(done, dict) and isinstance(done.get("bytes"), int):
-                folded = done["bytes"]
-                if 0 < folded <= len(data) and _tail(data[:folded]) == done.get("tail"):
-                    start = folded
-            new_text = data[start:].decode("utf-8", errors="replace")
-            record = {"bytes": len(data), "tail": _tail(data), "at": self._files.now().isoformat()}
-            if start == len(data):
-                continue
-            pending[key] = (_log_entries(normalise_text(new_text)), record)
-        return state, pending
-
-    def _save_state(
-        self, state: dict[str, Any], pending: dict[str, tuple[list[str], dict[str, Any]]]
-    ) -> None:
-        logs = dict(state.get("logs", {}))
-        for day, (_, record) in pending.items():
-            logs[day] = record
-        existing = {day.isoformat() for day, _ in self._files.daily_logs()}
-        kept = sorted(day for day in logs if day in existing)[-_STATE_DAYS:]
-        logs = {day: logs[day] for day in kept}
-        updated = {"version": 1, "last_run": self._files.now().isoformat(), "logs": logs}
-        atomic_write(
-            self.state_path, (json.dumps(updated, indent=1, sort_keys=True) + "\n").encode()
-        )
 
 
 def _render_logs(items: list[tuple[str, str]]) -> str:

@@ -4,10 +4,16 @@
 sections; an older layout's ``Memory.md`` is read (and written in place) when there is no
 ``MEMORY.md``. ``<workspace>/<memory_dir>/YYYY-MM-DD.md`` is the log of one local day.
 
-Writes are safe like the dialog archive's: an inter-process lock per file
-(``<memory_dir>/.locks/``), log entries appended with one write plus ``fsync``, MEMORY.md
-replaced atomically (temp file, ``fsync``, ``os.replace``) after a dated copy of the old text
-in ``<memory_dir>/backups/MEMORY.YYYY-MM-DDTHHMMSS.md``. Only these files are ever written:
+Without a shared store they reach storage through the workspace's file store
+(:class:`~copaw_context.core.store.files.FileStore`, the ``files`` given, else one over the
+workspace; :mod:`._stored`): MEMORY.md is a document read with ``get_document`` and put with
+``put_document`` and its version (compare-and-swap: a change is made again on the new text
+when another writer came first), the daily logs are appended with its ``append_text``. The
+files are those of the file code, byte for byte: an inter-process lock per file
+(``<memory_dir>/.locks/``, MEMORY.md's taken by the legacy ``Memory.md`` too), log entries
+appended with one write plus ``fsync``, MEMORY.md replaced atomically (temp file, ``fsync``,
+``os.replace``) after a dated copy of the old text in
+``<memory_dir>/backups/MEMORY.YYYY-MM-DDTHHMMSS.md``. Only these files are ever written:
 section titles and dates never become paths.
 """
 
@@ -15,9 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
-import stat
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
 from pathlib import Path
@@ -30,9 +34,12 @@ from copaw_context.core.memory._checks import (
     check_memory_text,
     check_section_title,
 )
-from copaw_context.core.memory._io import AnyLock, append_bytes, atomic_write, file_lock, locked
+from copaw_context.core.memory._io import AnyLock, atomic_write, file_lock
 from copaw_context.core.memory._sharing import SharedFiles
+from copaw_context.core.memory._stored import StoredFiles, write_backup
 from copaw_context.core.memory.markdown import format_log_entry, normalise_text, replace_section
+from copaw_context.core.store.files import FileStore
+from copaw_context.core.store.protocol import Document
 from copaw_context.core.toolresults.truncation import (
     NOTICE_BUDGET_BYTES,
     count_lines,
@@ -44,7 +51,6 @@ from copaw_context.core.workspace.confine import (
     check_inside,
     read_bytes_inside,
 )
-from copaw_context.core.workspace.confine_write import writable_dir
 
 __all__ = [
     "DAILY_LOG",
@@ -103,6 +109,7 @@ class MemoryFiles:
         keep_backups: int = 50,
         max_entry_bytes: int = 16384,
         extra_read_roots: Sequence[str | Path] = (),
+        files: FileStore | None = None,
     ) -> None:
         self._workspace = Path(workspace).expanduser().absolute()
         self._extra_read_roots = tuple(Path(r).expanduser().absolute() for r in extra_read_roots)
@@ -117,6 +124,12 @@ class MemoryFiles:
         self._lock_timeout = lock_timeout
         self._keep_backups = max(1, keep_backups)
         self._max_entry_bytes = max_entry_bytes
+        self._stored = StoredFiles(
+            files or FileStore(self._workspace),
+            self._workspace,
+            self._extra_read_roots,
+            lock_timeout,
+        )
         self.shared: SharedFiles | None = None
         """MEMORY.md and the logs in a shared workspace store (``memory.shared``), the files
         being its copies; ``None``: the files are the memory."""
@@ -125,6 +138,21 @@ class MemoryFiles:
     def workspace(self) -> Path:
         """The absolute workspace folder."""
         return self._workspace
+
+    @property
+    def file_store(self) -> FileStore:
+        """The workspace's file store the files are reached through (without ``shared``);
+        set it to the engine's (a store of another workspace: the file code itself)."""
+        return self._stored.store
+
+    @file_store.setter
+    def file_store(self, store: FileStore) -> None:
+        self._stored.store = store
+
+    @property
+    def stored(self) -> StoredFiles:
+        """The files by path in :attr:`file_store` (the consolidation's record too)."""
+        return self._stored
 
     @property
     def memory_dir(self) -> Path:
@@ -196,11 +224,8 @@ class MemoryFiles:
     # --- reading ---------------------------------------------------------------------------
 
     def read_memory_sync(self) -> str:
-        """The text of MEMORY.md (or Memory.md); "" when there is none."""
-        try:
-            return self._read(self.memory_path()).decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
+        """The text of MEMORY.md (or Memory.md); "" when there is none (blocking)."""
+        return _text(self._stored.read_sync(self.memory_path()))
 
     async def read_memory(self) -> str:
         """:meth:`read_memory_sync` off the event loop (brought up to date with a shared
@@ -210,7 +235,8 @@ class MemoryFiles:
                 await self.shared.pull()
             except MemoryFileError as error:
                 logger.warning("memory: MEMORY.md read from the local copy: %s", error)
-        return await asyncio.to_thread(self.read_memory_sync)
+        path = await asyncio.to_thread(self.memory_path)
+        return _text(await self._stored.read(path))
 
     async def sync_logs(self, days: list[date] | None = None) -> None:
         """Copy what other replicas logged (with a shared store; else nothing to do)."""
@@ -221,14 +247,7 @@ class MemoryFiles:
         """The text of the log of ``day``; "" when there is none."""
         path = self.daily_path(day)
         await self.sync_logs([day])
-
-        def read() -> str:
-            try:
-                return self._read(path).decode("utf-8", errors="replace")
-            except FileNotFoundError:
-                return ""
-
-        return await asyncio.to_thread(read)
+        return _text(await self._stored.read(path))
 
     async def render_for_prompt(self, max_bytes: int) -> str:
         """MEMORY.md for the system prompt, bounded by :func:`render_memory_prompt`."""
@@ -275,12 +294,8 @@ class MemoryFiles:
         if self.shared is not None:
             await self.shared.append_log(path, entry, header)
             return path
-
-        def write() -> None:
-            with locked(self.lock_path(path.name), self._lock_timeout, self._workspace):
-                append_bytes(path, entry.encode("utf-8"), header.encode(), self._workspace)
-
-        await asyncio.to_thread(write)
+        lock = await asyncio.to_thread(self.lock_path, path.name)
+        await self._stored.append(path, entry.encode("utf-8"), header.encode(), lock)
         return path
 
     # --- MEMORY.md -------------------------------------------------------------------------
@@ -290,7 +305,8 @@ class MemoryFiles:
         return file_lock(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace)
 
     def write_memory_locked(self, text: str) -> Path | None:
-        """Replace MEMORY.md with ``text`` (the caller holds :meth:`memory_lock`).
+        """Replace MEMORY.md with ``text`` (the caller holds :meth:`memory_lock`; the shared
+        store's sync does, the file store's ``put_document`` takes the same lock).
 
         The old text is copied to a dated backup first; returns the backup (``None`` when
         there was no old text). Unchanged text is not written and returns ``None``.
@@ -312,17 +328,20 @@ class MemoryFiles:
         return await self.update_memory(lambda _: text)
 
     async def update_memory(self, change: Callable[[str], str]) -> Path | None:
-        """Replace MEMORY.md with ``change(current text)`` under its lock (dated backup
-        first; the backup returned, ``None`` when none). With a shared store the change is
-        put there with compare-and-swap, made again when another replica wrote first."""
+        """Replace MEMORY.md with ``change(current text)`` (dated backup first; the backup
+        returned, ``None`` when none or nothing changed), put with compare-and-swap under its
+        lock and made again when another writer came first (for up to the lock timeout): in
+        the file store (``put_document``), or in the shared store when there is one."""
         if self.shared is not None:
             return await self.shared.update(change)
+        lock = await asyncio.to_thread(self.lock_path, MEMORY_FILE)
 
-        def write() -> Path | None:
-            with locked(self.lock_path(MEMORY_FILE), self._lock_timeout, self._workspace):
-                return self.write_memory_locked(change(self.read_memory_sync()))
+        def changed(old: bytes) -> bytes:
+            return normalise_text(change(old.decode("utf-8", errors="replace"))).encode("utf-8")
 
-        return await asyncio.to_thread(write)
+        return await self._stored.update(
+            self.memory_path, changed, lock, self.backup, self._lock_timeout
+        )
 
     async def edit_section(
         self, section: str, content: str, mode: Literal["add", "replace"] = "add"
@@ -351,34 +370,11 @@ class MemoryFiles:
         return read_bytes_inside(path, self._workspace, self._extra_read_roots)
 
     def backup(self, data: bytes) -> Path:
+        """Copy ``data`` (the old MEMORY.md) to a dated backup; the oldest beyond
+        ``keep_backups`` go."""
         stamp = self.now().strftime("%Y-%m-%dT%H%M%S")
-        directory = self.backups_dir  # created by atomic_write, inside the workspace
-        candidate = directory / f"MEMORY.{stamp}.md"
-        counter = 1
-        while candidate.exists():
-            candidate = directory / f"MEMORY.{stamp}-{counter}.md"
-            counter += 1
-        atomic_write(candidate, data, self._workspace)
-        self._prune_backups(directory)
-        return candidate
+        return write_backup(self.backups_dir, stamp, data, self._workspace, self._keep_backups)
 
-    def _prune_backups(self, directory: Path) -> None:
-        """Remove the oldest backups beyond ``keep_backups`` (by descriptor: never through a
-        folder swapped for a link)."""
-        try:
-            with writable_dir(directory, self._workspace, create=False) as dir_fd:
-                found = []
-                for name in os.listdir(dir_fd):
-                    if name.startswith("MEMORY.") and name.endswith(".md"):
-                        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                        if stat.S_ISREG(info.st_mode):
-                            found.append((info.st_mtime_ns, name))
-                for _, name in sorted(found)[: max(0, len(found) - self._keep_backups)]:
-                    try:
-                        os.unlink(name, dir_fd=dir_fd)
-                    except OSError as error:
-                        logger.warning(
-                            "memory: could not remove old backup %s: %s", directory / name, error
-                        )
-        except OSError as error:
-            logger.warning("memory: could not prune the backups in %s: %s", directory, error)
+
+def _text(doc: Document) -> str:
+    return "" if doc.data is None else doc.data.decode("utf-8", errors="replace")

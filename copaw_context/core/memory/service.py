@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from copaw_context.core.memory import (
 from copaw_context.core.memory.cleared import CLEARED_DIR, SummaryCopies
 from copaw_context.core.memory.shared import SharedMemory
 from copaw_context.core.store.copies import StoreOpener
+from copaw_context.core.store.files import FileStore
 
 __all__ = ["MemoryService", "memory_prompt_limit"]
 
@@ -57,7 +59,12 @@ class MemoryService:
     """MEMORY.md, the daily logs, recall, the summariser and the consolidation schedule."""
 
     def __init__(
-        self, config: RunningConfig, workspace: Path, *, store: StoreOpener | None = None
+        self,
+        config: RunningConfig,
+        workspace: Path,
+        *,
+        store: StoreOpener | None = None,
+        files: FileStore | None = None,
     ) -> None:
         memory = config.memory
         light = config.light_context_config
@@ -73,6 +80,10 @@ class MemoryService:
         )
         self._store = store
         """The shared workspace store of MEMORY.md and the logs (``None``: the files)."""
+        self._file_store = files
+        """The workspace's file store the memory files reach the files through (``None``:
+        each makes its own over the workspace)."""
+        self._wired: weakref.WeakSet[MemoryFiles] = weakref.WeakSet()
         self.shared = self._share(self.tools.files)
         cleared = workspace / light.dialog_path / CLEARED_DIR
         self._cleared = SummaryCopies.of(store, cleared, workspace) if self.shared else None
@@ -83,6 +94,18 @@ class MemoryService:
         self._prompt: tuple[tuple[str, int, int, int], str] | None = None
         self._indexing: asyncio.Task[object] | None = None
         self.closed = False  # close() ran and nothing started background work since
+
+    @property
+    def file_store(self) -> FileStore | None:
+        """The file store of the memory files (the step context's ``workspace_store``);
+        setting it gives it to the tools', the summariser's and the consolidation's files."""
+        return self._file_store
+
+    @file_store.setter
+    def file_store(self, store: FileStore) -> None:
+        self._file_store = store
+        for files in self._wired:
+            files.file_store = store
 
     @property
     def summariser(self) -> MemorySummariser | None:
@@ -113,7 +136,11 @@ class MemoryService:
         return consolidator
 
     def _share(self, files: MemoryFiles) -> SharedMemory | None:
-        """Put ``files`` in the shared store (when there is one)."""
+        """Give ``files`` the file store, and put them in the shared store (when there is
+        one)."""
+        self._wired.add(files)
+        if self._file_store is not None:
+            files.file_store = self._file_store
         if self._store is None or not self.enabled:
             return None
         shared = SharedMemory.of(self._store, files)

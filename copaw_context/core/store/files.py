@@ -13,9 +13,11 @@ their time refreshed, a crash's temp files removed) and opened for ``read_file``
 compactor's tails by :meth:`FileStore.open_blob` (beyond the protocol: a stream, so a read
 holds only its slice; read the same way as any file ``read_file`` reads); documents are plain files
 (MEMORY.md, ``memory/.consolidated.json``) replaced atomically under their lock in
-``memory/.locks/`` (the lock MEMORY.md's writers take today), their version a hash of
-their bytes; a lease is the lock file ``memory/.locks/<name>.lock`` (consolidation's today),
-held by this process until it is released or its time is up. Nothing here is a new format:
+``memory/.locks/`` (the lock MEMORY.md's writers take), their version a hash of their
+bytes, and the ``.md`` daily logs are appended to under theirs (:mod:`.file_documents`:
+``append_text``, beyond the protocol; how the memory files reach them without a DSN); a
+lease is the lock file ``memory/.locks/<name>.lock`` (consolidation's), held by this
+process until it is released or its time is up. Nothing here is a new format:
 a workspace written through this store reads as one written by the code it stands for.
 
 A lease of a live process ends at its time limit only within the process (another process
@@ -27,7 +29,6 @@ PostgreSQL store.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import threading
 import time
@@ -39,6 +40,7 @@ from typing import BinaryIO
 
 import filelock
 
+from copaw_context.core.store.file_documents import FileDocuments
 from copaw_context.core.store.file_streams import (
     FileAppendResult,
     FreshLines,
@@ -56,19 +58,17 @@ from copaw_context.core.store.lines import (
 from copaw_context.core.store.protocol import (
     BlobInfo,
     BlobLines,
-    Document,
     Lease,
     SearchHit,
     StoreError,
     StreamEntry,
     StreamRecord,
-    VersionConflictError,
 )
 from copaw_context.core.toolresults._offload_sweep import sweep_files
 from copaw_context.core.toolresults._offload_write import INLINE_CHARS, write_atomically
 from copaw_context.core.workspace import durable
-from copaw_context.core.workspace.confine import check_inside, read_bytes_inside
-from copaw_context.core.workspace.locked_io import AnyLock, atomic_write, file_lock, locked
+from copaw_context.core.workspace.confine import check_inside
+from copaw_context.core.workspace.locked_io import AnyLock, file_lock
 from copaw_context.core.workspace.safe_open import ReadFailure, open_inside, resolve_inside
 
 __all__ = ["FileStore"]
@@ -93,7 +93,7 @@ _LEASES: dict[str, _Held] = {}
 _LEASES_GUARD = threading.Lock()
 
 
-class FileStore:
+class FileStore(FileDocuments):
     """The :class:`~copaw_context.core.store.protocol.WorkspaceStore` of one workspace folder."""
 
     def __init__(
@@ -125,10 +125,6 @@ class FileStore:
     def workspace(self) -> Path:
         """The absolute workspace folder."""
         return self._workspace
-
-    def path(self, key: str) -> Path:
-        """Where ``key`` is in the workspace."""
-        return self._workspace / check_key(key)
 
     # ------------------------------------------------------------------ streams
     async def append(
@@ -263,38 +259,6 @@ class FileStore:
             manifest_seconds=max(retention, manifests),
         )
         return sorted(f"{folder}/{path.name}" for path in removed)
-
-    # ------------------------------------------------------------------ documents
-    async def get_document(self, key: str) -> Document:
-        """The file's bytes; its version the SHA-256 of them."""
-        return await asyncio.to_thread(self._get, key)
-
-    def _get(self, key: str) -> Document:
-        try:
-            data = read_bytes_inside(self.path(key), self._workspace)
-        except FileNotFoundError:
-            return Document(key, None, "")
-        except OSError as error:
-            raise StoreError(f"cannot read {key}: {error}") from error
-        return Document(key, data, hashlib.sha256(data).hexdigest())
-
-    async def put_document(self, key: str, data: bytes, expected_version: str) -> Document:
-        """Compare and replace under the document's lock (``memory/.locks/<name>.lock``)."""
-        path = self.path(key)
-        lock = self._locks / f"{path.name}.lock"
-
-        def put() -> Document:
-            try:
-                with locked(lock, self._lock_timeout, self._workspace):
-                    current = self._get(key)
-                    if current.version != expected_version:
-                        raise VersionConflictError(key, expected_version, current.version)
-                    atomic_write(path, data, self._workspace)
-            except (OSError, filelock.Timeout) as error:
-                raise StoreError(f"cannot write {key}: {error}") from error
-            return Document(key, data, hashlib.sha256(data).hexdigest())
-
-        return await asyncio.to_thread(put)
 
     # ------------------------------------------------------------------ leases
     async def acquire_lease(self, name: str, ttl_seconds: float) -> Lease | None:

@@ -18,7 +18,8 @@ Which step uses each operation, and the file code it stands for today:
   protocol the file store's ``append`` takes the archive's own choice of the new lines
   (``fresh=``: by key and by part) and returns each file's line count after
   (``FileAppendResult.lengths``). ``memory/files.py`` ``append_log`` for the ``.md`` logs
-  (not a file-store stream yet: the file store keeps JSONL streams).
+  (with a shared store; the file store keeps JSONL streams, so without one the logs are
+  appended by its ``append_text``, beyond the protocol: ``store/file_documents.py``).
 - ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. Today
   ``archive/reader.py`` ``read_archive`` and ``cached_line_count``.
 - ``put_blob``: stage 1's offload (``Pruner.bound_fresh``) and the request cut
@@ -34,9 +35,10 @@ Which step uses each operation, and the file code it stands for today:
   the context references and the ``.refs/`` manifests kept, their modification time
   refreshed).
 - ``get_document``, ``put_document``: MEMORY.md (the memory tools, consolidation), the
-  consolidation record, the offload manifests. Today ``memory/files.py``
-  ``write_memory_locked`` under ``memory/.locks/MEMORY.md.lock``, ``consolidate.py``
-  ``_save_state`` (``memory/.consolidated.json``), ``toolresults/offload_refs.py``.
+  consolidation record, the offload manifests. The file code: ``store/file_documents.py``
+  (MEMORY.md under ``memory/.locks/MEMORY.md.lock``, its dated backup made under that lock
+  before the replace, as ``memory/files.py`` ``write_memory_locked`` does; the record
+  ``memory/.consolidated.json`` under the consolidation's lease), ``toolresults/offload_refs.py``.
 - ``acquire_lease``, ``renew_lease``, ``release_lease``: consolidation (one run at a time),
   the compaction of one session. Today ``consolidate.py`` holds
   ``memory/.locks/consolidate.lock`` for the run (``workspace/locked_io.py``).
@@ -49,20 +51,24 @@ Without a DSN (the default) stage 1's offload, the request cut, ``read_file`` on
 result, the compactor's tails, the offload cleanup and the dialog archive's appends (the
 write-ahead, ``FlushPendingArchive``, ``/clear``, ``/new``) reach their files through the
 step context's file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`:
-``put_blob``, ``open_blob``, ``expire_blobs``, ``append``), the same files byte for byte;
+``put_blob``, ``open_blob``, ``expire_blobs``, ``append``), and so do MEMORY.md (the memory
+tools, the summariser's reads, consolidation: ``get_document``, ``put_document`` with the
+version, a change made again on a conflict), the daily logs (``append_text``, beyond the
+protocol; read by ``get_document``) and the consolidation record (``get_document``,
+``put_document``): the same files byte for byte;
 an offload store made without a workspace (or for a folder outside it, or another
 encoding) runs the file code itself (``toolresults/offload.py``), and so does an archive
 without a workspace (or for a folder that is no key of it): the same writer, called
-directly. The archive's reads (``list_files``, the day files' line counts the summary
-cites, ``read_archive``) still read the files themselves. With a PostgreSQL DSN the steps
-reach the database through two collaborators of the step context:
-:mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
+directly, and so do the memory files of a memory folder that is no store key. The archive's
+reads (``list_files``, the day files' line counts the summary cites, ``read_archive``) and
+the listing of the daily logs (``MemoryFiles.daily_logs``) still read the files themselves.
+With a PostgreSQL DSN the steps reach the database through two collaborators of the step
+context: :mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
 ``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``; the file store when it is down)
 and the local copies of the streams and documents (:mod:`copaw_context.core.store.copies`:
 the archive through :mod:`copaw_context.core.archive.shared`, the daily logs, MEMORY.md and
 the consolidation through :mod:`copaw_context.core.memory.shared`: ``append``, ``read``,
-``streams``, ``get_document``, ``put_document``, the leases). Without one the daily logs,
-MEMORY.md and the consolidation run today's file code, except the consolidation's lease:
+``streams``, ``get_document``, ``put_document``, the leases). The consolidation's lease is
 :func:`copaw_context.core.store.leases.hold_lease` on either store (the file store's lease
 is the lock file consolidation held before).
 """
