@@ -7,7 +7,7 @@ through the store. Give it to an engine before its agent is made::
 
     store = CountingStore(workspace)
     hook.engine.context.workspace_store = store   # the offload, its cleanup, read_file,
-                                                  # the dialog archive's appends
+                                                  # the request cut, the dialog archive
     ...
     assert store.calls["put_blob"] == 1
 
@@ -32,6 +32,7 @@ COUNTED = (
     "read",
     "streams",
     "stream_lengths",
+    "line_counts",
     "put_blob",
     "read_lines",
     "blob_info",
@@ -47,7 +48,7 @@ COUNTED = (
     "sync",
     "close",
 )
-"""The operations counted: the protocol's and ``open_blob``."""
+"""The operations counted: the protocol's, ``open_blob`` and ``line_counts``."""
 
 
 class CountingStore(FileStore):

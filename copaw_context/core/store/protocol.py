@@ -19,16 +19,21 @@ Which step uses each operation, and the file code it stands for today:
   (``fresh=``: by key and by part) and returns each file's line count after
   (``FileAppendResult.lengths``). ``memory/files.py`` ``append_log`` for the ``.md`` logs
   (not a file-store stream yet: the file store keeps JSONL streams).
-- ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. Today
-  ``archive/reader.py`` ``read_archive`` and ``cached_line_count``.
+- ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. The file
+  store's listing for the guide is ``FileStore.line_counts`` (beyond the protocol: the day
+  files and their line counts, cached per file by ``archive/reader.py``
+  ``cached_line_count``), which ``DialogArchive.list_files`` reaches; recall's index
+  (``memory/search.py``) reads the files itself, and ``archive/reader.py`` ``read_archive``
+  (one file's records) has no caller on the step path.
 - ``put_blob``: stage 1's offload (``Pruner.bound_fresh``) and the request cut
   (``dialog/requests/``), through ``toolresults/offload.py`` ``OffloadStore.save_parts``.
   The file code: ``_offload_write.py`` (temp file and rename, the fsync group-committed by
   ``workspace/durable.py``).
 - ``read_lines``, ``blob_info``: ``read_file`` following a notice, the compactor's result
-  tails (``OffloadStore.read_tails``). The file code: ``tools/file_reader.py``
-  ``read_text_file``; the file store opens the file for it (``FileStore.open_blob``,
-  beyond the protocol: a stream, so a read holds only its slice).
+  tails (``OffloadStore.read_tails``), the request-cut check (``steps/cut.py``, through
+  ``OffloadStore.starts_with``: the saved request starts with the excerpt). The file
+  code: ``tools/file_reader.py`` ``read_text_file``; the file store opens the file for it
+  (``FileStore.open_blob``, beyond the protocol: a stream, so a read holds only its slice).
 - ``expire_blobs``, ``list_blobs``: the ``cleanup`` step (``steps/offload_cleanup.py``),
   through ``OffloadStore.cleanup``. The file code: ``toolresults/_offload_sweep.py`` (names
   the context references and the ``.refs/`` manifests kept, their modification time
@@ -45,16 +50,16 @@ Which step uses each operation, and the file code it stands for today:
 - ``sync``: what waits for durability (the archive append, the compaction commit, a model
   call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
 
-Without a DSN (the default) stage 1's offload, the request cut, ``read_file`` on a saved
-result, the compactor's tails, the offload cleanup and the dialog archive's appends (the
-write-ahead, ``FlushPendingArchive``, ``/clear``, ``/new``) reach their files through the
-step context's file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`:
-``put_blob``, ``open_blob``, ``expire_blobs``, ``append``), the same files byte for byte;
-an offload store made without a workspace (or for a folder outside it, or another
+Without a DSN (the default) stage 1's offload, the request cut and its check, ``read_file``
+on a saved result, the compactor's tails, the offload cleanup, the dialog archive's appends
+(the write-ahead, ``FlushPendingArchive``, ``/clear``, ``/new``) and its listing (the day
+files and the line counts the summary cites) reach their files through the step context's
+file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`: ``put_blob``,
+``open_blob``, ``expire_blobs``, ``append``, ``line_counts``), the same files byte for
+byte; an offload store made without a workspace (or for a folder outside it, or another
 encoding) runs the file code itself (``toolresults/offload.py``), and so does an archive
-without a workspace (or for a folder that is no key of it): the same writer, called
-directly. The archive's reads (``list_files``, the day files' line counts the summary
-cites, ``read_archive``) still read the files themselves. With a PostgreSQL DSN the steps
+without a workspace (or for a folder that is no key of it): the same writer and listing,
+called directly (``store/lines.py`` ``folder_of`` decides for both). With a PostgreSQL DSN the steps
 reach the database through two collaborators of the step context:
 :mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
 ``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``; the file store when it is down)
