@@ -196,7 +196,8 @@ class DialogArchive:
     async def list_files(self) -> list[ArchivedFile]:
         """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count:
         through :attr:`files` (``FileStore.line_counts``, the counts cached per file) in a
-        workspace, else read here; the same files, counts and errors either way."""
+        workspace, else read here; the same files, counts and errors either way, but that
+        the store leaves a day file linked out of the workspace out (a warning)."""
         local = self._folder()
         if local is None:
             return await asyncio.to_thread(self._list_files_sync)
