@@ -7,8 +7,8 @@ through the store. Give it to an engine before its agent is made::
 
     store = CountingStore(workspace)
     hook.engine.context.workspace_store = store   # the offload, its cleanup, read_file,
-                                                  # the dialog archive's appends, the
-                                                  # memory files
+                                                  # the request cut, the dialog archive,
+                                                  # the memory files
     ...
     assert store.calls["put_blob"] == 1
 
@@ -33,6 +33,7 @@ COUNTED = (
     "read",
     "streams",
     "stream_lengths",
+    "line_counts",
     "put_blob",
     "read_lines",
     "blob_info",
@@ -50,8 +51,8 @@ COUNTED = (
     "sync",
     "close",
 )
-"""The operations counted: the protocol's, and ``open_blob``, ``read_document`` and
-``append_text`` (the file store's beyond it)."""
+"""The operations counted: the protocol's, and ``open_blob``, ``line_counts``,
+``read_document`` and ``append_text`` (the file store's beyond it)."""
 
 
 class CountingStore(FileStore):

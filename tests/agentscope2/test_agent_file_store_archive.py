@@ -5,7 +5,9 @@ store's ``append`` rolls the first day back and the archive's own error (its tex
 the messages to the session state; once the file can be written the next reply flushes them
 through ``append``, each line once, the bytes those a standalone archive (no workspace, no
 store) writes, and the same records again add nothing. The summary message of a later
-compaction cites each day file with the line count it really has."""
+compaction cites each day file with the line count it really has: listed and counted through
+the store too (``line_counts``, never a whole-stream read), the counts a standalone archive's
+listing gives."""
 
 from __future__ import annotations
 
@@ -132,12 +134,24 @@ async def test_the_default_archive_goes_through_the_workspace_store(
         # A later compaction: its summary cites each day file with its real line count.
         later = _on_days(seeded_history(6), _DAYS[2])
         agent.state.context = [*agent.state.context, *later]
+        listed_before = store.calls["line_counts"]
         await agent.reply(UserMsg("user", "/compact"))
         assert store.calls["append"] == 4 + len(written)
+        # The guide's listing and counts went through the store, never reading whole streams.
+        assert store.calls["line_counts"] > listed_before
+        assert set(store.keys["line_counts"]) == {"dialog/"}
+        assert store.calls["read"] == store.calls["stream_lengths"] == 0
         summary = str(agent.state.summary)
         files = _lines(dialog)
         assert f"{_DAYS[2]}.jsonl" in files
         for name, lines in files.items():  # the replies since, on today's date, too
             assert f"dialog/{name} ({len(lines)} lines)" in summary
+        # The counts cited are those the file code (a standalone archive's listing) gives.
+        alone = DialogArchive(dialog, session_id="other", agent_name="Friday")
+        assert alone.files is None
+        assert [(f.path.name, f.lines) for f in await alone.list_files()] == [
+            (name, len(lines)) for name, lines in files.items()
+        ]
+        assert await again.list_files() == await alone.list_files()
         for name, lines in written.items():  # appended after, never rewritten
             assert files[name][: len(lines)] == lines

@@ -18,7 +18,10 @@ reaches it through the workspace's file store (``FileStore.append``, :attr:`Dial
 the step context's, else one of its own), so without a DSN the archive step reaches storage
 through the workspace store; without a workspace, or for a folder that is no key of it, the
 archive calls the writer itself. Either way the same files, bytes, locks, errors and counts.
-The reads (:meth:`DialogArchive.list_files`, :func:`read_archive`) read the files.
+The listing (:meth:`DialogArchive.list_files`: the day files and their line counts, which the
+summary message cites) goes the same way: ``FileStore.line_counts`` (the counts cached per
+file), else read here. :func:`read_archive` (one file's records, for tools and tests; no step
+reads the archive through it) reads the file it is given.
 """
 
 from __future__ import annotations
@@ -42,9 +45,9 @@ from copaw_context.core.archive.lines import (
 )
 from copaw_context.core.archive.reader import archived_keys, cached_line_count, read_archive
 from copaw_context.core.errors import ArchiveError
-from copaw_context.core.store.file_streams import FileBatch, append_files
+from copaw_context.core.store.file_streams import FileBatch, StreamReadError, append_files
 from copaw_context.core.store.files import FileStore
-from copaw_context.core.store.lines import folder_key
+from copaw_context.core.store.lines import folder_of
 from copaw_context.core.store.protocol import StoreError, StreamRecord
 
 __all__ = [
@@ -184,18 +187,38 @@ class DialogArchive:
         return None if line.archive_id is None else f"{self._session_id}/{line.archive_id}"
 
     def _folder(self) -> tuple[FileStore, str] | None:
-        """:attr:`files` and the key of the archive folder in it; ``None`` (the writer is
-        called here) without a workspace, for a file store of another workspace, or a
-        folder outside the workspace or not a key of plain names."""
-        files = self.files
-        if files is None:
-            return None
-        key = folder_key(files.workspace, self._workspace, self._directory)
-        return None if key is None else (files, key)
+        """:attr:`files` and the key of the archive folder in it (``store/lines.py``
+        :func:`~copaw_context.core.store.lines.folder_of`); ``None`` (the file code runs
+        here) without a workspace, for a file store of another workspace, or a folder
+        outside the workspace or not a key of plain names."""
+        return folder_of(self.files, self._workspace, self._directory)
 
     async def list_files(self) -> list[ArchivedFile]:
-        """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count."""
-        return await asyncio.to_thread(self._list_files_sync)
+        """Every ``YYYY-MM-DD.jsonl`` in the directory, oldest first, with its line count:
+        through :attr:`files` (``FileStore.line_counts``, the counts cached per file) in a
+        workspace, else read here; the same files, counts and errors either way, but that
+        the store leaves a day file linked out of the workspace out (a warning)."""
+        local = self._folder()
+        if local is None:
+            return await asyncio.to_thread(self._list_files_sync)
+        files, folder = local
+        try:
+            counts = await files.line_counts(f"{folder}/", ARCHIVE_FILE)
+        except StreamReadError as error:
+            cause = error.__cause__
+            if error.stream is None:
+                raise ArchiveError(
+                    f"cannot list archive directory {self._directory}: {cause}"
+                ) from cause
+            path = self._directory / error.stream.rpartition("/")[2]
+            raise ArchiveError(f"cannot read archive file {path}: {cause}") from cause
+        except StoreError as error:
+            raise ArchiveError(
+                f"cannot list archive directory {self._directory}: {error}"
+            ) from error
+        return [
+            ArchivedFile(self._directory / key.rpartition("/")[2], n) for key, n in counts.items()
+        ]
 
     def day_files(self, timestamps: Sequence[str | None]) -> list[Path]:
         """The files an :meth:`append` of messages with these ``timestamps`` writes to,

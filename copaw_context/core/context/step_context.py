@@ -118,18 +118,20 @@ class StepContext:
     @property
     def workspace_store(self) -> FileStore:
         """The workspace's file store (``core/store``, issue 20): the steps move onto it one
-        at a time. Stage 1's offload and the request cut (``put_blob``), ``read_file`` on a
-        saved result (:class:`~copaw_context.core.tools.read_tool.ReadFileTool` from the
-        hook: ``open_blob``), the compactor's tails and the offload cleanup
-        (``expire_blobs``), and the dialog archive (:meth:`archive`: the write-ahead of a
-        compaction, ``FlushPendingArchive``, ``/clear`` and ``/new``, through ``append``)
-        reach the files through it, and so do the memory files (MEMORY.md, the daily logs,
-        the consolidation record: ``get_document``, ``put_document``, ``append_text``); with
-        a PostgreSQL DSN they reach the database through :attr:`blobs` first (this store when
-        it is down), the archive through :attr:`mirror`, the memory through its shared
-        store. Setting it (a store of this workspace) gives it to both offload stores, to the
-        memory's files and to every archive made after that; a ``read_file`` tool made after
-        that uses it too."""
+        at a time. Stage 1's offload and the request cut (``put_blob``; the check that a cut
+        is ours: ``open_blob``), ``read_file`` on a saved result
+        (:class:`~copaw_context.core.tools.read_tool.ReadFileTool` from the hook:
+        ``open_blob``), the compactor's tails and the offload cleanup (``expire_blobs``), the
+        dialog archive (:meth:`archive`: the write-ahead of a compaction,
+        ``FlushPendingArchive``, ``/clear`` and ``/new``, through ``append``; the day files
+        and line counts the summary's guide cites, through ``line_counts``) and the memory
+        files (MEMORY.md, the daily logs, the consolidation record: ``get_document``,
+        ``put_document``, ``append_text``) reach the files through it; with a PostgreSQL DSN
+        they reach the database through :attr:`blobs` first (this store when it is down), the
+        archive through :attr:`mirror` (its local copy listed through this store), the memory
+        through its shared store. Setting it (a store of this workspace) gives it to both
+        offload stores, to the memory's files and to every archive made after that; a
+        ``read_file`` tool made after that uses it too."""
         return self._workspace_store
 
     @workspace_store.setter

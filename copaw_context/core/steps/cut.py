@@ -8,7 +8,6 @@ and an oversized latest request is cut, its full text saved under ``dialog/reque
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -364,7 +363,8 @@ async def _cut_request_text(
 async def _is_our_request_cut(ctx: StepContext, text: str) -> bool:
     """Whether ``text`` is a cut we made: its notice names a file under ``dialog/requests/``
     that exists and starts with the excerpt (the cut is from line 1). A notice merely naming
-    such a path (forged, or a file since removed) is content, so nothing is dropped."""
+    such a path (forged, a file since removed, a link, a path out of the workspace) is
+    content, so nothing is dropped."""
     parsed = parse_truncation_notice(text)
     if parsed is None or not parsed[1].file_path:
         return False
@@ -376,17 +376,8 @@ async def _is_our_request_cut(ctx: StepContext, text: str) -> bool:
     if not ctx.request_store.owns(saved):
         return False
     head = body.encode("utf-8", "replace")
-
-    def starts_with_excerpt() -> bool | None:
-        try:
-            with saved.open("rb") as handle:
-                return handle.read(len(head)) == head
-        except FileNotFoundError:
-            return None  # not here: maybe a blob of the workspace store
-        except OSError:
-            return False
-
-    local = await asyncio.to_thread(starts_with_excerpt)
+    # Through the workspace's file store (open_blob): a link or a path out of it is not ours.
+    local = await ctx.request_store.starts_with(saved, head)
     if local is not None or ctx.blobs is None:
         return bool(local)
     key = ctx.blobs.key(saved.parent, saved.name)

@@ -12,7 +12,9 @@ file fails, so a retry never duplicates a line. Which lines are new is chosen un
 locks (:attr:`FileBatch.fresh`). A record's key is the one its line names (``session_id``
 and ``archive_id``), read from the file itself
 (:func:`copaw_context.core.archive.reader.archived_keys`): the files stay exactly what the
-archive wrote before the store existed.
+archive wrote before the store existed. :func:`line_counts` lists the day files with their
+line counts (``FileStore.line_counts``, hence ``DialogArchive.list_files``), each count
+cached per file (:func:`copaw_context.core.archive.reader.cached_line_count`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +42,7 @@ from copaw_context.core.archive.lines import (
     open_day,
     truncate_to,
 )
-from copaw_context.core.archive.reader import archived_keys
+from copaw_context.core.archive.reader import archived_keys, cached_line_count
 from copaw_context.core.errors import ArchiveError
 from copaw_context.core.store.lines import check_key, record_key
 from copaw_context.core.store.protocol import AppendResult, StoreError, StreamEntry, StreamRecord
@@ -50,16 +54,29 @@ __all__ = [
     "FileAppendResult",
     "FileBatch",
     "FreshLines",
+    "StreamReadError",
     "append_files",
     "append_streams",
     "check_stream",
+    "line_counts",
     "list_streams",
     "read_stream",
 ]
 
+logger = logging.getLogger("copaw_context")
+
 FreshLines = Callable[[str, int], list[bytes]]
 """Given a stream and the open descriptor of its file (its lock held), the lines to write
 there (each ending with its newline)."""
+
+
+class StreamReadError(StoreError):
+    """The streams' folder (``stream`` ``None``) or one stream's file could not be read; the
+    ``OSError`` is its ``__cause__``."""
+
+    def __init__(self, message: str, stream: str | None) -> None:
+        super().__init__(message)
+        self.stream = stream
 
 
 @dataclass(frozen=True)
@@ -300,3 +317,45 @@ def list_streams(workspace: Path, prefix: str) -> list[str]:
         raise StoreError(f"cannot list {folder or '.'}: {error}") from error
     keys = (f"{folder}/{name}" if folder else name for name in names)
     return [key for key in keys if key.startswith(prefix) and key.endswith(".jsonl")]
+
+
+def line_counts(
+    workspace: Path, prefix: str, names: re.Pattern[str] | None = None
+) -> dict[str, int]:
+    """Each ``.jsonl`` stream whose key starts with ``prefix`` (and whose file name
+    ``names`` matches, when given) and its file's line count, an unterminated last line
+    counted (what the summary message cites); blocking. Counted by
+    :func:`~copaw_context.core.archive.reader.cached_line_count`: a file is read on from
+    where the last count of the process stopped, never whole again. A file removed meanwhile,
+    or leading out of the workspace (a link: never read, never appended to), is left out;
+    a folder that cannot be listed or leads out, or a file that cannot be read, is a
+    :class:`StreamReadError`."""
+    folder = prefix.rpartition("/")[0]
+    directory = workspace / folder if folder else workspace
+    try:
+        check_inside(directory, workspace, write=False)
+        found = sorted(
+            entry.name
+            for entry in os.scandir(directory)
+            if (names is None or names.fullmatch(entry.name)) and entry.is_file()
+        )
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise StreamReadError(f"cannot list {folder or '.'}: {error}", None) from error
+    counts: dict[str, int] = {}
+    for name in found:
+        key = f"{folder}/{name}" if folder else name
+        if not key.startswith(prefix) or not key.endswith(".jsonl"):
+            continue
+        path = directory / name
+        try:
+            counts[key] = cached_line_count(check_inside(path, workspace, write=False))
+        except FileNotFoundError:
+            continue
+        except OutsideWorkspaceError as error:
+            logger.warning("copaw-context: %s is not listed: %s", key, error)
+            continue
+        except OSError as error:
+            raise StreamReadError(f"cannot read {key}: {error}", key) from error
+    return counts

@@ -3,22 +3,24 @@
 Streams are the archive's JSONL files (:mod:`.file_streams`, whose ``append_files`` is the
 one writer of the day files: the dialog archive appends through :meth:`FileStore.append` in a
 workspace without a DSN, with its own choice of the new lines and the line counts after,
-beyond the protocol); blobs are the offload's
+beyond the protocol, and lists them through :meth:`FileStore.line_counts`, the counts cached
+per file); blobs are the offload's
 ``<folder>/<32 hex>.txt`` files: this store is how the offload (``toolresults/offload.py``
 ``OffloadStore``) and ``read_file`` reach them in a workspace without a DSN. They are written
 by the offload's writer (``toolresults/_offload_write.py``: temp file and rename, the fsync
 group-committed by :mod:`copaw_context.core.workspace.durable`), swept by its cleanup
 (``toolresults/_offload_sweep.py``: the ``.refs/`` manifests and the referenced names kept,
-their time refreshed, a crash's temp files removed) and opened for ``read_file`` and the
-compactor's tails by :meth:`FileStore.open_blob` (beyond the protocol: a stream, so a read
-holds only its slice; read the same way as any file ``read_file`` reads); documents are plain files
-(MEMORY.md, ``memory/.consolidated.json``) replaced atomically under their lock in
-``memory/.locks/`` (the lock MEMORY.md's writers take), their version a hash of their
-bytes, and the ``.md`` daily logs are appended to under theirs (:mod:`.file_documents`:
-``append_text``, beyond the protocol; how the memory files reach them without a DSN); a
-lease is the lock file ``memory/.locks/<name>.lock`` (consolidation's), held by this
-process until it is released or its time is up. Nothing here is a new format:
-a workspace written through this store reads as one written by the code it stands for.
+their time refreshed, a crash's temp files removed) and opened for ``read_file``, the
+compactor's tails and the request-cut check by :meth:`FileStore.open_blob` (beyond the
+protocol: a stream, so a read holds only its slice; read the same way as any file
+``read_file`` reads); documents are plain files (MEMORY.md, ``memory/.consolidated.json``)
+replaced atomically under their lock in ``memory/.locks/`` (the lock MEMORY.md's writers
+take), their version a hash of their bytes, and the ``.md`` daily logs are appended to under
+theirs (:mod:`.file_documents`: ``append_text``, beyond the protocol; how the memory files
+reach them without a DSN); a lease is the lock file ``memory/.locks/<name>.lock``
+(consolidation's), held by this process until it is released or its time is up. Nothing
+here is a new format: a workspace written through this store reads as one written by the
+code it stands for.
 
 A lease of a live process ends at its time limit only within the process (another process
 waits for the operating system's lock, released when the holder releases it or dies); a
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 import time
 import uuid
@@ -45,6 +48,7 @@ from copaw_context.core.store.file_streams import (
     FileAppendResult,
     FreshLines,
     append_streams,
+    line_counts,
     list_streams,
     read_stream,
 )
@@ -157,6 +161,16 @@ class FileStore(FileDocuments):
             return {name: len(read_stream(self._workspace, name, 0)) for name in names}
 
         return await asyncio.to_thread(lengths)
+
+    async def line_counts(
+        self, prefix: str, names: re.Pattern[str] | None = None
+    ) -> dict[str, int]:
+        """Beyond the protocol: each ``.jsonl`` file under ``prefix`` (its name matching
+        ``names``) and its line count, an unterminated last line counted (the day files the
+        summary cites, ``DialogArchive.list_files``). Unlike :meth:`stream_lengths`, which
+        reads whole streams, the counts are cached per file and a file is read on from where
+        the last count stopped (:func:`.file_streams.line_counts`): the step path's cost."""
+        return await asyncio.to_thread(line_counts, self._workspace, prefix, names)
 
     # ------------------------------------------------------------------ blobs
     async def put_blob(self, folder: str, parts: Sequence[str], separator: str = "\n") -> BlobInfo:

@@ -11,7 +11,7 @@ import re
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol, TypeVar
 
 from copaw_context.core.errors import redact
 from copaw_context.core.store.protocol import BlobLines, StoreError
@@ -22,6 +22,7 @@ __all__ = [
     "check_range",
     "encode_text",
     "folder_key",
+    "folder_of",
     "line_range",
     "matches",
     "new_blob_key",
@@ -71,6 +72,27 @@ def folder_key(store_workspace: Path, workspace: Path | None, directory: Path) -
         return check_key(directory.relative_to(absolute).as_posix(), "folder")
     except (ValueError, StoreError):
         return None
+
+
+class _InWorkspace(Protocol):
+    @property
+    def workspace(self) -> Path: ...
+
+
+_Files = TypeVar("_Files", bound=_InWorkspace)
+
+
+def folder_of(
+    files: _Files | None, workspace: Path | None, directory: Path
+) -> tuple[_Files, str] | None:
+    """``files`` (a workspace's file store) and the key of ``directory`` in it: how the
+    offload store and the dialog archive reach their folder through the store; ``None``
+    (the caller runs the file code itself) without a store, or when :func:`folder_key` is
+    ``None``."""
+    if files is None:
+        return None
+    key = folder_key(files.workspace, workspace, directory)
+    return None if key is None else (files, key)
 
 
 def new_blob_key(folder: str) -> str:

@@ -20,16 +20,21 @@ Which step uses each operation, and the file code it stands for today:
   (``FileAppendResult.lengths``). ``memory/files.py`` ``append_log`` for the ``.md`` logs
   (with a shared store; the file store keeps JSONL streams, so without one the logs are
   appended by its ``append_text``, beyond the protocol: ``store/file_documents.py``).
-- ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. Today
-  ``archive/reader.py`` ``read_archive`` and ``cached_line_count``.
+- ``read``, ``streams``: recall's sources, ``/history``, the summary's path guide. The file
+  store's listing for the guide is ``FileStore.line_counts`` (beyond the protocol: the day
+  files and their line counts, cached per file by ``archive/reader.py``
+  ``cached_line_count``), which ``DialogArchive.list_files`` reaches; recall's index
+  (``memory/search.py``) reads the files itself, and ``archive/reader.py`` ``read_archive``
+  (one file's records) has no caller on the step path.
 - ``put_blob``: stage 1's offload (``Pruner.bound_fresh``) and the request cut
   (``dialog/requests/``), through ``toolresults/offload.py`` ``OffloadStore.save_parts``.
   The file code: ``_offload_write.py`` (temp file and rename, the fsync group-committed by
   ``workspace/durable.py``).
 - ``read_lines``, ``blob_info``: ``read_file`` following a notice, the compactor's result
-  tails (``OffloadStore.read_tails``). The file code: ``tools/file_reader.py``
-  ``read_text_file``; the file store opens the file for it (``FileStore.open_blob``,
-  beyond the protocol: a stream, so a read holds only its slice).
+  tails (``OffloadStore.read_tails``), the request-cut check (``steps/cut.py``, through
+  ``OffloadStore.starts_with``: the saved request starts with the excerpt). The file
+  code: ``tools/file_reader.py`` ``read_text_file``; the file store opens the file for it
+  (``FileStore.open_blob``, beyond the protocol: a stream, so a read holds only its slice).
 - ``expire_blobs``, ``list_blobs``: the ``cleanup`` step (``steps/offload_cleanup.py``),
   through ``OffloadStore.cleanup``. The file code: ``toolresults/_offload_sweep.py`` (names
   the context references and the ``.refs/`` manifests kept, their modification time
@@ -47,23 +52,25 @@ Which step uses each operation, and the file code it stands for today:
 - ``sync``: what waits for durability (the archive append, the compaction commit, a model
   call's return, ``close``). Today ``workspace/durable.py`` ``flush()`` / ``durable()``.
 
-Without a DSN (the default) stage 1's offload, the request cut, ``read_file`` on a saved
-result, the compactor's tails, the offload cleanup and the dialog archive's appends (the
-write-ahead, ``FlushPendingArchive``, ``/clear``, ``/new``) reach their files through the
-step context's file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`:
-``put_blob``, ``open_blob``, ``expire_blobs``, ``append``), and so do MEMORY.md (the memory
-tools, the summariser's reads, consolidation: ``get_document``, ``put_document`` with the
-version, a change made again on a conflict), the daily logs (``append_text``, beyond the
+Without a DSN (the default) stage 1's offload, the request cut and its check, ``read_file``
+on a saved result, the compactor's tails, the offload cleanup, the dialog archive's appends
+(the write-ahead, ``FlushPendingArchive``, ``/clear``, ``/new``) and its listing (the day
+files and the line counts the summary cites) reach their files through the step context's
+file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`: ``put_blob``,
+``open_blob``, ``expire_blobs``, ``append``, ``line_counts``), and so do MEMORY.md (the
+memory tools, the summariser's reads, consolidation: ``get_document``, ``put_document`` with
+the version, a change made again on a conflict), the daily logs (``append_text``, beyond the
 protocol; read by ``get_document``) and the consolidation record (``get_document``,
-``put_document``): the same files byte for byte;
-an offload store made without a workspace (or for a folder outside it, or another
-encoding) runs the file code itself (``toolresults/offload.py``), and so does an archive
-without a workspace (or for a folder that is no key of it): the same writer, called
-directly, and so do the memory files of a memory folder that is no store key. The archive's
-reads (``list_files``, the day files' line counts the summary cites, ``read_archive``) and
-the listing of the daily logs (``MemoryFiles.daily_logs``) still read the files themselves.
-With a PostgreSQL DSN the steps reach the database through two collaborators of the step
-context: :mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
+``put_document``): the same files byte for byte. An offload store made without a workspace
+(or for a folder outside it, or another encoding) runs the file code itself
+(``toolresults/offload.py``), and so does an archive without a workspace (or for a folder
+that is no key of it): the same writer and listing, called directly (``store/lines.py``
+``folder_of`` decides for both), and so do the memory files of a memory folder that is no
+store key. The listing of the daily logs (``MemoryFiles.daily_logs``) and the recall index
+(a derived index, rebuilt from the files it reads; with a DSN each replica's own, over its
+local copies) still read the files themselves. With a PostgreSQL DSN the steps reach the
+database through two collaborators of the step context:
+:mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
 ``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``; the file store when it is down)
 and the local copies of the streams and documents (:mod:`copaw_context.core.store.copies`:
 the archive through :mod:`copaw_context.core.archive.shared`, the daily logs, MEMORY.md and

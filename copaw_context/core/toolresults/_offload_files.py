@@ -12,11 +12,21 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from copaw_context.core.store.protocol import BlobInfo
+from copaw_context.core.store.protocol import BlobInfo, StoreError
 from copaw_context.core.toolresults._offload_write import SavedText
 from copaw_context.core.toolresults._saved_tails import tail_of
+from copaw_context.core.workspace.safe_open import ReadFailure
 
-__all__ = ["FileBlobs", "OffloadBlobs", "read_tail", "read_tail_of", "referenced_names", "refresh"]
+__all__ = [
+    "FileBlobs",
+    "OffloadBlobs",
+    "blob_starts_with",
+    "read_tail",
+    "read_tail_of",
+    "referenced_names",
+    "refresh",
+    "starts_with",
+]
 
 logger = logging.getLogger("copaw_context")
 
@@ -111,3 +121,34 @@ def read_tail_of(handle: BinaryIO, max_bytes: int) -> str:
     size = handle.seek(0, os.SEEK_END)
     handle.seek(max(0, size - max_bytes))
     return tail_of(handle.read(), size, max_bytes)
+
+
+def starts_with(path: Path, head: bytes) -> bool | None:
+    """Whether the file ``path`` begins with ``head`` (blocking): ``None`` when there is no
+    such file, ``False`` when it cannot be read (the file code without a file store)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(head)) == head
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+
+
+def blob_starts_with(files: FileBlobs, key: str, real: Path, head: bytes) -> bool | None:
+    """Whether blob ``key`` of the file store is the file ``real`` itself (not a link to
+    another: a link is not what the store wrote) and begins with ``head``, read through one
+    confined open (``open_blob``; blocking). ``None`` when there is no such file (it may be
+    a blob of a shared store); ``False`` for a link, a path out of the workspace, a file
+    that cannot be read."""
+    try:
+        handle, opened = files.open_blob(key)
+    except ReadFailure:
+        return False if os.path.lexists(real) else None
+    except StoreError:
+        return False
+    try:
+        with handle:
+            return opened == real and handle.read(len(head)) == head
+    except OSError:
+        return False

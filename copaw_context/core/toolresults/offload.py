@@ -37,10 +37,16 @@ from uuid import uuid4
 
 from copaw_context.core.errors import ConfigError
 from copaw_context.core.store.files import FileStore
-from copaw_context.core.store.lines import folder_key
+from copaw_context.core.store.lines import folder_of
 from copaw_context.core.store.protocol import StoreError
 from copaw_context.core.toolresults import offload_refs
-from copaw_context.core.toolresults._offload_files import FileBlobs, OffloadBlobs, read_tail_of
+from copaw_context.core.toolresults._offload_files import (
+    FileBlobs,
+    OffloadBlobs,
+    blob_starts_with,
+    read_tail_of,
+    starts_with,
+)
 from copaw_context.core.toolresults._offload_files import read_tail as _read_tail
 from copaw_context.core.toolresults._offload_files import referenced_names as _referenced_names
 from copaw_context.core.toolresults._offload_sweep import sweep_files
@@ -126,14 +132,11 @@ class OffloadStore:
         return self._directory
 
     def _folder(self) -> tuple[FileBlobs, str] | None:
-        """:attr:`files` and the key of this store's directory in it; ``None`` (the file code
-        runs here) without a workspace, for a file store of another workspace, or a
-        directory outside the workspace or not a key of plain names."""
-        files = self.files
-        if files is None:
-            return None
-        key = folder_key(files.workspace, self._workspace, self._directory)
-        return None if key is None else (files, key)
+        """:attr:`files` and the key of this store's directory in it (``store/lines.py``
+        :func:`~copaw_context.core.store.lines.folder_of`); ``None`` (the file code runs
+        here) without a workspace, for a file store of another workspace, or a directory
+        outside the workspace or not a key of plain names."""
+        return folder_of(self.files, self._workspace, self._directory)
 
     async def save(self, text: str, encoding: str = "utf-8") -> Path:
         """Write ``text`` atomically to a new file and return its absolute path.
@@ -239,6 +242,17 @@ class OffloadStore:
                 return False
 
         return owns
+
+    async def starts_with(self, path: Path, head: bytes) -> bool | None:
+        """Whether our file ``path`` (see :meth:`owns`) begins with ``head``, ``None`` when
+        there is no such file here: through :attr:`files` (``open_blob``: a link, or a
+        path out of the workspace, is not ours), else the file opened here."""
+        local = self._folder()
+        if local is None:
+            return await asyncio.to_thread(starts_with, path, head)
+        files, folder = local
+        real = self._directory.resolve() / path.name
+        return await asyncio.to_thread(blob_starts_with, files, f"{folder}/{path.name}", real, head)
 
     async def read_tail(self, path: str | Path, max_bytes: int = 4096) -> str | None:
         """The last ``max_bytes`` (whole lines) of one of our own files, else None.

@@ -60,6 +60,12 @@ def appends(archive: DialogArchive) -> int:
     return archive.files.calls["append"] if isinstance(archive.files, CountingStore) else 0
 
 
+def listings(archive: DialogArchive) -> int:
+    """How many listings went through the archive's counting store (0: none)."""
+    files = archive.files
+    return files.calls["line_counts"] if isinstance(files, CountingStore) else 0
+
+
 # --- dates and order ----------------------------------------------------------------------
 
 
@@ -319,8 +325,9 @@ async def test_torn_last_line_is_cut_off_and_does_not_corrupt_next_record(
     assert [r["message"]["id"] for r in read_archive(target)] == ["x", "m0", "m1", "y", "m2"]
 
 
-async def test_list_files_oldest_first_with_counts(tmp_path: Path) -> None:
-    archive = make_archive(tmp_path)
+@pytest.mark.parametrize("way", WAYS)
+async def test_list_files_oldest_first_with_counts(tmp_path: Path, way: str) -> None:
+    archive = make_archive(tmp_path, way=way)
     assert await archive.list_files() == []
     await archive.append([message(i) for i in range(3)], ["2026-01-10 10:00:00"] * 3)
     await archive.append([message(3)], ["2025-12-31 10:00:00"])
@@ -334,10 +341,12 @@ async def test_list_files_oldest_first_with_counts(tmp_path: Path) -> None:
         ArchivedFile(archive.directory / "2026-01-10.jsonl", 3),
         ArchivedFile(torn, 2),
     ]
+    assert listings(archive) == (2 if way == "store" else 0)
 
 
-async def test_list_files_counts_large_file_in_chunks(tmp_path: Path) -> None:
-    archive = make_archive(tmp_path)
+@pytest.mark.parametrize("way", WAYS)
+async def test_list_files_counts_large_file_in_chunks(tmp_path: Path, way: str) -> None:
+    archive = make_archive(tmp_path, way=way)
     big_text = "x" * 400_000  # several lines cross the 1 MiB chunk boundary
     for index in range(6):
         await archive.append([message(index, big_text)], ["2026-07-07 10:00:00"])
@@ -433,8 +442,9 @@ def test_concurrent_processes_never_interleave(tmp_path: Path) -> None:
             assert batches == list(range(BATCHES))
 
 
-async def test_line_counts_stay_exact_as_files_grow_and_shrink(tmp_path: Path) -> None:
-    archive = DialogArchive(tmp_path, session_id="s", agent_name="a", tz=UTC)
+@pytest.mark.parametrize("way", WAYS)
+async def test_line_counts_stay_exact_as_files_grow_and_shrink(tmp_path: Path, way: str) -> None:
+    archive = make_archive(tmp_path, way=way)
     stamp = "2026-11-29T10:00:00+00:00"
     for batch in range(1, 4):
         await archive.append([{"n": i} for i in range(batch)], [stamp] * batch)

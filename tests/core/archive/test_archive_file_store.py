@@ -5,6 +5,7 @@ both ways are ``tests/core/archive/test_archive.py``'s (``WAYS``)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import timedelta, timezone
 from pathlib import Path
@@ -89,3 +90,63 @@ async def test_a_folder_that_is_no_store_key_runs_the_writer_itself(tmp_path: Pa
     assert store.calls["append"] == 0
     made = DialogArchive(ws / "dialog", session_id="s", agent_name="a", workspace=ws)
     assert made.files is not None and made.files.workspace == ws.absolute()
+
+
+async def test_the_listing_goes_through_the_store_with_the_same_counts(tmp_path: Path) -> None:
+    kept, alone, store = archives(tmp_path)
+    for archive in (kept, alone):
+        await archive.append([message(i) for i in range(3)], DAYS)
+        (archive.directory / "notes.jsonl").write_text("{}\n")  # not a day file
+        (archive.directory / "2026-02-04.jsonl").write_bytes(b'{"a": 1}\n{"torn')
+        (archive.directory / "2026-02-05.jsonl").mkdir()  # not a file
+    want = [("2026-02-02.jsonl", 2), ("2026-02-03.jsonl", 1), ("2026-02-04.jsonl", 2)]
+    for archive in (kept, alone):
+        assert [(f.path.name, f.lines) for f in await archive.list_files()] == want
+        assert all(f.path.parent == archive.directory for f in await archive.list_files())
+    assert store.calls["line_counts"] == 2 and store.keys["line_counts"] == ["dialog/"] * 2
+    assert store.calls["read"] == store.calls["stream_lengths"] == 0
+    with (kept.directory / "2026-02-03.jsonl").open("ab") as handle:  # grown by another writer
+        handle.write(b'{"b": 2}\n')
+    assert [f.lines for f in await kept.list_files()] == [2, 2, 2]
+
+
+async def test_the_listing_errors_read_as_without_a_store(tmp_path: Path) -> None:
+    kept, alone, store = archives(tmp_path)
+    texts = []
+    for archive in (kept, alone):
+        archive.directory.parent.mkdir(parents=True, exist_ok=True)
+        archive.directory.write_text("a file where the folder goes")
+        with pytest.raises(ArchiveError) as caught:
+            await archive.list_files()
+        assert isinstance(caught.value.__cause__, NotADirectoryError)
+        texts.append(str(caught.value).replace(str(archive.directory), "<dialog>"))
+    assert texts[0] == texts[1]
+    assert texts[0].startswith("cannot list archive directory <dialog>: [Errno 20]")
+    assert store.calls["line_counts"] == 1
+    for archive in (kept, alone):  # no folder yet: nothing archived
+        archive.directory.unlink()
+        assert await archive.list_files() == []
+
+
+async def test_the_listing_through_the_store_never_follows_a_link_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kept, _, store = archives(tmp_path)
+    await kept.append([message(0)], DAYS[:1])
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("{}\n{}\n")
+    linked = kept.directory / "2026-02-09.jsonl"
+    linked.symlink_to(outside)
+    with caplog.at_level(logging.WARNING, logger="copaw_context"):
+        listed = await kept.list_files()  # the day file linked out is left out, said
+    assert listed == [ArchivedFile(kept.directory / "2026-02-02.jsonl", 1)]
+    assert "dialog/2026-02-09.jsonl is not listed" in caplog.text
+    assert "outside the workspace" in caplog.text
+    linked.unlink()
+    elsewhere = tmp_path / "dialog-elsewhere"
+    kept.directory.rename(elsewhere)
+    kept.directory.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(ArchiveError, match="outside the workspace") as caught:
+        await kept.list_files()
+    assert str(caught.value).startswith(f"cannot list archive directory {kept.directory}: ")
+    assert store.calls["line_counts"] == 2
