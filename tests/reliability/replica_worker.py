@@ -14,8 +14,9 @@ state is saved: the next replica redoes that turn from the state before it.
 
 ``python -m tests.reliability.replica_worker consolidate DSN FOLDER AGENT_ID WORKER
 [consolidation]`` runs the daily consolidation once (one replica at a time: the store's
-lease); with ``consolidation`` it SIGKILLs itself inside the consolidation's model call,
-holding the lease.
+lease, of 600 s); with ``consolidation`` it SIGKILLs itself inside the consolidation's model
+call, holding the lease, which the next replica takes at once (the advisory lock went with
+the process).
 
 Everything runs on the installed AgentScope major (:func:`available_drivers`).
 """
@@ -178,7 +179,8 @@ async def take_turns(dsn: str, folder: Path, agent_id: str, worker: int, kill: b
 
 
 async def consolidate(dsn: str, folder: Path, kill: bool) -> None:
-    SharedMemory.lease_seconds = 3.0  # a killed holder's lease expires soon
+    # Longer than the test: a killed holder's lease is free at once only by its advisory lock.
+    SharedMemory.lease_seconds = 600.0
 
     def answer(request: str) -> str:
         if kill:  # holding the lease, MEMORY.md not written yet

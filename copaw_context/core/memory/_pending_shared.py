@@ -56,7 +56,8 @@ class SharedPending:
 
     lease_seconds: float = 30.0
     """How long a summary's lease lasts unless renewed (every third of it while it runs):
-    how long another replica waits for a holder that died."""
+    how long another replica waits for a holder that hangs (on PostgreSQL a dead holder's
+    lease is freed at once, with its connection)."""
 
     def __init__(self, opener: StoreOpener, memory_dir: Path, workspace: Path) -> None:
         self.opener = opener

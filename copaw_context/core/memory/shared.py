@@ -89,7 +89,8 @@ class SharedMemory:
 
     lease_seconds: float = 60.0
     """How long a lease (the consolidation's) lasts unless renewed: how long the others
-    wait for a holder that died."""
+    wait for a holder that hangs (PostgreSQL frees a dead holder's lease at once: its
+    advisory lock goes with its connection)."""
 
     def __init__(self, opener: StoreOpener, files: MemoryFiles) -> None:
         self.opener = opener

@@ -11,14 +11,16 @@ pool); the rest of the package imports without it. Chosen by ``COPAW_CONTEXT_STO
 - Blobs: the bytes and the offsets of their newlines, so a line range is one ``substring``
   of uncompressed storage.
 - Documents: a version column; a put is an ``UPDATE ... WHERE version = expected``.
-- Leases: a row with its expiry, taken by one ``INSERT ... ON CONFLICT DO UPDATE WHERE
-  expired`` (atomic without a session-level advisory lock, which a pooled connection
-  would carry to its next user). Times are the database's clock unless a clock is given.
+- Leases (:mod:`.postgres_leases`): a row with its token, expiry and holder, and a
+  session-level advisory lock held on a connection of the lease's own (not the pool's,
+  which would carry the lock to its next user) until the release. A holder that dies
+  (SIGKILL, a lost connection) frees the lease at once; one that hangs past its time is
+  ended by the next taker (``pg_terminate_backend``). Times are the database's clock unless
+  a clock is given.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Sequence
 from pathlib import PurePosixPath
 from typing import Any
@@ -33,13 +35,13 @@ from copaw_context.core.store.lines import (
     newline_offsets,
     search_tokens,
 )
-from copaw_context.core.store.postgres_pool import NOW_SQL, PostgresPool
+from copaw_context.core.store.postgres_leases import PostgresLeases
+from copaw_context.core.store.postgres_pool import NOW_SQL
 from copaw_context.core.store.protocol import (
     AppendResult,
     BlobInfo,
     BlobLines,
     Document,
-    Lease,
     SearchHit,
     StoreError,
     StreamEntry,
@@ -50,7 +52,7 @@ from copaw_context.core.store.protocol import (
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(PostgresPool):
+class PostgresStore(PostgresLeases):
     """The :class:`~copaw_context.core.store.protocol.WorkspaceStore` of one workspace in
     PostgreSQL. ``await store.open()`` before use (``open_store`` does it)."""
 
@@ -307,36 +309,7 @@ class PostgresStore(PostgresPool):
                 "writing it"
             ) from error
 
-    # ------------------------------------------------------------------ leases
-    async def acquire_lease(self, name: str, ttl_seconds: float) -> Lease | None:
-        """Insert the lease row, or take over one whose time is up."""
-        token = uuid.uuid4().hex
-        rows = await self._fetch(
-            f"INSERT INTO copaw_leases VALUES (%(ws)s, %(name)s, %(token)s, {NOW_SQL} + %(ttl)s)"
-            " ON CONFLICT (workspace, name) DO UPDATE"
-            " SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at"
-            f" WHERE copaw_leases.expires_at <= {NOW_SQL} RETURNING expires_at",
-            self._args(name=check_key(name, "lease"), token=token, ttl=float(ttl_seconds)),
-        )
-        return Lease(name, token, float(rows[0][0])) if rows else None
-
-    async def renew_lease(self, lease: Lease, ttl_seconds: float) -> Lease | None:
-        """A later expiry, only while the lease is still this one and not expired."""
-        rows = await self._fetch(
-            f"UPDATE copaw_leases SET expires_at = {NOW_SQL} + %(ttl)s"
-            " WHERE workspace = %(ws)s AND name = %(name)s AND token = %(token)s"
-            f" AND expires_at > {NOW_SQL} RETURNING expires_at",
-            self._args(name=lease.name, token=lease.token, ttl=float(ttl_seconds)),
-        )
-        return Lease(lease.name, lease.token, float(rows[0][0])) if rows else None
-
-    async def release_lease(self, lease: Lease) -> None:
-        """Delete the row if it is still this lease's."""
-        query = (
-            "DELETE FROM copaw_leases WHERE workspace = %(ws)s AND name = %(n)s AND token = %(t)s"
-        )
-        await self._fetch(query, {"ws": self._id, "n": lease.name, "t": lease.token})
-
+    # ------------------------------------------------------------------ search
     async def search(self, query: str, prefix: str, limit: int = 20) -> list[SearchHit]:
         """Rows holding every token of ``query`` (the GIN index), by stream and position."""
         tokens = sorted(search_tokens(query))

@@ -74,7 +74,7 @@ class PostgresPool:
         return self._pool_made is not None
 
     async def close(self) -> None:
-        """Close the pool (leases stay until their time is up or they are released)."""
+        """Close the pool."""
         if self._pool_made is not None:
             await self._pool_made.close()
             self._pool_made = None

@@ -48,6 +48,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             workspace text NOT NULL, name text NOT NULL, token text NOT NULL,
             expires_at double precision NOT NULL, PRIMARY KEY (workspace, name))""",
     ),
+    # 2: a lease's holder, the backend holding its advisory lock (:mod:`.postgres_leases`);
+    # NULL for a row written before (kept to its time limit).
+    ("ALTER TABLE copaw_leases ADD COLUMN IF NOT EXISTS holder_pid integer",),
 )
 """Step ``i`` takes the database from version ``i`` to ``i + 1``."""
 

@@ -6,8 +6,9 @@ through the workspace's file store (``OffloadStore.files``, ``ReadFileTool.files
 for byte as before. With a PostgreSQL DSN, stage 1's saves become blobs in the database and
 the notice names the blob's key (``tool_result/<32 hex>.txt``, workspace-relative), so any
 replica of the workspace (its agent id: agent.json ``id``, else the folder's name) can follow
-it: ``read_file`` on such a key reads the blob from the store (into the replica's own folder,
-then the same reader as a local file), the compactor's tails and the cleanup ask the store.
+it: ``read_file`` on such a key copies the blob from the store into the replica's own folder
+(by line ranges of about :data:`COPY_BYTES`, then an atomic rename) and reads it with the
+same reader as a local file; the compactor's tails and the cleanup ask the store.
 
 The store is opened lazily, once per workspace and event loop, shared by the engine and its
 ``read_file`` tool. A store that cannot be opened or written degrades: the result is saved
@@ -20,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import filelock
@@ -35,13 +37,15 @@ from copaw_context.core.toolresults._offload_write import SavedText
 from copaw_context.core.toolresults._saved_tails import KEPT_BYTES, remember_tail, tail_of
 from copaw_context.core.toolresults.store_refs import live_shared_names, put_manifest
 from copaw_context.core.workspace.confine import OutsideWorkspaceError
-from copaw_context.core.workspace.locked_io import atomic_write
+from copaw_context.core.workspace.locked_io import atomic_write_chunks
 
-__all__ = ["StoreBlobs", "blobs_for", "workspace_agent_id"]
+__all__ = ["COPY_BYTES", "StoreBlobs", "blobs_for", "workspace_agent_id"]
 
 logger = logging.getLogger("copaw_context")
 
 _TAIL_LINES = 64
+COPY_BYTES = 1 << 20
+"""About how many bytes of a blob one read of :meth:`StoreBlobs.fetch` copies."""
 _OPEN: dict[tuple[str, str], StoreBlobs] = {}
 
 
@@ -252,26 +256,79 @@ class StoreBlobs:
 
     async def fetch(self, key: str, path: Path) -> str | None:
         """Copy blob ``key`` into the local ``path`` (for ``read_file``); ``None`` when done,
-        else why it could not be (an error text for the model)."""
+        else why it could not be (an error text for the model). The copy goes by line
+        ranges of about :data:`COPY_BYTES` into a temp file renamed into place at the end,
+        so a large blob is never whole in memory."""
         if not BLOB_NAME.fullmatch(key.rpartition("/")[2]):
             return f"{key} is not a saved tool result"
         store = await self.store()
         if store is None:
             return f"the workspace store is unavailable ({self.failure})"
+        missing = (
+            f"{key} is not a saved result of this workspace "
+            f"(workspace {self.workspace_id!r} in its store)"
+        )
         try:
-            blob = await store.read_lines(check_key(key))
+            info = await store.blob_info(check_key(key))
         except StoreError:
-            return (
-                f"{key} is not a saved result of this workspace "
-                f"(workspace {self.workspace_id!r} in its store)"
-            )
+            return missing
         except Exception as error:
             return f"the workspace store could not read {key} ({error})"
+        if info is None:
+            return missing
+        copy = _BlobCopy(store, key, info.lines, info.nbytes, asyncio.get_running_loop())
         try:
-            await asyncio.to_thread(atomic_write, path, blob.data, self.workspace)
+            await asyncio.to_thread(atomic_write_chunks, path, copy.chunks(), self.workspace)
+        except _ReadFailed as failed:
+            if isinstance(failed.error, StoreError):
+                return missing
+            return f"the workspace store could not read {key} ({failed.error})"
         except OSError as error:
             return f"cannot keep a copy of {key} in {path.parent} ({error})"
+        finally:
+            copy.stopped.set()  # cancelled meanwhile: the thread stops at its next read
         return None
+
+
+class _ReadFailed(Exception):
+    """A read of the store failed during a copy (``error``): the temp file is removed."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _BlobCopy:
+    """The line ranges of one blob, read on the event loop for the thread writing them."""
+
+    def __init__(
+        self,
+        store: WorkspaceStore,
+        key: str,
+        lines: int,
+        nbytes: int,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.store, self.key, self.lines, self.nbytes, self.loop = store, key, lines, nbytes, loop
+        self.stopped = threading.Event()
+
+    def chunks(self) -> Iterator[bytes]:
+        """The blob's bytes, :data:`COPY_BYTES` or so at a time (one line at least)."""
+        step = max(1, self.lines * COPY_BYTES // max(1, self.nbytes))
+        copied = 0
+        for first in range(1, self.lines + 1, step):
+            if self.stopped.is_set():
+                raise _ReadFailed(asyncio.CancelledError())
+            last = min(self.lines, first + step - 1)
+            reading = self.store.read_lines(self.key, first, last)
+            try:
+                data = asyncio.run_coroutine_threadsafe(reading, self.loop).result()
+            except BaseException as error:
+                raise _ReadFailed(error) from error
+            copied += len(data.data)
+            yield data.data
+        if copied != self.nbytes:
+            raise _ReadFailed(StoreError(f"{self.key} changed while it was copied"))
 
 
 def _live_manifest_names(

@@ -16,8 +16,9 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import filelock
 
@@ -37,6 +38,7 @@ __all__ = [
     "acquire_async",
     "append_bytes",
     "atomic_write",
+    "atomic_write_chunks",
     "file_lock",
     "locked",
 ]
@@ -104,9 +106,20 @@ def atomic_write(path: Path, data: bytes, workspace: Path | None = None) -> None
     opened by descriptor from the workspace root (never through a link, even one swapped in
     after the check): :class:`~copaw_context.core.workspace.confine.OutsideWorkspaceError`.
     """
+    atomic_write_chunks(path, (data,), workspace)
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes], workspace: Path | None = None) -> None:
+    """:func:`atomic_write` of the bytes ``chunks`` yields, written one at a time (so only one
+    is in memory); an error raised by ``chunks`` removes the temp file too."""
     temp = f".{path.name}.{uuid.uuid4().hex}.tmp"
+
+    def write(handle: BinaryIO) -> None:
+        for chunk in chunks:
+            handle.write(chunk)
+
     with writable_dir(path.parent, workspace) as dir_fd:
-        replace_at(dir_fd, path.name, temp, lambda handle: handle.write(data))
+        replace_at(dir_fd, path.name, temp, write)
         sync_dir(dir_fd)
 
 
