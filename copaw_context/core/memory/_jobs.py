@@ -9,8 +9,9 @@ summariser is next bound to a model. A job interrupted without ``close()`` logs 
 
 With a shared workspace store the job also keeps its input there and holds the summary's
 lease while it runs (:mod:`._pending_shared`); at the start the summaries other replicas left
-open are run too, each by one replica (the one that takes its lease). Without one, nothing
-of that happens: the same files as before.
+open are run too, each by one replica (the one that takes its lease); a job whose lease is
+lost while it runs is stopped (logged, its input kept). Without one, nothing of that
+happens: the same files as before.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory._pending import Kept, PendingSummaries
 from copaw_context.core.memory.events import MemoryEvent
+from copaw_context.core.store.leases import LeaseLostError
 
 __all__ = ["SummaryJobs"]
 
@@ -112,6 +114,14 @@ class SummaryJobs:
                 if _done(event):
                     await store.remove(saved, name)
                 return event
+        except LeaseLostError as error:  # another replica took it over: it runs it
+            logger.warning(
+                "memory summariser: summary %s was stopped: %s; its input stays for the next "
+                "start (its entries are not added twice)",
+                name,
+                error,
+            )
+            return None
         except asyncio.CancelledError:
             if not self._closing:
                 if saved:

@@ -16,8 +16,10 @@ the :class:`~copaw_context.core.store.protocol.WorkspaceStore` protocol alone:
   held waits for it (a dead holder's lease ends within its time) and then, the record being
   ``done``, does nothing: two replicas never both run one summary.
 
-Should that still happen (a lease lost while held: the store unreachable for longer than the
-lease; a ``done`` that could not be appended, so a later start runs it again), the entries a
+Should that still happen (a lease lost while held: a database restart lets another replica
+take it at once, and the holder's summary is stopped only at its next renewal, with
+:class:`~copaw_context.core.store.leases.LeaseLostError`; a ``done`` that could not be
+appended, so a later start runs it again), the entries a
 summary writes are deduplicated against MEMORY.md and the day's log (the summariser's
 ``_new_entries``), so a second run on the same day adds nothing the first wrote.
 """

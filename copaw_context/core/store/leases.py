@@ -1,20 +1,29 @@
 """Holding a lease of a :class:`~copaw_context.core.store.protocol.WorkspaceStore` for a
 block: waited for, renewed while held, released after (both stores; the consolidation's one
-run at a time)."""
+run at a time). A lease lost while its block runs (a renewal finds it taken over, as after
+a database restart, or no renewal reaches the store for the lease's whole time) stops the
+block: it is cancelled and :class:`LeaseLostError` raised, so two holders do not go on
+together."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 from copaw_context.core.store.files import FileStore
 from copaw_context.core.store.protocol import Lease, StoreError, WorkspaceStore
 
-__all__ = ["FILE_LEASE_SECONDS", "LeaseHeldError", "hold_lease", "hold_lock_file"]
+__all__ = [
+    "FILE_LEASE_SECONDS",
+    "LeaseHeldError",
+    "LeaseLostError",
+    "hold_lease",
+    "hold_lock_file",
+]
 
 FILE_LEASE_SECONDS = 60.0
 """A lock file's lease time, renewed every third while held (a dead holder's lock ends at
@@ -35,6 +44,17 @@ class LeaseHeldError(StoreError):
         self.wait_seconds = wait_seconds
 
 
+class LeaseLostError(StoreError):
+    """The lease was lost while its block ran (``why``); the block was stopped there."""
+
+    def __init__(self, name: str, why: str, what: str = "") -> None:
+        super().__init__(
+            f"{what or f'the {name} lease'} was lost while held ({why}); the block was stopped"
+        )
+        self.name = name
+        self.why = why
+
+
 @contextlib.asynccontextmanager
 async def hold_lease(
     store: WorkspaceStore,
@@ -47,19 +67,45 @@ async def hold_lease(
 ) -> AsyncIterator[Lease]:
     """Hold lease ``name`` for the ``async with`` block: wait up to ``wait_seconds`` for
     another holder (then :class:`LeaseHeldError`), renew it every third of ``ttl_seconds``,
-    release it at the end (a release that fails leaves it to expire)."""
+    release it at the end (a release that fails leaves it to expire). Lost meanwhile (a
+    renewal finds it another's, or none reached the store for ``ttl_seconds``), the block
+    is cancelled and :class:`LeaseLostError` raised."""
     if not ttl_seconds > 0:  # NaN too: a renewal every third of it would spin
         raise StoreError(f"a lease's time must be more than 0 s, got {ttl_seconds!r}")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_seconds
-    while (lease := await _acquire(store, name, ttl_seconds)) is None:
+    while True:
+        asked = loop.time()  # the lease's time runs from before the take at the latest
+        if (lease := await _acquire(store, name, ttl_seconds)) is not None:
+            break
         if loop.time() >= deadline:
             raise LeaseHeldError(name, wait_seconds, what)
         await asyncio.sleep(poll_seconds)
+    block = asyncio.current_task()
+    cancels = block.cancelling() if block is not None else 0
+    lost: list[str] = []
+
+    def stop(why: str) -> None:  # called by the renewal while the block waits on something
+        if not lost and block is not None:
+            lost.append(why)
+            block.cancel()
+
     held = [lease]
-    renewing = asyncio.ensure_future(_renew(store, held, ttl_seconds))
+    renewing = asyncio.ensure_future(_renew(store, held, ttl_seconds, asked + ttl_seconds, stop))
     try:
         yield lease
+    except asyncio.CancelledError:
+        if lost and block is not None and block.uncancel() <= cancels:  # ours alone
+            raise LeaseLostError(name, lost[0], what) from None
+        raise
+    except BaseException:
+        if lost and block is not None:
+            block.uncancel()  # the block caught our cancellation and raised its own error
+        raise
+    else:
+        if lost and block is not None:  # the block caught our cancellation and went on
+            block.uncancel()
+            raise LeaseLostError(name, lost[0], what)
     finally:
         renewing.cancel()
         await _to_the_end(_stop(renewing, store, held))
@@ -138,16 +184,33 @@ async def hold_lock_file(
         await store.close()
 
 
-async def _renew(store: WorkspaceStore, held: list[Lease], ttl: float) -> None:
-    """Renew ``held[0]`` every third of its time until cancelled (or lost: logged)."""
+async def _renew(
+    store: WorkspaceStore,
+    held: list[Lease],
+    ttl: float,
+    valid_until: float,
+    lose: Callable[[str], None],
+) -> None:
+    """Renew ``held[0]`` every third of its time until cancelled; lost (a renewal finds it
+    gone, or none succeeded before ``valid_until``, the loop's time it is sure to last
+    until), ``lose`` is called with why, logged."""
+    loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(ttl / 3)
+        asked = loop.time()
         try:
             renewed = await store.renew_lease(held[0], ttl)
         except Exception as error:  # the store is down: try again at the next third
             logger.warning("copaw-context: renewing the %s lease failed: %s", held[0].name, error)
+            if loop.time() >= valid_until:
+                why = f"no renewal reached the store for {ttl:g} s: {error}"
+                logger.warning("copaw-context: the %s lease was lost: %s", held[0].name, why)
+                lose(why)
+                return
             continue
         if renewed is None:
             logger.warning("copaw-context: the %s lease expired while held", held[0].name)
+            lose("it expired or another holder took it over")
             return
         held[0] = renewed
+        valid_until = asked + ttl

@@ -1,5 +1,7 @@
 """The PostgreSQL store's connections: one check and migration at open, then a pool
-(autocommit; a transaction is asked for where one is needed)."""
+(autocommit; a transaction is asked for where one is needed). Each pooled connection is
+checked before it is handed out, so the connections a database restart ended are replaced
+instead of failing the next calls."""
 
 from __future__ import annotations
 
@@ -65,6 +67,8 @@ class PostgresPool:
                 open=False,
                 timeout=self._timeout,
                 kwargs={"autocommit": True},
+                # A restart (a failover) ends every connection: an empty query first.
+                check=AsyncConnectionPool.check_connection,
             )
             await self._pool_made.open(wait=True, timeout=self._timeout)
 

@@ -143,8 +143,8 @@ async def test_renewals_that_fail_are_logged_and_the_block_finishes(
     monkeypatch.setattr(store, "renew_lease", down)
     done = False
     with caplog.at_level(logging.WARNING, "copaw_context"):
-        async with hold_lease(store, "run", 1, 0.06, poll_seconds=0.01):
-            await asyncio.sleep(0.15)  # several renewals every 0.02 s
+        async with hold_lease(store, "run", 1, 0.6, poll_seconds=0.01):
+            await asyncio.sleep(0.45)  # two renewals (every 0.2 s) within the lease's time
             done = True
     assert done
     assert "renewing the run lease failed: the PostgreSQL store failed" in caplog.text
