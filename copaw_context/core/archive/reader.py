@@ -7,13 +7,14 @@ path (and, for ids, by session) and shared by every archive of the process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["archived_keys", "cached_line_count", "count_lines", "read_archive"]
 
@@ -29,9 +30,11 @@ _LINE_COUNTS: dict[str, tuple[int, int, bool]] = {}
 _LINE_COUNTS_LOCK = threading.Lock()
 
 
-def cached_line_count(path: Path) -> int:
+def cached_line_count(path: Path, opened: BinaryIO | None = None) -> int:
+    """The line count of ``path`` (an unterminated last line counted), read on from the last
+    count; from ``opened``, the file already open (and checked) when given (left open)."""
     key = str(path)
-    with open(path, "rb") as handle:
+    with contextlib.nullcontext(opened) if opened is not None else open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         with _LINE_COUNTS_LOCK:
             cached = _LINE_COUNTS.get(key)

@@ -11,9 +11,11 @@ from copaw_context.core.memory.instructions import SILENT
 from copaw_context.core.memory.markdown import normalise_text, section_titles
 
 __all__ = [
+    "MAX_EDIT_BYTES",
     "MemoryFileError",
     "check_content",
     "check_edited",
+    "check_memory_size",
     "check_memory_text",
     "check_proposal",
     "check_section_title",
@@ -22,6 +24,9 @@ __all__ = [
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _MAX_TITLE_CHARS = 80
 _MAX_SECTION_BYTES = 65536
+MAX_EDIT_BYTES = 1 << 20
+"""The largest MEMORY.md a section edit or a consolidation reads (its Markdown is parsed
+whole, a few times: a 50 MB file took minutes and gigabytes); a larger one is refused."""
 
 
 class MemoryFileError(CopawContextError):
@@ -78,8 +83,21 @@ def check_content(content: object, *, allow_empty: bool) -> str:
     return text
 
 
+def check_memory_size(text: str, name: str) -> None:
+    """Refuse to edit a MEMORY.md over :data:`MAX_EDIT_BYTES` (UTF-8)."""
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_EDIT_BYTES:
+        raise MemoryFileError(
+            f"{name} is {size} bytes, over the {MAX_EDIT_BYTES} an edit reads; memory holds "
+            f"short, lasting facts: move old material out of {name} into a file of its own "
+            f"(or write a new, shorter {name}), then edit again"
+        )
+
+
 def check_memory_text(text: str, name: str) -> None:
-    """Refuse to edit a MEMORY.md whose sections the parser cannot all see."""
+    """Refuse to edit a MEMORY.md too large to parse (:func:`check_memory_size`) or whose
+    sections the parser cannot all see."""
+    check_memory_size(text, name)
     unclosed = parse_blocks(text).unclosed_fence
     if unclosed is not None:
         raise MemoryFileError(

@@ -75,7 +75,7 @@ class FoldRecord:
             return _empty()
         try:
             data = json.loads(doc.data.decode("utf-8"))
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # nested too deep for the decoder
             return self._unreadable(error)
         if not isinstance(data, dict) or not isinstance(data.get("logs"), dict):
             return _empty()

@@ -10,7 +10,8 @@ duplicates, newest wins, keep the sections); its answer is checked (not empty, e
 kept, not much shorter) and replaced by the extractive merge when it fails. Each request fits
 the model's window (:mod:`.window`): logs too large for one request are folded in stages, a
 few days at a time, each stage rewriting the previous stage's answer; a MEMORY.md too large
-to send is merged extractively. The extractive merge
+to send is merged extractively, and one over ``MAX_EDIT_BYTES`` (1 MiB) is not merged at
+all (the run fails and says so, as an edit does). The extractive merge
 appends the new entries not already in MEMORY.md under a dated ``##`` section. MEMORY.md is
 copied to a dated backup before it is rewritten.
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from copaw_context.core.config.running import RunningConfig
-from copaw_context.core.memory._checks import check_proposal
+from copaw_context.core.memory._checks import check_memory_size, check_proposal
 from copaw_context.core.memory._record import STATE_FILE, FoldRecord
 from copaw_context.core.memory.events import (
     MemoryEvent,
@@ -214,10 +215,12 @@ class MemoryConsolidator:
             await record.save(state, pending)
             return ConsolidationResult(entries=0, skipped=skipped)
         snapshot = await self._files.read_memory()
+        check_memory_size(snapshot, MEMORY_FILE)
         proposal, reason = await self._ask_model(snapshot, entries)
         outcome: dict[str, Any] = {}
 
         def merged(current: str) -> str:
+            check_memory_size(current, MEMORY_FILE)
             method, why, text = "extractive", reason, None
             if proposal is not None and current == snapshot:
                 method, text = "llm", proposal

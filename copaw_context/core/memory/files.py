@@ -337,7 +337,7 @@ class MemoryFiles:
         lock = await asyncio.to_thread(self.lock_path, MEMORY_FILE)
 
         def changed(old: bytes) -> bytes:
-            return normalise_text(change(old.decode("utf-8", errors="replace"))).encode("utf-8")
+            return normalise_text(change(_decoded(old))).encode("utf-8")
 
         return await self._stored.update(
             self.memory_path, changed, lock, self.backup, self._lock_timeout
@@ -376,5 +376,11 @@ class MemoryFiles:
         return write_backup(self.backups_dir, stamp, data, self._workspace, self._keep_backups)
 
 
+def _decoded(data: bytes) -> str:
+    """A memory file's text: bad bytes replaced, a leading byte order mark dropped (an
+    editor's UTF-8 signature; it would hide the first heading)."""
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def _text(doc: Document) -> str:
-    return "" if doc.data is None else doc.data.decode("utf-8", errors="replace")
+    return "" if doc.data is None else _decoded(doc.data)

@@ -53,7 +53,10 @@ class MarkdownSection:
 
 
 def normalise_text(text: str) -> str:
-    """Unify line ends and replace lone surrogates, so the text can be written as UTF-8."""
+    """Unify line ends, drop a leading byte order mark (an editor's UTF-8 signature, which
+    would hide the first heading) and replace lone surrogates, so the text can be written as
+    UTF-8."""
+    text = text.removeprefix("\ufeff")
     return scrub_surrogates(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 

@@ -25,10 +25,11 @@ import json
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import BinaryIO, NoReturn
 
 import filelock
 
@@ -47,8 +48,9 @@ from copaw_context.core.errors import ArchiveError
 from copaw_context.core.store.lines import check_key, record_key
 from copaw_context.core.store.protocol import AppendResult, StoreError, StreamEntry, StreamRecord
 from copaw_context.core.workspace import durable
-from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside
+from copaw_context.core.workspace.confine import OutsideWorkspaceError, check_inside, refusal
 from copaw_context.core.workspace.fd_lock import lock_at
+from copaw_context.core.workspace.safe_open import ReadFailure, open_inside
 
 __all__ = [
     "FileAppendResult",
@@ -326,8 +328,10 @@ def line_counts(
     ``names`` matches, when given) and its file's line count, an unterminated last line
     counted (what the summary message cites); blocking. Counted by
     :func:`~copaw_context.core.archive.reader.cached_line_count`: a file is read on from
-    where the last count of the process stopped, never whole again. A file removed meanwhile,
-    or leading out of the workspace (a link: never read, never appended to), is left out;
+    where the last count of the process stopped, never whole again. Each file is opened once
+    and checked as opened (``safe_open.open_inside``: a folder swapped for a link after the
+    check, or a FIFO swapped in, is never read nor waited on). A file removed meanwhile, or
+    leading out of the workspace (a link: never read, never appended to), is left out;
     a folder that cannot be listed or leads out, or a file that cannot be read, is a
     :class:`StreamReadError`."""
     folder = prefix.rpartition("/")[0]
@@ -350,12 +354,34 @@ def line_counts(
             continue
         path = directory / name
         try:
-            counts[key] = cached_line_count(check_inside(path, workspace, write=False))
-        except FileNotFoundError:
-            continue
+            handle = _open_counted(path, workspace)
+            if handle is None:
+                continue  # removed meanwhile
+            with handle:
+                counts[key] = cached_line_count(path, handle)
         except OutsideWorkspaceError as error:
             logger.warning("copaw-context: %s is not listed: %s", key, error)
             continue
         except OSError as error:
             raise StreamReadError(f"cannot read {key}: {error}", key) from error
     return counts
+
+
+def _open_counted(path: Path, workspace: Path) -> BinaryIO | None:
+    """``path`` opened once for its count, checked by name then as opened (never blocking on
+    a FIFO, never a file a folder swapped for a link after the check leads to):
+    :class:`OutsideWorkspaceError` when it leads out or is no regular file, ``None`` when it
+    is gone, ``OSError`` when it cannot be read."""
+    try:
+        real = check_inside(path, workspace, write=False).resolve()
+        return open_inside(real, [workspace])[0]
+    except FileNotFoundError:
+        return None
+    except ReadFailure as failure:
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISREG(info.st_mode) and path.resolve().is_relative_to(workspace.resolve()):
+            raise OSError(str(failure)) from None  # a file of ours that cannot be read
+        raise refusal(path, workspace, f"it could not be read safely ({failure})") from None

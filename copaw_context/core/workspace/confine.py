@@ -10,12 +10,14 @@ through :mod:`copaw_context.core.workspace.confine_write`, which never follows a
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from copaw_context.core.workspace.safe_open import ReadFailure, open_inside
 
 __all__ = [
+    "NotAFileError",
     "OutsideWorkspaceError",
     "check_inside",
     "outside_reason",
@@ -26,6 +28,22 @@ __all__ = [
 
 class OutsideWorkspaceError(PermissionError):
     """A memory, index or archive path leads outside the workspace (a symlink or hard link)."""
+
+
+class NotAFileError(OutsideWorkspaceError):
+    """A memory, index or archive path inside the workspace that is no regular file (a folder,
+    a FIFO, a device): refused as a link out is (every caller's handling of one holds), but
+    named for what it is."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
 
 
 def _roots(workspace: Path, extra: Sequence[Path]) -> list[Path]:
@@ -75,15 +93,26 @@ def check_inside(
 
 
 def read_bytes_inside(path: Path, workspace: Path, extra_read_roots: Sequence[Path] = ()) -> bytes:
-    """The bytes of ``path``, confined; :class:`FileNotFoundError` when there is none."""
+    """The bytes of ``path``, confined; :class:`FileNotFoundError` when there is none,
+    :class:`NotAFileError` when it is a folder, a FIFO or a device (never opened to block)."""
     check_inside(path, workspace, extra_read_roots, write=False)
     if not path.exists():
         raise FileNotFoundError(str(path))
     try:
         handle, _opened = open_inside(Path(path).resolve(), _roots(workspace, extra_read_roots))
     except ReadFailure as failure:
-        if not path.exists():
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
             raise FileNotFoundError(str(path)) from None
+        except OSError:
+            info = None
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            raise NotAFileError(
+                f"{path} is not a regular file ({_kind(info.st_mode)}); copaw-context reads "
+                f"and replaces only regular files. Remove or rename it, so that a new "
+                f"{path.name} can be written."
+            ) from None
         raise refusal(path, workspace, f"it could not be read safely ({failure})") from None
     with handle:
         return handle.read()
