@@ -44,6 +44,7 @@ COUNTED = (
     "read_document",
     "put_document",
     "append_text",
+    "list_texts",
     "acquire_lease",
     "renew_lease",
     "release_lease",
@@ -52,7 +53,7 @@ COUNTED = (
     "close",
 )
 """The operations counted: the protocol's, and ``open_blob``, ``line_counts``,
-``read_document`` and ``append_text`` (the file store's beyond it)."""
+``read_document``, ``append_text`` and ``list_texts`` (the file store's beyond it)."""
 
 
 class CountingStore(FileStore):

@@ -2,7 +2,8 @@
 a real AgentScope 2.x agent whose engine's file store counts its calls. ``memory_edit`` puts
 MEMORY.md by ``put_document`` (its version read by ``get_document``), the summariser's
 lesson is appended to today's log by ``append_text``, and a consolidation reads and puts
-MEMORY.md and its record ``memory/.consolidated.json`` the same way; every file holds the
+MEMORY.md and its record ``memory/.consolidated.json`` the same way, and ``/clear`` appends
+the summary it removes to ``dialog/summaries/`` by ``append_text``; every file holds the
 bytes the file code wrote (known content), under the same lock files."""
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ async def test_memory_edit_the_log_and_a_consolidation_go_through_the_file_store
         assert result.written and result.method == "extractive"
         assert store.keys["put_document"][puts:] == ["MEMORY.md", "memory/.consolidated.json"]
         assert "memory/.consolidated.json" in store.keys["get_document"]
+        assert "memory" in store.keys["list_texts"]  # the daily logs listed through the store
         assert (ws / "MEMORY.md").read_text(encoding="utf-8") == (
             MEMORY_AFTER_EDIT + f"\n## Notes from {day}\n\n"
             "- Lesson: the parser build needs `make clean` first, or tok stays undeclared.\n"
@@ -120,5 +122,14 @@ async def test_memory_edit_the_log_and_a_consolidation_go_through_the_file_store
         # A second run finds nothing new: the record read back through the store.
         again = await hook.engine.memory.consolidator().consolidate()
         assert not again.written and again.entries == 0
+
+        # /clear keeps the summary it removes for recall: appended through the store too.
+        assert agent.state.summary
+        await agent.reply(UserMsg("user", "/clear"))
+        (kept,) = (ws / "dialog" / "summaries").glob("????-??-??.md")
+        assert store.keys["append_text"][-1] == f"dialog/summaries/{kept.name}"
+        entry = kept.read_text(encoding="utf-8")
+        assert entry.startswith("# /clear · ") and "## Goal" in entry and entry.endswith("\n\n")
+        assert (ws / "dialog" / "summaries" / ".lock").is_file()  # the lock the file code took
     locks = sorted(p.name for p in (ws / "memory" / ".locks").iterdir())
     assert locks == sorted(["MEMORY.md.lock", f"{day}.md.lock", "consolidate.lock"])

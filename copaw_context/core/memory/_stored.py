@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 import random
+import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ import filelock
 from copaw_context.core.memory._checks import MemoryFileError
 from copaw_context.core.store.file_documents import (
     append_text_file,
+    list_text_files,
     put_file_document,
     read_file_document,
 )
@@ -161,6 +163,15 @@ class StoredFiles:
                     "nothing was written, try again"
                 )
             await asyncio.sleep(random.uniform(0, min(0.2, 0.005 * 2**tries)))
+
+    def names(self, directory: Path, pattern: re.Pattern[str]) -> list[str]:
+        """The names in ``directory`` that ``pattern`` matches whole, sorted (blocking;
+        ``list_texts``)."""
+        key = self.key(directory)
+        if key is None:
+            return list_text_files(directory, pattern, self._workspace, self._roots)
+        with _file_errors():
+            return self.store.list_texts(key, pattern, self._roots)
 
     async def append(self, path: Path, data: bytes, header: bytes, lock: Path) -> None:
         """Append ``data`` to the log at ``path`` under ``lock`` (``append_text``)."""

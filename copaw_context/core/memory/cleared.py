@@ -11,9 +11,10 @@ entry's first line::
     ## Goal
     ...
 
-Kept forever, like the dialog archive. With a PostgreSQL store each day's file is a stream of
-lines every replica shares (:class:`SummaryCopies`), so another worker's ``memory_search``
-finds what a ``/clear`` removed on this one.
+Kept forever, like the dialog archive. Without a DSN the day's file is appended through the
+workspace's file store (``FileStore.append_text``, beyond the protocol). With a PostgreSQL
+store each day's file is a stream of lines every replica shares (:class:`SummaryCopies`), so
+another worker's ``memory_search`` finds what a ``/clear`` removed on this one.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from pathlib import Path
 from copaw_context.core.events import CompactionRecord
 from copaw_context.core.memory._io import append_bytes, locked
 from copaw_context.core.memory.shared import LogCopies
+from copaw_context.core.store.files import FileStore
+from copaw_context.core.store.lines import folder_of
 from copaw_context.core.store.protocol import StreamRecord
 
 __all__ = ["CLEARED_DIR", "SummaryCopies", "cleared_entry", "keep_cleared_summary"]
@@ -68,12 +71,15 @@ async def keep_cleared_summary(
     clock: Callable[[], float] = time.time,
     *,
     shared: SummaryCopies | None = None,
+    files: FileStore | None = None,
 ) -> Path | None:
     """Append the summary of a ``/clear`` or ``/new`` ``record`` to today's file (UTC date);
     the file's path, or None when the record carries no summary. Raises ``OSError`` (e.g.
     :class:`~.confine.OutsideWorkspaceError`) when it cannot be written. With ``shared``
     (a PostgreSQL store) the entry's lines go to the day's stream, then its local copy (the
-    local file alone while the store is down)."""
+    local file alone while the store is down). The file is appended through ``files`` (the
+    workspace's file store: ``append_text``, under the same lock), else by the same file code
+    called here (no store, or a folder that is no key of it)."""
     if record.trigger not in ("clear", "new") or not (record.summary or "").strip():
         return None
     when = datetime.fromtimestamp(clock(), UTC)
@@ -83,7 +89,13 @@ async def keep_cleared_summary(
     if shared is not None and await _shared_append(shared, path, record, when, payload):
         return path
 
-    def write() -> None:  # the lock opens (and makes) the folder without following a link
+    local = folder_of(files, workspace, folder)
+    if local is not None:  # the lock opens (and makes) the folder without following a link
+        store, key = local
+        await store.append_text(f"{key}/{path.name}", payload, lock=folder / ".lock")
+        return path
+
+    def write() -> None:
         with locked(folder / ".lock", _LOCK_TIMEOUT, workspace):
             append_bytes(path, payload, workspace=workspace)
 

@@ -197,26 +197,14 @@ class MemoryFiles:
 
     def daily_logs(self) -> list[tuple[date, Path]]:
         """Every ``YYYY-MM-DD.md`` in the memory folder with a valid date, oldest first
-        (a folder or log leading outside the workspace is skipped)."""
-        try:
-            check_inside(self._memory_dir, self._workspace, self._extra_read_roots, write=False)
-        except OutsideWorkspaceError as error:
-            logger.warning("memory: %s", error)
-            return []
-        try:
-            names = [entry.name for entry in self._memory_dir.iterdir() if entry.is_file()]
-        except FileNotFoundError:
-            return []
+        (a folder or log leading outside the workspace is skipped; listed through the file
+        store, ``list_texts``)."""
         logs: list[tuple[date, Path]] = []
-        for name in names:
+        for name in self._stored.names(self._memory_dir, DAILY_LOG):
             match = DAILY_LOG.fullmatch(name)
-            path = self._memory_dir / name
             try:
                 if match:
-                    check_inside(path, self._workspace, self._extra_read_roots, write=False)
-                    logs.append((date.fromisoformat(match.group(1)), path))
-            except OutsideWorkspaceError as error:
-                logger.warning("memory: %s", error)
+                    logs.append((date.fromisoformat(match.group(1)), self._memory_dir / name))
             except ValueError:
                 continue
         return sorted(logs)

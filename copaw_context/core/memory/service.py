@@ -184,7 +184,9 @@ class MemoryService:
     async def _keep_then_index(self, record: CompactionRecord) -> None:
         dialog = self.config.light_context_config.dialog_path
         try:
-            await keep_cleared_summary(record, self.workspace, dialog, shared=self._cleared)
+            await keep_cleared_summary(
+                record, self.workspace, dialog, shared=self._cleared, files=self._file_store
+            )
         except Exception:  # the clear went through; only the copy for recall is missing
             logger.exception(
                 "copaw-context: could not keep the summary /%s removed", record.trigger

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
@@ -28,13 +30,18 @@ import filelock
 
 from copaw_context.core.store.lines import check_key
 from copaw_context.core.store.protocol import Document, StoreError, VersionConflictError
-from copaw_context.core.workspace.confine import read_bytes_inside
+from copaw_context.core.workspace.confine import (
+    OutsideWorkspaceError,
+    check_inside,
+    read_bytes_inside,
+)
 from copaw_context.core.workspace.locked_io import append_bytes, atomic_write, locked
 
 __all__ = [
     "FileDocuments",
     "append_text_file",
     "document_version",
+    "list_text_files",
     "put_file_document",
     "read_file_document",
 ]
@@ -86,6 +93,36 @@ def put_file_document(
         return put()
     with locked(lock, lock_timeout, workspace):
         return put()
+
+
+logger = logging.getLogger("copaw_context")
+
+
+def list_text_files(
+    directory: Path, names: re.Pattern[str], workspace: Path, roots: Sequence[Path] = ()
+) -> list[str]:
+    """The names in ``directory`` of the files ``names`` matches whole, sorted (a folder or a
+    file leading outside the workspace and ``roots`` is left out, logged)."""
+    try:
+        check_inside(directory, workspace, tuple(roots), write=False)
+    except OutsideWorkspaceError as error:
+        logger.warning("memory: %s", error)
+        return []
+    try:
+        found = [entry.name for entry in directory.iterdir() if entry.is_file()]
+    except FileNotFoundError:
+        return []
+    kept: list[str] = []
+    for name in found:
+        if not names.fullmatch(name):
+            continue
+        try:
+            check_inside(directory / name, workspace, tuple(roots), write=False)
+        except OutsideWorkspaceError as error:
+            logger.warning("memory: %s", error)
+            continue
+        kept.append(name)
+    return sorted(kept)
 
 
 def append_text_file(
@@ -160,6 +197,14 @@ class FileDocuments:
             return await asyncio.to_thread(put)
         except (OSError, filelock.Timeout) as error:
             raise StoreError(f"cannot write {key}: {error}") from error
+
+    def list_texts(
+        self, folder: str, names: re.Pattern[str], roots: Sequence[Path] = ()
+    ) -> list[str]:
+        """Beyond the protocol (blocking): the names of the files in ``folder`` that
+        ``names`` matches whole, sorted (the daily logs' listing; one leading outside the
+        workspace and ``roots`` left out, logged)."""
+        return list_text_files(self.path(folder), names, self._workspace, roots)
 
     async def append_text(
         self, key: str, data: bytes, header: bytes = b"", *, lock: Path | None = None

@@ -60,16 +60,18 @@ file store (``StepContext.workspace_store``, a :class:`~.files.FileStore`: ``put
 ``open_blob``, ``expire_blobs``, ``append``, ``line_counts``), and so do MEMORY.md (the
 memory tools, the summariser's reads, consolidation: ``get_document``, ``put_document`` with
 the version, a change made again on a conflict), the daily logs (``append_text``, beyond the
-protocol; read by ``get_document``) and the consolidation record (``get_document``,
-``put_document``): the same files byte for byte. An offload store made without a workspace
-(or for a folder outside it, or another encoding) runs the file code itself
+protocol; read by ``get_document``, listed by ``list_texts``), the summaries ``/clear`` and
+``/new`` remove (``dialog/summaries/``: ``append_text``) and the consolidation record
+(``get_document``, ``put_document``): the same files byte for byte. An offload store made
+without a workspace (or for a folder outside it, or another encoding) runs the file code itself
 (``toolresults/offload.py``), and so does an archive without a workspace (or for a folder
 that is no key of it): the same writer and listing, called directly (``store/lines.py``
 ``folder_of`` decides for both), and so do the memory files of a memory folder that is no
-store key. The listing of the daily logs (``MemoryFiles.daily_logs``) and the recall index
-(a derived index, rebuilt from the files it reads; with a DSN each replica's own, over its
-local copies) still read the files themselves. With a PostgreSQL DSN the steps reach the
-database through two collaborators of the step context:
+store key. What still reads the files itself is derived or local: the recall index (a
+derived index, rebuilt from the files it reads; with a DSN each replica's own, over its
+local copies), the unfinished memory summaries' local copies (``memory/.pending/``) and the
+``/dump_history`` files (with a DSN both are in the store too). With a PostgreSQL DSN the
+steps reach the database through two collaborators of the step context:
 :mod:`copaw_context.core.toolresults.store_blobs` (the same steps: ``put_blob``,
 ``read_lines``, ``blob_info``, ``expire_blobs``, ``sync``; the file store when it is down)
 and the local copies of the streams and documents (:mod:`copaw_context.core.store.copies`:
